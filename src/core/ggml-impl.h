@@ -7,6 +7,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <math.h>
+#include <string.h>
+
+#ifdef __cplusplus
+#include <cstring>
+#endif
 
 #ifdef __cplusplus
 extern "C" {

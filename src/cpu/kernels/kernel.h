@@ -1,0 +1,51 @@
+#pragma once
+// The contract between the CPU runtime (threadpool, graph walk) and the op
+// kernels. Kernels are pure: pointers, strides, a thread index and count; they
+// never allocate, log, or touch global state.
+
+#include "ggml.h"
+#include "../../core/ggml-impl.h"
+
+struct lm_cpu_barrier; // owned by the threadpool
+
+struct lm_cpu_params {
+    int    ith;     // this thread, 0 <= ith < nth
+    int    nth;     // threads working on this node
+    size_t wsize;   // bytes of shared scratch, as asked for by work_size()
+    void * wdata;   // shared scratch (64-byte aligned), the same pointer for every thread
+    struct lm_cpu_barrier * barrier;
+};
+
+// Waits until all nth threads of this node reach it (e.g. after a kernel
+// converted src1 into wdata). Implemented by the runtime.
+void lm_cpu_barrier_wait(const struct lm_cpu_params * params);
+
+// Every thread calls forward(params, dst) for the same node; each does its share.
+typedef void (*lm_cpu_forward_fn)(const struct lm_cpu_params * params, struct lm_ggml_tensor * dst);
+// Scratch bytes the node needs with n_threads threads (NULL: none).
+typedef size_t (*lm_cpu_work_size_fn)(const struct lm_ggml_tensor * dst, int n_threads);
+// True when the kernel handles dst's types/layout; false makes supports_op false.
+typedef bool (*lm_cpu_supports_fn)(const struct lm_ggml_tensor * dst);
+
+struct lm_cpu_op_desc {
+    lm_cpu_forward_fn   forward;    // NULL: op not implemented on CPU
+    lm_cpu_work_size_fn work_size;  // optional
+    lm_cpu_supports_fn  supports;   // optional: NULL means every type combination works
+    bool                single_thread; // run with nth = 1 (cheap or inherently serial ops)
+};
+
+// The op table: one entry per lm_ggml_op, plus one per unary op for LM_GGML_OP_UNARY.
+struct lm_cpu_op_table {
+    struct lm_cpu_op_desc ops[LM_GGML_OP_COUNT];
+    struct lm_cpu_op_desc unary[LM_GGML_UNARY_OP_COUNT];
+};
+
+// Each kernel family fills its entries; the runtime calls these once at init.
+// element-wise, unary, reductions, copies, layout ops, get_rows, concat, repeat,
+// argsort, clamp, set/acc, scale, and the tier-2 ops
+void lm_cpu_register_elementwise_ops(struct lm_cpu_op_table * table);
+// mul_mat, mul_mat_id, out_prod, norms, soft_max, diag_mask, rope, flash_attn_ext
+void lm_cpu_register_linalg_ops(struct lm_cpu_op_table * table);
+
+// The table after registration (built once, thread-safe).
+const struct lm_cpu_op_table * lm_cpu_get_op_table(void);
