@@ -1,0 +1,52 @@
+#pragma once
+// Entry points of the linear-algebra kernel family, registered into the CPU
+// op table by register_linalg.cpp and called directly by the kernel tests.
+// Each op has forward (every thread of the node calls it), supports (type
+// and layout check, false makes supports_op false) and, where scratch is
+// needed, work_size (bytes of params->wdata for n_threads threads).
+
+#include "kernel.h"
+
+namespace lmggml::cpu::la {
+
+// MUL_MAT: dst (ne01(a), ne1(b), ne2(b), ne3(b)) F32 = a . b, a broadcast over b's dims 2, 3
+void   mul_mat_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+size_t mul_mat_work_size(const lm_ggml_tensor * dst, int n_threads);
+bool   mul_mat_supports(const lm_ggml_tensor * dst);
+
+// MUL_MAT_ID: per token, the experts chosen by ids multiply b's rows
+void   mul_mat_id_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+size_t mul_mat_id_work_size(const lm_ggml_tensor * dst, int n_threads);
+bool   mul_mat_id_supports(const lm_ggml_tensor * dst);
+
+// OUT_PROD: dst[i0, i1] = sum_k a[i0, k] * b[i1, k] per (i2, i3)
+void   out_prod_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+size_t out_prod_work_size(const lm_ggml_tensor * dst, int n_threads);
+bool   out_prod_supports(const lm_ggml_tensor * dst);
+
+// NORM, RMS_NORM over ne0 (eps in f32 op_params[0])
+void norm_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+void rms_norm_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+bool norm_supports(const lm_ggml_tensor * dst);
+
+// DIAG_MASK_INF / DIAG_MASK_ZERO (n_past in i32 op_params[0])
+void diag_mask_inf_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+void diag_mask_zero_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+bool diag_mask_supports(const lm_ggml_tensor * dst);
+
+// SOFT_MAX with optional mask, scale and ALiBi max_bias
+void   soft_max_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+size_t soft_max_work_size(const lm_ggml_tensor * dst, int n_threads);
+bool   soft_max_supports(const lm_ggml_tensor * dst);
+
+// ROPE, normal and NeoX modes, F32 and F16, with freq factors and YaRN
+void   rope_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+size_t rope_work_size(const lm_ggml_tensor * dst, int n_threads);
+bool   rope_supports(const lm_ggml_tensor * dst);
+
+// FLASH_ATTN_EXT: softmax(scale * q.k + mask) . v with online softmax
+void   flash_attn_ext_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+size_t flash_attn_ext_work_size(const lm_ggml_tensor * dst, int n_threads);
+bool   flash_attn_ext_supports(const lm_ggml_tensor * dst);
+
+} // namespace lmggml::cpu::la
