@@ -1,0 +1,176 @@
+// CPU buffers: host memory, 64-byte aligned. Two buffer types:
+//   "CPU"        - memory this library allocates (and frees with the buffer)
+//   "CPU_Mapped" - caller memory wrapped without copying (e.g. an mmap'd
+//                  model); the buffer never frees it.
+// Tensor access is plain memcpy/memset; range checks happen in the public
+// lm_ggml_backend_tensor_* wrappers.
+
+#include "cpu/cpu-internal.h"
+
+#include "core/ggml-impl.h"
+#include "ggml-backend.h"
+
+#include <cstdint>
+#include <cstring>
+
+namespace {
+
+// Caller pointers must meet ggml's tensor alignment (GGUF data is 32-aligned).
+constexpr size_t kMinHostPtrAlignment = 32;
+
+// lm_ggml_aligned_malloc(0) may return NULL: a zero-byte buffer still gets a
+// real (tiny) allocation so its base is valid.
+size_t backing_size(size_t size) {
+    return size > 0 ? size : LM_GGML_HOST_ALIGNMENT;
+}
+
+void * cpu_buffer_get_base(lm_ggml_backend_buffer_t buffer) {
+    return buffer->context;
+}
+
+void cpu_buffer_free(lm_ggml_backend_buffer_t buffer) {
+    lm_ggml_aligned_free(buffer->context, backing_size(buffer->size));
+}
+
+void cpu_buffer_memset_tensor(lm_ggml_backend_buffer_t buffer, struct lm_ggml_tensor * tensor, uint8_t value,
+                              size_t offset, size_t size) {
+    (void)buffer;
+    memset((char *)tensor->data + offset, value, size);
+}
+
+void cpu_buffer_set_tensor(lm_ggml_backend_buffer_t buffer, struct lm_ggml_tensor * tensor, const void * data,
+                           size_t offset, size_t size) {
+    (void)buffer;
+    memcpy((char *)tensor->data + offset, data, size);
+}
+
+void cpu_buffer_get_tensor(lm_ggml_backend_buffer_t buffer, const struct lm_ggml_tensor * tensor, void * data,
+                           size_t offset, size_t size) {
+    (void)buffer;
+    memcpy(data, (const char *)tensor->data + offset, size);
+}
+
+// Copies from any host memory: a host buffer, or a context-allocated tensor
+// (no buffer). Anything else is left to the caller's fallback path.
+bool cpu_buffer_cpy_tensor(lm_ggml_backend_buffer_t buffer, const struct lm_ggml_tensor * src,
+                           struct lm_ggml_tensor * dst) {
+    (void)buffer;
+    const bool src_on_host = src->buffer != nullptr ? lm_ggml_backend_buffer_is_host(src->buffer) : src->data != nullptr;
+    if (!src_on_host) {
+        return false;
+    }
+    memcpy(dst->data, src->data, lm_ggml_nbytes(src));
+    return true;
+}
+
+void cpu_buffer_clear(lm_ggml_backend_buffer_t buffer, uint8_t value) {
+    memset(buffer->context, value, buffer->size);
+}
+
+constexpr struct lm_ggml_backend_buffer_i cpu_buffer_iface = {
+    .free_buffer   = cpu_buffer_free,
+    .get_base      = cpu_buffer_get_base,
+    .init_tensor   = nullptr, // nothing per tensor
+    .memset_tensor = cpu_buffer_memset_tensor,
+    .set_tensor    = cpu_buffer_set_tensor,
+    .get_tensor    = cpu_buffer_get_tensor,
+    .cpy_tensor    = cpu_buffer_cpy_tensor,
+    .clear         = cpu_buffer_clear,
+    .reset         = nullptr,
+};
+
+// Same as above, but the memory belongs to the caller: nothing to free.
+constexpr struct lm_ggml_backend_buffer_i cpu_mapped_buffer_iface = {
+    .free_buffer   = nullptr,
+    .get_base      = cpu_buffer_get_base,
+    .init_tensor   = nullptr,
+    .memset_tensor = cpu_buffer_memset_tensor,
+    .set_tensor    = cpu_buffer_set_tensor,
+    .get_tensor    = cpu_buffer_get_tensor,
+    .cpy_tensor    = cpu_buffer_cpy_tensor,
+    .clear         = cpu_buffer_clear,
+    .reset         = nullptr,
+};
+
+const char * cpu_buft_get_name(lm_ggml_backend_buffer_type_t buft) {
+    (void)buft;
+    return "CPU";
+}
+
+const char * cpu_mapped_buft_get_name(lm_ggml_backend_buffer_type_t buft) {
+    (void)buft;
+    return "CPU_Mapped";
+}
+
+lm_ggml_backend_buffer_t cpu_buft_alloc_buffer(lm_ggml_backend_buffer_type_t buft, size_t size) {
+    void * data = lm_ggml_aligned_malloc(backing_size(size));
+    if (data == nullptr) {
+        LM_GGML_LOG_ERROR("lm_ggml_backend_buft_alloc_buffer: %s: cannot allocate %zu bytes\n",
+                          buft->iface.get_name(buft), size);
+        return nullptr;
+    }
+    lm_ggml_backend_buffer_t buffer = lm_ggml_backend_buffer_init(buft, cpu_buffer_iface, data, size);
+    if (buffer == nullptr) {
+        lm_ggml_aligned_free(data, backing_size(size));
+    }
+    return buffer;
+}
+
+size_t cpu_buft_get_alignment(lm_ggml_backend_buffer_type_t buft) {
+    (void)buft;
+    return LM_GGML_HOST_ALIGNMENT;
+}
+
+bool cpu_buft_is_host(lm_ggml_backend_buffer_type_t buft) {
+    (void)buft;
+    return true;
+}
+
+lm_ggml_backend_buffer_type_t cpu_mapped_buffer_type() {
+    static lm_ggml_backend_buffer_type buft = {
+        .iface = {
+            .get_name       = cpu_mapped_buft_get_name,
+            .alloc_buffer   = cpu_buft_alloc_buffer,
+            .get_alignment  = cpu_buft_get_alignment,
+            .get_max_size   = nullptr, // SIZE_MAX
+            .get_alloc_size = nullptr, // lm_ggml_nbytes
+            .is_host        = cpu_buft_is_host,
+        },
+        .device  = lm_cpu_device(),
+        .context = nullptr,
+    };
+    return &buft;
+}
+
+} // namespace
+
+lm_ggml_backend_buffer_type_t lm_ggml_backend_cpu_buffer_type(void) {
+    static lm_ggml_backend_buffer_type buft = {
+        .iface = {
+            .get_name       = cpu_buft_get_name,
+            .alloc_buffer   = cpu_buft_alloc_buffer,
+            .get_alignment  = cpu_buft_get_alignment,
+            .get_max_size   = nullptr, // SIZE_MAX
+            .get_alloc_size = nullptr, // lm_ggml_nbytes
+            .is_host        = cpu_buft_is_host,
+        },
+        .device  = lm_cpu_device(),
+        .context = nullptr,
+    };
+    return &buft;
+}
+
+// Ownership: the returned buffer is freed with lm_ggml_backend_buffer_free;
+// ptr stays the caller's and must outlive the buffer.
+lm_ggml_backend_buffer_t lm_ggml_backend_cpu_buffer_from_ptr(void * ptr, size_t size) {
+    if (ptr == nullptr) {
+        LM_GGML_LOG_ERROR("lm_ggml_backend_cpu_buffer_from_ptr: ptr is NULL\n");
+        return nullptr;
+    }
+    if ((uintptr_t)ptr % kMinHostPtrAlignment != 0) {
+        LM_GGML_LOG_ERROR("lm_ggml_backend_cpu_buffer_from_ptr: ptr %p: not aligned to %zu bytes\n",
+                          ptr, kMinHostPtrAlignment);
+        return nullptr;
+    }
+    return lm_ggml_backend_buffer_init(cpu_mapped_buffer_type(), cpu_mapped_buffer_iface, ptr, size);
+}

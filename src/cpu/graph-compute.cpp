@@ -1,0 +1,311 @@
+// The CPU graph walk: the op table, planning (threads, scratch size) and
+// lm_ggml_graph_compute, which runs every node on a thread pool.
+//
+// Per node, every participating thread calls the op's forward(ith, nth) and
+// then meets the others at a barrier; single-thread ops run on thread 0 only
+// (nth = 1). Layout ops and empty tensors are skipped without a barrier.
+// Thread 0 polls the abort callback after each node; the flag it sets is read
+// by everyone after the barrier, so all threads stop at the same node.
+
+#include "cpu/cpu-internal.h"
+#include "cpu/threadpool.h"
+
+#include "core/ggml-impl.h"
+#include "ggml-cpu.h"
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <new>
+
+namespace {
+
+constexpr size_t kCacheLine = 64;
+
+lm_cpu_op_table * build_op_table() {
+    static lm_cpu_op_table table; // zero-initialised: no kernels
+    lm_cpu_register_elementwise_ops(&table);
+    lm_cpu_register_linalg_ops(&table);
+    return &table;
+}
+
+const char * op_label(const lm_ggml_tensor * node) {
+    if (node->op == LM_GGML_OP_UNARY) {
+        const int32_t u = lm_ggml_get_op_params_i32(node, 0);
+        if (u >= 0 && u < LM_GGML_UNARY_OP_COUNT) {
+            return lm_ggml_unary_op_name((enum lm_ggml_unary_op)u);
+        }
+        return "UNARY(?)";
+    }
+    if ((int)node->op >= 0 && node->op < LM_GGML_OP_COUNT) {
+        return lm_ggml_op_name(node->op);
+    }
+    return "?";
+}
+
+// Threads a node runs on, given the graph's thread count.
+int node_n_tasks(const lm_cpu_op_desc * desc, int n_threads) {
+    return desc->single_thread ? 1 : n_threads;
+}
+
+// Shared by all threads of one lm_ggml_graph_compute call.
+struct compute_state {
+    const lm_ggml_cgraph * cgraph;
+    uint8_t *              wdata;
+    size_t                 wsize;
+    lm_ggml_abort_callback abort_callback;
+    void *                 abort_callback_data;
+    std::atomic<bool>      aborted{false};
+};
+
+void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
+    compute_state * st = static_cast<compute_state *>(ctx);
+    const lm_cpu_params params = { ith, nth, st->wsize, st->wdata, barrier };
+    const lm_cpu_params solo   = { 0, 1, st->wsize, st->wdata, barrier };
+
+    for (int i = 0; i < st->cgraph->n_nodes; i++) {
+        lm_ggml_tensor * node = st->cgraph->nodes[i];
+        if (lm_cpu_node_is_noop(node)) {
+            continue;
+        }
+        const lm_cpu_op_desc * desc = lm_cpu_find_op(node); // validated before the walk
+        if (desc->single_thread) {
+            if (ith == 0) {
+                desc->forward(&solo, node);
+            }
+        } else {
+            desc->forward(&params, node);
+        }
+        if (ith == 0 && st->abort_callback && st->abort_callback(st->abort_callback_data)) {
+            st->aborted.store(true, std::memory_order_relaxed);
+        }
+        barrier->wait(); // also publishes the abort flag
+        if (st->aborted.load(std::memory_order_relaxed)) {
+            break;
+        }
+    }
+}
+
+// Every node must be computable before any runs: no partial results.
+bool validate_graph(const lm_ggml_cgraph * cgraph) {
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        const lm_ggml_tensor * node = cgraph->nodes[i];
+        if (node == nullptr) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d: is NULL\n", i);
+            return false;
+        }
+        if (lm_cpu_node_is_noop(node)) {
+            continue;
+        }
+        const lm_cpu_op_desc * desc = lm_cpu_find_op(node);
+        if (desc == nullptr || desc->forward == nullptr) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s has no CPU kernel\n",
+                              i, node->name, op_label(node));
+            return false;
+        }
+        if (desc->supports != nullptr && !desc->supports(node)) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s does not support type %s on CPU\n",
+                              i, node->name, op_label(node), lm_ggml_type_name(node->type));
+            return false;
+        }
+        if (node->data == nullptr) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': tensor has no data (not allocated)\n",
+                              i, node->name);
+            return false;
+        }
+        for (int s = 0; s < LM_GGML_MAX_SRC; s++) {
+            const lm_ggml_tensor * src = node->src[s];
+            if (src != nullptr && src->data == nullptr && !lm_ggml_is_empty_ne(src->ne)) {
+                LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': src[%d] '%s' has no data (not allocated)\n",
+                                  i, node->name, s, src->name);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+enum lm_ggml_status run_graph(compute_state & st, lm_ggml_threadpool * pool, int n_threads) {
+    if (pool != nullptr) {
+        return lm_cpu_threadpool_run(pool, n_threads, graph_walk, &st);
+    }
+    if (n_threads == 1) { // no pool needed: run on the calling thread
+        lm_cpu_barrier solo_barrier;
+        graph_walk(&st, 0, 1, &solo_barrier);
+        return LM_GGML_STATUS_SUCCESS;
+    }
+    // No pool given: a disposable one for this call, as ggml does.
+    lm_ggml_threadpool_params tpp = lm_ggml_threadpool_params_default(n_threads);
+    lm_ggml_threadpool * tmp = lm_ggml_threadpool_new(&tpp);
+    if (tmp == nullptr) {
+        return LM_GGML_STATUS_ALLOC_FAILED;
+    }
+    const enum lm_ggml_status status = lm_cpu_threadpool_run(tmp, n_threads, graph_walk, &st);
+    lm_ggml_threadpool_free(tmp);
+    return status;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- op table
+
+const struct lm_cpu_op_table * lm_cpu_get_op_table(void) {
+    static const lm_cpu_op_table * table = build_op_table(); // once, thread-safe
+    return table;
+}
+
+bool lm_cpu_is_layout_op(enum lm_ggml_op op) {
+    return op == LM_GGML_OP_NONE || op == LM_GGML_OP_RESHAPE || op == LM_GGML_OP_VIEW ||
+           op == LM_GGML_OP_PERMUTE || op == LM_GGML_OP_TRANSPOSE;
+}
+
+bool lm_cpu_node_is_noop(const struct lm_ggml_tensor * node) {
+    return lm_cpu_is_layout_op(node->op) || lm_ggml_is_empty_ne(node->ne);
+}
+
+const struct lm_cpu_op_desc * lm_cpu_find_op(const struct lm_ggml_tensor * node) {
+    const lm_cpu_op_table * table = lm_cpu_get_op_table();
+    if ((int)node->op < 0 || node->op >= LM_GGML_OP_COUNT) {
+        return nullptr;
+    }
+    if (node->op == LM_GGML_OP_UNARY) {
+        const int32_t u = lm_ggml_get_op_params_i32(node, 0);
+        if (u < 0 || u >= LM_GGML_UNARY_OP_COUNT) {
+            return nullptr;
+        }
+        return &table->unary[u];
+    }
+    return &table->ops[node->op];
+}
+
+bool lm_cpu_can_compute(const struct lm_ggml_tensor * node) {
+    if (lm_cpu_is_layout_op(node->op)) {
+        return true;
+    }
+    const lm_cpu_op_desc * desc = lm_cpu_find_op(node);
+    if (desc == nullptr || desc->forward == nullptr) {
+        return false;
+    }
+    return desc->supports == nullptr || desc->supports(node);
+}
+
+void lm_cpu_barrier_wait(const struct lm_cpu_params * params) {
+    if (params->nth > 1) {
+        params->barrier->wait();
+    }
+}
+
+// ---------------------------------------------------------------- public API
+
+struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, int n_threads,
+                                        struct lm_ggml_threadpool * threadpool) {
+    lm_ggml_cplan cplan;
+    memset(&cplan, 0, sizeof(cplan));
+    if (cgraph == nullptr) {
+        LM_GGML_LOG_ERROR("lm_ggml_graph_plan: cgraph is NULL\n");
+        return cplan; // n_threads 0: lm_ggml_graph_compute refuses it
+    }
+    if (n_threads <= 0) {
+        n_threads = threadpool ? lm_ggml_threadpool_get_n_threads(threadpool) : LM_GGML_DEFAULT_N_THREADS;
+    }
+
+    size_t work_size = 0;
+    int    max_tasks = 1;
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        const lm_ggml_tensor * node = cgraph->nodes[i];
+        if (node == nullptr || lm_cpu_node_is_noop(node)) {
+            continue;
+        }
+        const lm_cpu_op_desc * desc = lm_cpu_find_op(node);
+        if (desc == nullptr || desc->forward == nullptr) {
+            continue; // reported by lm_ggml_graph_compute
+        }
+        const int n_tasks = node_n_tasks(desc, n_threads);
+        max_tasks = n_tasks > max_tasks ? n_tasks : max_tasks;
+        if (desc->work_size != nullptr) {
+            const size_t cur = desc->work_size(node, n_tasks);
+            work_size = cur > work_size ? cur : work_size;
+        }
+    }
+    if (work_size > 0) {
+        // room to align the start to a cache line, and per-thread padding
+        // for kernels that give each thread its own slice
+        work_size += kCacheLine * (size_t)n_threads;
+    }
+
+    cplan.threadpool = threadpool;
+    cplan.n_threads  = max_tasks < n_threads ? max_tasks : n_threads;
+    cplan.work_size  = work_size;
+    cplan.work_data  = nullptr;
+    return cplan;
+}
+
+enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct lm_ggml_cplan * cplan) {
+    if (cgraph == nullptr || cplan == nullptr) {
+        LM_GGML_LOG_ERROR("lm_ggml_graph_compute: %s is NULL\n", cgraph == nullptr ? "cgraph" : "cplan");
+        return LM_GGML_STATUS_FAILED;
+    }
+    if (cplan->n_threads <= 0) {
+        LM_GGML_LOG_ERROR("lm_ggml_graph_compute: cplan: n_threads is %d, must be >= 1 (use lm_ggml_graph_plan)\n",
+                          cplan->n_threads);
+        return LM_GGML_STATUS_FAILED;
+    }
+    if (cplan->work_size > 0 && cplan->work_data == nullptr) {
+        LM_GGML_LOG_ERROR("lm_ggml_graph_compute: cplan: work_size is %zu but work_data is NULL "
+                          "(allocate work_size bytes, or use lm_ggml_graph_compute_with_ctx)\n", cplan->work_size);
+        return LM_GGML_STATUS_FAILED;
+    }
+    try {
+        lm_ggml_cpu_init();
+        if (!validate_graph(cgraph)) {
+            return LM_GGML_STATUS_FAILED;
+        }
+
+        compute_state st;
+        st.cgraph = cgraph;
+        st.wdata  = nullptr;
+        st.wsize  = 0;
+        if (cplan->work_size > 0) {
+            // kernels get a cache-line aligned start; the plan's padding pays for it
+            const uintptr_t raw     = (uintptr_t)cplan->work_data;
+            const uintptr_t aligned = (raw + kCacheLine - 1) & ~(uintptr_t)(kCacheLine - 1);
+            const size_t    skip    = (size_t)(aligned - raw);
+            st.wdata = (uint8_t *)aligned;
+            st.wsize = cplan->work_size > skip ? cplan->work_size - skip : 0;
+        }
+        st.abort_callback      = cplan->abort_callback;
+        st.abort_callback_data = cplan->abort_callback_data;
+
+        const enum lm_ggml_status status = run_graph(st, cplan->threadpool, cplan->n_threads);
+        if (status != LM_GGML_STATUS_SUCCESS) {
+            return status;
+        }
+        return st.aborted.load() ? LM_GGML_STATUS_ABORTED : LM_GGML_STATUS_SUCCESS;
+    } catch (const std::bad_alloc &) {
+        LM_GGML_LOG_ERROR("lm_ggml_graph_compute: out of memory\n");
+        return LM_GGML_STATUS_ALLOC_FAILED;
+    } catch (const std::exception & e) {
+        LM_GGML_LOG_ERROR("lm_ggml_graph_compute: %s\n", e.what());
+        return LM_GGML_STATUS_FAILED;
+    }
+}
+
+// The work buffer comes from ctx's arena (lm_ggml_new_buffer), so ctx needs
+// room for it; it lives as long as ctx.
+enum lm_ggml_status lm_ggml_graph_compute_with_ctx(struct lm_ggml_context * ctx, struct lm_ggml_cgraph * cgraph, int n_threads) {
+    if (ctx == nullptr || cgraph == nullptr) {
+        LM_GGML_LOG_ERROR("lm_ggml_graph_compute_with_ctx: %s is NULL\n", ctx == nullptr ? "ctx" : "cgraph");
+        return LM_GGML_STATUS_FAILED;
+    }
+    lm_ggml_cplan cplan = lm_ggml_graph_plan(cgraph, n_threads, nullptr);
+    if (cplan.work_size > 0) {
+        cplan.work_data = (uint8_t *)lm_ggml_new_buffer(ctx, cplan.work_size);
+        if (cplan.work_data == nullptr) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute_with_ctx: ctx: no room for a %zu-byte work buffer\n",
+                              cplan.work_size);
+            return LM_GGML_STATUS_ALLOC_FAILED;
+        }
+    }
+    return lm_ggml_graph_compute(cgraph, &cplan);
+}
