@@ -1,0 +1,94 @@
+#pragma once
+// Row engines for element-wise ops: map_rows applies y = f(x) (unary ops),
+// zip_rows applies y = f(a, b) with b broadcast over a (binary ops). Rows are
+// split across threads; plain contiguous F32 goes straight through pointers,
+// anything else (F16/BF16, strided rows) through float chunks on the stack.
+// dst may alias src0 or src1 element for element (in-place ops).
+
+#include "ew_common.h"
+
+namespace lm_cpu_ew {
+
+// y = f(x) for every element; dst and src0 have the same shape.
+template <class F>
+void map_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
+    const lm_ggml_tensor * src = dst->src[0];
+    const int64_t ne0 = dst->ne[0];
+    const size_t snb0 = src->nb[0];
+    const size_t dnb0 = dst->nb[0];
+    const bool plain = src->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
+                       snb0 == sizeof(float) && dnb0 == sizeof(float);
+
+    const Range r = split(nrows(dst), params->ith, params->nth);
+    float buf[kChunk];
+    for (int64_t ir = r.begin; ir < r.end; ++ir) {
+        const RowIdx i = row_idx(ir, dst->ne);
+        const char * s = row_ptr(src, i.i1, i.i2, i.i3);
+        char *       d = row_ptr_mut(dst, i.i1, i.i2, i.i3);
+        if (plain) {
+            const float * x = reinterpret_cast<const float *>(s);
+            float *       y = reinterpret_cast<float *>(d);
+            for (int64_t k = 0; k < ne0; ++k) y[k] = f(x[k]);
+            continue;
+        }
+        for (int64_t k0 = 0; k0 < ne0; k0 += kChunk) {
+            const int64_t m = std::min<int64_t>(kChunk, ne0 - k0);
+            load_run(src->type, s + k0 * snb0, snb0, m, buf);
+            for (int64_t k = 0; k < m; ++k) buf[k] = f(buf[k]);
+            store_run(dst->type, d + k0 * dnb0, dnb0, m, buf);
+        }
+    }
+}
+
+// y = f(a, b) with src1 repeated over src0 in every dim (ggml_can_repeat).
+template <class F>
+void zip_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
+    const lm_ggml_tensor * a = dst->src[0];
+    const lm_ggml_tensor * b = dst->src[1];
+    const int64_t ne0  = dst->ne[0];
+    const int64_t ne10 = b->ne[0];
+    const size_t anb0 = a->nb[0];
+    const size_t bnb0 = b->nb[0];
+    const size_t dnb0 = dst->nb[0];
+    const bool plain = a->type == LM_GGML_TYPE_F32 && b->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
+                       anb0 == sizeof(float) && bnb0 == sizeof(float) && dnb0 == sizeof(float);
+
+    const Range r = split(nrows(dst), params->ith, params->nth);
+    float abuf[kChunk];
+    float bbuf[kChunk];
+    for (int64_t ir = r.begin; ir < r.end; ++ir) {
+        const RowIdx i = row_idx(ir, dst->ne);
+        const char * ap = row_ptr(a, i.i1, i.i2, i.i3);
+        const char * bp = row_ptr(b, i.i1 % b->ne[1], i.i2 % b->ne[2], i.i3 % b->ne[3]);
+        char *       dp = row_ptr_mut(dst, i.i1, i.i2, i.i3);
+        if (plain) {
+            const float * x = reinterpret_cast<const float *>(ap);
+            const float * y = reinterpret_cast<const float *>(bp);
+            float *       z = reinterpret_cast<float *>(dp);
+            // src1's row repeats ne0/ne10 times along the row
+            for (int64_t k0 = 0; k0 < ne0; k0 += ne10) {
+                for (int64_t k = 0; k < ne10; ++k) z[k0 + k] = f(x[k0 + k], y[k]);
+            }
+            continue;
+        }
+        for (int64_t k0 = 0; k0 < ne0; k0 += kChunk) {
+            const int64_t m = std::min<int64_t>(kChunk, ne0 - k0);
+            load_run(a->type, ap + k0 * anb0, anb0, m, abuf);
+            if (ne10 == ne0) {
+                load_run(b->type, bp + k0 * bnb0, bnb0, m, bbuf);
+            } else {
+                for (int64_t k = 0; k < m; ++k) bbuf[k] = load_one(b->type, bp + ((k0 + k) % ne10) * bnb0);
+            }
+            for (int64_t k = 0; k < m; ++k) abuf[k] = f(abuf[k], bbuf[k]);
+            store_run(dst->type, dp + k0 * dnb0, dnb0, m, abuf);
+        }
+    }
+}
+
+// Shared supports() rule of unary maps: float types in and out, same shape.
+inline bool map_supported(const lm_ggml_tensor * dst) {
+    const lm_ggml_tensor * src = dst->src[0];
+    return src && is_float_type(src->type) && is_float_type(dst->type) && same_shape(src, dst);
+}
+
+} // namespace lm_cpu_ew
