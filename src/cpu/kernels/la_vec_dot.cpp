@@ -1,5 +1,6 @@
 // Row dot products of the float weight types, and the type -> dot lookup.
 #include "la_vec_dot.h"
+#include "q_dot.h" // quantized weight types (src/cpu/kernels/q_dot*.cpp)
 
 namespace {
 
@@ -45,8 +46,8 @@ const lm_cpu_vec_dot_traits * lm_cpu_get_vec_dot_traits(lm_ggml_type type) {
         case LM_GGML_TYPE_F32:  return &kF32;
         case LM_GGML_TYPE_F16:  return &kF16;
         case LM_GGML_TYPE_BF16: return &kBF16;
-        // quantized fast paths are added here (see la_vec_dot.h)
-        default:                return nullptr;
+        // quantized fast paths (see la_vec_dot.h); NULL for types without one
+        default:                return lm_cpu_get_quant_vec_dot_traits(type);
     }
 }
 
