@@ -1,9 +1,9 @@
 // Graph allocator: plans every intermediate tensor of a graph into per-buffer
 // arenas with reuse by liveness and in-place execution, then places tensors.
 //
-// Planning walks the nodes in execution order. A tensor is allocated just
-// before its first consumer (graph inputs first of all) and released after its
-// last consumer; a node whose op can run in place takes over the memory of a
+// Planning walks the nodes in execution order. Leafs and inputs are allocated
+// first; a computed tensor is allocated when its node runs and released after
+// its last consumer; a node whose op can run in place takes over the memory of a
 // source that dies at this node. Graph inputs, outputs and tensors that
 // already have memory are never released or overwritten.
 #include <memory>
@@ -82,8 +82,11 @@ TensorState & st(lm_ggml_gallocr * ga, const lm_ggml_tensor * t) { return ga->st
 
 int alloc_index(lm_ggml_gallocr * ga, int buffer_id) { return ga->alloc_of[buffer_id]; }
 
+// Never released or overwritten: graph inputs and outputs, and every tensor the
+// graph does not compute (op NONE): its content comes from the caller before
+// compute, so it must be live from the first node on, flagged or not.
 bool is_protected(const lm_ggml_tensor * t) {
-    return t->flags & (LM_GGML_TENSOR_FLAG_INPUT | LM_GGML_TENSOR_FLAG_OUTPUT);
+    return (t->flags & (LM_GGML_TENSOR_FLAG_INPUT | LM_GGML_TENSOR_FLAG_OUTPUT)) || t->op == LM_GGML_OP_NONE;
 }
 
 bool allocate(lm_ggml_gallocr * ga, lm_ggml_tensor * t, bool is_node) {
@@ -207,9 +210,9 @@ bool plan_graph(lm_ggml_gallocr * ga, lm_ggml_cgraph * g, const int * node_ids, 
             s.n_children++;
         }
     }
-    // inputs first, so nothing planned before them can overlap
+    // inputs and leafs first, so nothing planned before them can overlap
     for (int i = 0; i < g->n_leafs; i++) {
-        if ((g->leafs[i]->flags & LM_GGML_TENSOR_FLAG_INPUT) && !allocate(ga, g->leafs[i], false)) return false;
+        if (!allocate(ga, g->leafs[i], false)) return false;
     }
     for (int i = 0; i < g->n_nodes; i++) {
         if ((g->nodes[i]->flags & LM_GGML_TENSOR_FLAG_INPUT) && !allocate(ga, g->nodes[i], true)) return false;
@@ -221,10 +224,6 @@ bool plan_graph(lm_ggml_gallocr * ga, lm_ggml_cgraph * g, const int * node_ids, 
         }
         if (!allocate(ga, n, true)) return false;
         release_sources(ga, n);
-    }
-    // leafs no node uses still get memory (they may be read back by the caller)
-    for (int i = 0; i < g->n_leafs; i++) {
-        if (!allocate(ga, g->leafs[i], false)) return false;
     }
 
     auto record = [&](const lm_ggml_tensor * t) {
