@@ -50,8 +50,7 @@ std::string backend_name_of(const std::string & filename) {
 // Loads the highest-scoring variant among `paths` (all one backend).
 void load_best_variant(const std::string & name, std::vector<fs::path> & paths) {
     if (lm_ggml_backend_reg_by_name(name.c_str()) != nullptr) {
-        LM_GGML_LOG_DEBUG("%s: backend %s is already registered\n", __func__, name.c_str());
-        return;
+        return; // e.g. a second scan of the same directory
     }
     std::sort(paths.begin(), paths.end()); // ties resolve the same way every run
     int best_score = 0;
@@ -64,7 +63,6 @@ void load_best_variant(const std::string & name, std::vector<fs::path> & paths) 
         }
         const int score = plugin_score(handle);
         dlclose(handle);
-        LM_GGML_LOG_DEBUG("%s: %s: score %d\n", __func__, p.c_str(), score);
         if (score > best_score) {
             best_score = score;
             best = &p;

@@ -73,8 +73,6 @@ bool add_locked(registry & r, lm_ggml_backend_reg_t reg, void * dl_handle, const
         LM_GGML_LOG_ERROR("%s: reg %s: out of memory\n", fn, lm_ggml_backend_reg_name(reg));
         return false;
     }
-    LM_GGML_LOG_DEBUG("%s: registered backend %s (%zu devices)\n", fn, lm_ggml_backend_reg_name(reg),
-                      r.entries.back().devices.size());
     return true;
 }
 
