@@ -102,7 +102,8 @@ private:
 
 // Creates one tensor per tensor info of `gguf` (which must have been read
 // from `file`) and places the weights on `dev`:
-//  - dev reports caps.buffer_from_host_ptr and the data is suitably aligned:
+//  - dev reports caps.buffer_from_host_ptr and every tensor starts on a
+//    multiple of min(32, the buffer alignment) bytes:
 //    the mapping is wrapped with lm_ggml_backend_dev_buffer_from_host_ptr and
 //    each tensor's data points inside it (no copy; tensors are read-only);
 //  - otherwise a buffer of dev's buffer type is allocated and every tensor is

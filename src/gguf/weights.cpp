@@ -35,6 +35,7 @@ lm_ggml_tensor * LoadedWeights::tensor(const char * name) const {
 
 namespace {
 
+constexpr size_t TENSOR_ALIGNMENT = 32;
 constexpr size_t UPLOAD_CHUNK = 16u << 20; // bytes per tensor_set call: keeps progress and cancel responsive
 
 struct Placement {
@@ -53,7 +54,10 @@ bool try_zero_copy(lm_ggml_backend_dev_t dev, const MappedFile & file, const std
     if (buf == nullptr) {
         return false;
     }
-    const size_t align = std::max<size_t>(1, lm_ggml_backend_buffer_get_alignment(buf));
+    // Tensors placed at an explicit address need not honour the buffer's
+    // allocation alignment (64 on the CPU), only what kernels assume of
+    // weights: ggml's tensor alignment of 32 bytes, GGUF's default.
+    const size_t align = std::clamp<size_t>(lm_ggml_backend_buffer_get_alignment(buf), 1, TENSOR_ALIGNMENT);
     for (const Placement & p : places) {
         if (p.file_offset % align != 0) { // the mapping itself starts on a page
             lm_ggml_backend_buffer_free(buf);
