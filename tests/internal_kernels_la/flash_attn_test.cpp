@@ -1,0 +1,137 @@
+// FLASH_ATTN_EXT against plain softmax attention in double: grouped-query
+// heads, F16/F32 K and V, padded F16 mask with -inf, ALiBi, logit softcap,
+// KV-cache style permuted views, one query (generation) and several.
+#include "la_test_util.h"
+
+#include <cstdio>
+
+using latest::get;
+
+namespace {
+
+struct FaCase {
+    int64_t      D, n_q, n_head, n_kv, n_head_kv, n_batch, n_batch_kv;
+    lm_ggml_type tk, tv;
+    bool         mask;
+    float        max_bias, softcap;
+    bool         permuted_kv; // k, v viewed out of a (D, n_head_kv, n_kv) cache
+};
+
+std::string name_of(const FaCase & c) {
+    char buf[200];
+    snprintf(buf, sizeof(buf), "D%lld q%lld h%lld/%lld kv%lld %s/%s%s bias %g cap %g%s", (long long) c.D,
+             (long long) c.n_q, (long long) c.n_head, (long long) c.n_head_kv, (long long) c.n_kv,
+             lm_ggml_type_name(c.tk), lm_ggml_type_name(c.tv), c.mask ? " mask" : "", c.max_bias, c.softcap,
+             c.permuted_kv ? " permuted" : "");
+    return buf;
+}
+
+double alibi_slope(double max_bias, int64_t n_head, int64_t h) {
+    if (max_bias <= 0) {
+        return 1.0;
+    }
+    int64_t n_log2 = 1;
+    while (n_log2 * 2 <= n_head) {
+        n_log2 *= 2;
+    }
+    const double m0 = std::pow(2.0, -max_bias / n_log2);
+    const double m1 = std::pow(2.0, -max_bias / 2.0 / n_log2);
+    return h < n_log2 ? std::pow(m0, h + 1) : std::pow(m1, 2 * (h - n_log2) + 1);
+}
+
+lm_ggml_tensor * kv_tensor(lm_ggml_context * ctx, const FaCase & c, lm_ggml_type t, lmtest::Rng & rng) {
+    if (!c.permuted_kv) {
+        lm_ggml_tensor * x = lm_ggml_new_tensor_4d(ctx, t, c.D, c.n_kv, c.n_head_kv, c.n_batch_kv);
+        latest::fill(x, rng);
+        return x;
+    }
+    lm_ggml_tensor * cache = lm_ggml_new_tensor_4d(ctx, t, c.D, c.n_head_kv, c.n_kv, c.n_batch_kv);
+    latest::fill(cache, rng);
+    return lm_ggml_permute(ctx, cache, 0, 2, 1, 3); // (D, n_kv, n_head_kv, n_batch_kv)
+}
+
+void fa_case(const FaCase & c) {
+    const std::string what = name_of(c);
+    latest::Context ctx;
+    lmtest::Rng     rng(lmtest::seed_from_name(what));
+    lm_ggml_tensor * q = lm_ggml_new_tensor_4d(ctx, LM_GGML_TYPE_F32, c.D, c.n_q, c.n_head, c.n_batch);
+    latest::fill(q, rng);
+    lm_ggml_tensor * k = kv_tensor(ctx, c, c.tk, rng);
+    lm_ggml_tensor * v = kv_tensor(ctx, c, c.tv, rng);
+    lm_ggml_tensor * mask = nullptr;
+    if (c.mask) {
+        mask = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, c.n_kv, LM_GGML_PAD(c.n_q, LM_GGML_KQ_MASK_PAD));
+        for (int64_t j = 0; j < mask->ne[1]; ++j) {
+            for (int64_t i = 0; i < c.n_kv; ++i) {
+                // causal over the last n_q keys, small biases elsewhere (exact in F16)
+                const bool  hidden = i > c.n_kv - c.n_q + j;
+                const float v      = hidden ? -INFINITY : (float) (rng.int_in(-4, 4) / 4.0);
+                ((lm_ggml_fp16_t *) mask->data)[j * c.n_kv + i] = lm_ggml_fp32_to_fp16(v);
+            }
+        }
+    }
+    const float scale = 1.0f / std::sqrt((float) c.D);
+    lm_ggml_tensor * dst = lm_ggml_flash_attn_ext(ctx, q, k, v, mask, scale, c.max_bias, c.softcap);
+    ASSERT_NE(dst, nullptr);
+    ASSERT_TRUE(latest::supported(dst)) << what;
+
+    const int64_t rk2 = c.n_head / c.n_head_kv, rk3 = c.n_batch / c.n_batch_kv;
+    const latest::Ref ref = latest::make_ref(dst, [&](int64_t d, int64_t h, int64_t iq, int64_t b) {
+        const double slope = alibi_slope(c.max_bias, c.n_head, h);
+        std::vector<double> s((size_t) c.n_kv);
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < c.n_kv; ++j) {
+            double dot = 0;
+            for (int64_t e = 0; e < c.D; ++e) {
+                dot += get(q, e, iq, h, b) * get(k, e, j, h / rk2, b / rk3);
+            }
+            double x = dot * scale;
+            if (c.softcap != 0.0f) {
+                x = c.softcap * std::tanh(x / c.softcap);
+            }
+            s[(size_t) j] = x + (mask ? slope * get(mask, j, iq) : 0.0);
+            mx = std::max(mx, s[(size_t) j]);
+        }
+        double sum = 0, out = 0;
+        for (int64_t j = 0; j < c.n_kv; ++j) {
+            const double p = std::exp(s[(size_t) j] - mx);
+            sum += p;
+            out += p * get(v, d, j, h / rk2, b / rk3);
+        }
+        return out / sum;
+    });
+    const bool all_f32 = c.tk == LM_GGML_TYPE_F32 && c.tv == LM_GGML_TYPE_F32;
+    latest::check(dst, ref, all_f32 ? 1e-7 : 5e-4, what);
+}
+
+} // namespace
+
+TEST(LaFlashAttn, AgainstSoftmaxAttention) {
+    const lm_ggml_type H = LM_GGML_TYPE_F16, F = LM_GGML_TYPE_F32;
+    const FaCase cases[] = {
+        {64, 7, 4, 19, 2, 1, 1, H, H, true, 0.0f, 0.0f, false},   // GQA, causal mask
+        {40, 1, 2, 33, 2, 1, 1, F, F, false, 0.0f, 0.0f, false},  // generation, no mask
+        {32, 5, 6, 12, 3, 1, 1, H, H, true, 4.0f, 0.0f, false},   // ALiBi, n_head not a power of two
+        {32, 3, 2, 9, 1, 1, 1, H, H, true, 0.0f, 30.0f, false},   // logit softcap
+        {16, 4, 4, 10, 4, 2, 1, H, F, true, 0.0f, 0.0f, false},   // mixed K/V types, batch broadcast
+        {48, 6, 4, 21, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},    // KV-cache views
+        {24, 2, 3, 17, 3, 1, 1, F, F, true, 0.0f, 0.0f, true},
+    };
+    for (const FaCase & c : cases) {
+        fa_case(c);
+    }
+}
+
+TEST(LaFlashAttn, RefusesWhatItDoesNotImplement) {
+    latest::Context ctx;
+    lm_ggml_tensor * q   = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 16, 2, 2);
+    lm_ggml_tensor * k   = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 16, 8, 2);
+    lm_ggml_tensor * v   = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 16, 8, 2);
+    lm_ggml_tensor * dst = lm_ggml_flash_attn_ext(ctx, q, k, v, nullptr, 0.25f, 0.0f, 0.0f);
+    EXPECT_TRUE(latest::supported(dst));
+    dst->src[1] = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_I32, 16, 8, 2); // no dot, no decoder
+    EXPECT_FALSE(latest::supported(dst));
+    dst->src[1] = k;
+    dst->src[0] = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 16, 2, 2); // q must be F32
+    EXPECT_FALSE(latest::supported(dst));
+}
