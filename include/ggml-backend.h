@@ -224,6 +224,11 @@ extern "C" {
 
     LM_GGML_API void                 lm_ggml_backend_sched_set_eval_callback(lm_ggml_backend_sched_t sched, lm_ggml_backend_sched_eval_callback callback, void * user_data);
 
+    // lmggml extension: number of tensors copied between backends per evaluation
+    // of the last allocated graph (lm_ggml_backend_sched_get_n_copies counts
+    // pipeline copies, not transfers)
+    LM_GGML_API int                  lm_ggml_backend_sched_get_n_inputs(lm_ggml_backend_sched_t sched);
+
     struct lm_ggml_backend_graph_copy {
         lm_ggml_backend_buffer_t buffer;
         struct lm_ggml_context * ctx_allocated;
