@@ -9,6 +9,7 @@
 
 #include "cpu/cpu-internal.h"
 #include "cpu/threadpool.h"
+#include "cpu/kernels/q_convert.h"
 
 #include "core/ggml-impl.h"
 #include "ggml-cpu.h"
@@ -27,6 +28,7 @@ lm_cpu_op_table * build_op_table() {
     static lm_cpu_op_table table; // zero-initialised: no kernels
     lm_cpu_register_elementwise_ops(&table);
     lm_cpu_register_linalg_ops(&table);
+    lm_cpu_register_quant_ops(&table); // after the element-wise family: routes block-type GET_ROWS/CPY
     return &table;
 }
 
