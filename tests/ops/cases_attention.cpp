@@ -68,7 +68,7 @@ struct FA {
 OpCase make_fa_case(const FA & f) {
     OpCase c;
     c.name = "FLASH_ATTN_EXT_f32_f16_" + f.tag;
-    c.max_nmse = kNmseLowPrec; // ggml's CPU rounds q to F16 and accumulates V in F16
+    c.max_nmse = kNmseFlashAttn;
     c.build = [f](Builder & b) {
         lm_ggml_tensor * q = b.uniform(LM_GGML_TYPE_F32, sh(f.D, f.n_q, f.H, f.B));
         lm_ggml_tensor * k = nullptr;
@@ -91,7 +91,7 @@ OpCase make_fa_case(const FA & f) {
             for (int64_t j = 0; j < rows; ++j) {
                 for (int64_t i = 0; i < f.n_kv; ++i) {
                     const bool masked = j < f.n_q && i > past + j;
-                    mv[j * f.n_kv + i] = masked ? -INFINITY : (f.max_bias > 0 ? -0.25 * (past + j - i) : b.rng().uniform(-0.5, 0.5));
+                    mv[j * f.n_kv + i] = masked ? -INFINITY : (f.max_bias > 0 ? -1.0 * std::abs(past + j - i) : b.rng().uniform(-0.5, 0.5));
                 }
             }
             m = b.values(LM_GGML_TYPE_F16, sh(f.n_kv, rows), mv);

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <ostream>
@@ -277,6 +278,13 @@ void run_case(const Param & p, Outcome * outcome) {
         ? lmtest::compare_exact(expected, actual)
         : lmtest::compare_nmse(expected, actual, std::max(c.max_nmse, nmse_floor(out->type)));
     EXPECT_TRUE(cmp.ok) << c.name << " on " << config_key(p) << ": " << cmp.message;
+    if (c.cmp == Cmp::Nmse) {
+        ::testing::Test::RecordProperty("nmse", std::to_string(cmp.nmse));
+        if (std::getenv("LMTEST_PRINT_NMSE") != nullptr) {
+            std::printf("nmse %-60s %-12s %.3e (limit %.1e)\n", c.name.c_str(), config_key(p).c_str(), cmp.nmse,
+                        std::max(c.max_nmse, nmse_floor(out->type)));
+        }
+    }
 
     for (const std::string & g : placed->damaged_guards()) {
         ADD_FAILURE() << "out-of-bounds write: " << g;
