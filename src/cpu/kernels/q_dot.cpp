@@ -29,36 +29,51 @@ void ggml_sig(int n, float * s, size_t, const void * x, size_t, const void * y, 
     Dot(n, s, x, y);
 }
 
-#define LM_Q_ENTRY(T, t, dot, VT, vt)                                                                       \
-    Entry{LM_GGML_TYPE_##T,                                                                                  \
-          {dot, LM_GGML_TYPE_##VT, lm_quant_quantize_row_##t##_ref, lm_quant_dequantize_row_##t},            \
-          {ggml_sig<dot>, LM_GGML_TYPE_##VT, lm_quant_quantize_row_##vt##_ref}}
+using QDot = void (*)(int, float *, const void *, const void *);
+using GDot = lm_ggml_vec_dot_t;
 
-#define LM_Q_ACTIVATION(T, t)                                                                               \
-    Entry{LM_GGML_TYPE_##T,                                                                                  \
-          {nullptr, LM_GGML_TYPE_##T, lm_quant_quantize_row_##t##_ref, lm_quant_dequantize_row_##t},         \
-          {nullptr, LM_GGML_TYPE_##T, lm_quant_quantize_row_##t##_ref}}
-
-const Entry kEntries[] = {
-    LM_Q_ENTRY(Q4_0, q4_0, vec_dot_q4_0_q8_0, Q8_0, q8_0),
-    LM_Q_ENTRY(Q4_1, q4_1, vec_dot_q4_1_q8_1, Q8_1, q8_1),
-    LM_Q_ENTRY(Q5_0, q5_0, vec_dot_q5_0_q8_0, Q8_0, q8_0),
-    LM_Q_ENTRY(Q5_1, q5_1, vec_dot_q5_1_q8_1, Q8_1, q8_1),
-    LM_Q_ENTRY(Q8_0, q8_0, vec_dot_q8_0_q8_0, Q8_0, q8_0),
-    LM_Q_ACTIVATION(Q8_1, q8_1),
-    LM_Q_ENTRY(Q2_K, q2_K, vec_dot_q2_K_q8_K, Q8_K, q8_K),
-    LM_Q_ENTRY(Q3_K, q3_K, vec_dot_q3_K_q8_K, Q8_K, q8_K),
-    LM_Q_ENTRY(Q4_K, q4_K, vec_dot_q4_K_q8_K, Q8_K, q8_K),
-    LM_Q_ENTRY(Q5_K, q5_K, vec_dot_q5_K_q8_K, Q8_K, q8_K),
-    LM_Q_ENTRY(Q6_K, q6_K, vec_dot_q6_K_q8_K, Q8_K, q8_K),
-    LM_Q_ACTIVATION(Q8_K, q8_K),
+struct Pairing {
+    lm_ggml_type type, vec_dot_type;
+    QDot         dot;  // NULL: activation-only format
+    GDot         gdot; // the same in ggml's signature
 };
 
-#undef LM_Q_ENTRY
-#undef LM_Q_ACTIVATION
+// ggml's pairing of weight formats with activation formats
+constexpr Pairing kPairings[] = {
+    {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q8_0, vec_dot_q4_0_q8_0, ggml_sig<vec_dot_q4_0_q8_0>},
+    {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_1, vec_dot_q4_1_q8_1, ggml_sig<vec_dot_q4_1_q8_1>},
+    {LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q8_0, vec_dot_q5_0_q8_0, ggml_sig<vec_dot_q5_0_q8_0>},
+    {LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_1, vec_dot_q5_1_q8_1, ggml_sig<vec_dot_q5_1_q8_1>},
+    {LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_0, vec_dot_q8_0_q8_0, ggml_sig<vec_dot_q8_0_q8_0>},
+    {LM_GGML_TYPE_Q8_1, LM_GGML_TYPE_Q8_1, nullptr, nullptr},
+    {LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q8_K, vec_dot_q2_K_q8_K, ggml_sig<vec_dot_q2_K_q8_K>},
+    {LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q8_K, vec_dot_q3_K_q8_K, ggml_sig<vec_dot_q3_K_q8_K>},
+    {LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q8_K, vec_dot_q4_K_q8_K, ggml_sig<vec_dot_q4_K_q8_K>},
+    {LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q8_K, vec_dot_q5_K_q8_K, ggml_sig<vec_dot_q5_K_q8_K>},
+    {LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_Q8_K, vec_dot_q6_K_q8_K, ggml_sig<vec_dot_q6_K_q8_K>},
+    {LM_GGML_TYPE_Q8_K, LM_GGML_TYPE_Q8_K, nullptr, nullptr},
+};
+constexpr size_t kCount = sizeof(kPairings) / sizeof(kPairings[0]);
+
+// The row conversions come from src/quant's table, the one source of truth
+// (this also links src/quant/traits.cpp, and with it the type-traits hook,
+// into any program that uses the CPU kernels from the static library).
+struct Table {
+    Entry e[kCount];
+    Table() {
+        for (size_t i = 0; i < kCount; ++i) {
+            const Pairing & p = kPairings[i];
+            const lm_quant_type_fns * self = lm_quant_get_fns(p.type);
+            const lm_quant_type_fns * act  = lm_quant_get_fns(p.vec_dot_type);
+            e[i] = Entry{p.type, {p.dot, p.vec_dot_type, self->from_float, self->to_float},
+                         {p.gdot, p.vec_dot_type, act->from_float}};
+        }
+    }
+};
 
 const Entry * find(lm_ggml_type type) {
-    for (const Entry & e : kEntries) {
+    static const Table table; // built once, thread-safe
+    for (const Entry & e : table.e) {
         if (e.type == type) return &e;
     }
     return nullptr;
