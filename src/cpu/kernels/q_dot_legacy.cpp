@@ -1,6 +1,7 @@
 // Integer dot products of the 32-value formats: per block, the integer sum of
 // level products is scaled once by d_x * d_y (plus m_x * s_y for the formats
 // with a minimum, where s_y = d_y * sum(q_y) comes precomputed in q8_1).
+// Byte j of qs holds value j (low nibble) and value j + 16 (high nibble).
 #include "q_dot.h"
 #include "../../quant/q_search.h"
 
@@ -10,11 +11,9 @@ namespace {
 
 constexpr int QK = 32;
 
-inline int level4(const uint8_t * qs, int j) { return j < 16 ? (qs[j] & 0xF) : (qs[j - 16] >> 4); }
-
-inline int level5(const uint8_t * qs, const uint8_t * qh, int j) {
-    const int bit = (qh[j / 8] >> (j % 8)) & 1; // bit j of the little-endian u32
-    return level4(qs, j) | (bit << 4);
+// the 5th bits of a q5 block: bit j of the little-endian u32 belongs to value j
+inline uint32_t high_bits(const uint8_t * qh) {
+    return (uint32_t) qh[0] | ((uint32_t) qh[1] << 8) | ((uint32_t) qh[2] << 16) | ((uint32_t) qh[3] << 24);
 }
 
 } // namespace
@@ -27,7 +26,9 @@ void vec_dot_q4_0_q8_0(int n, float * s, const void * vx, const void * vy) {
     float sum = 0.0f;
     for (int i = 0; i < n / QK; ++i) {
         int isum = 0;
-        for (int j = 0; j < QK; ++j) isum += (level4(x[i].qs, j) - 8) * y[i].qs[j];
+        for (int j = 0; j < QK / 2; ++j) {
+            isum += ((x[i].qs[j] & 0xF) - 8) * y[i].qs[j] + ((x[i].qs[j] >> 4) - 8) * y[i].qs[j + QK / 2];
+        }
         sum += (float) isum * (half_to_f32(x[i].d) * half_to_f32(y[i].d));
     }
     *s = sum;
@@ -39,7 +40,9 @@ void vec_dot_q4_1_q8_1(int n, float * s, const void * vx, const void * vy) {
     float sum = 0.0f;
     for (int i = 0; i < n / QK; ++i) {
         int isum = 0;
-        for (int j = 0; j < QK; ++j) isum += level4(x[i].qs, j) * y[i].qs[j];
+        for (int j = 0; j < QK / 2; ++j) {
+            isum += (x[i].qs[j] & 0xF) * y[i].qs[j] + (x[i].qs[j] >> 4) * y[i].qs[j + QK / 2];
+        }
         sum += (float) isum * (half_to_f32(x[i].d) * half_to_f32(y[i].d)) + half_to_f32(x[i].m) * half_to_f32(y[i].s);
     }
     *s = sum;
@@ -50,8 +53,13 @@ void vec_dot_q5_0_q8_0(int n, float * s, const void * vx, const void * vy) {
     const auto * y = static_cast<const lm_block_q8_0 *>(vy);
     float sum = 0.0f;
     for (int i = 0; i < n / QK; ++i) {
+        const uint32_t qh = high_bits(x[i].qh);
         int isum = 0;
-        for (int j = 0; j < QK; ++j) isum += (level5(x[i].qs, x[i].qh, j) - 16) * y[i].qs[j];
+        for (int j = 0; j < QK / 2; ++j) {
+            const int lo = (x[i].qs[j] & 0xF) | (int) (((qh >> j) & 1u) << 4);
+            const int hi = (x[i].qs[j] >> 4) | (int) (((qh >> (j + QK / 2)) & 1u) << 4);
+            isum += (lo - 16) * y[i].qs[j] + (hi - 16) * y[i].qs[j + QK / 2];
+        }
         sum += (float) isum * (half_to_f32(x[i].d) * half_to_f32(y[i].d));
     }
     *s = sum;
@@ -62,8 +70,13 @@ void vec_dot_q5_1_q8_1(int n, float * s, const void * vx, const void * vy) {
     const auto * y = static_cast<const lm_block_q8_1 *>(vy);
     float sum = 0.0f;
     for (int i = 0; i < n / QK; ++i) {
+        const uint32_t qh = high_bits(x[i].qh);
         int isum = 0;
-        for (int j = 0; j < QK; ++j) isum += level5(x[i].qs, x[i].qh, j) * y[i].qs[j];
+        for (int j = 0; j < QK / 2; ++j) {
+            const int lo = (x[i].qs[j] & 0xF) | (int) (((qh >> j) & 1u) << 4);
+            const int hi = (x[i].qs[j] >> 4) | (int) (((qh >> (j + QK / 2)) & 1u) << 4);
+            isum += lo * y[i].qs[j] + hi * y[i].qs[j + QK / 2];
+        }
         sum += (float) isum * (half_to_f32(x[i].d) * half_to_f32(y[i].d)) + half_to_f32(x[i].m) * half_to_f32(y[i].s);
     }
     *s = sum;
