@@ -8,21 +8,12 @@
 // plus slope_h * mask[j, iq]; out = softmax(s) . v. The result is laid out
 // (D, H, n_q, B) (already permuted). K/V heads are shared by H / H_kv query heads.
 #include "op_case.h"
+#include "refs.h"
 
 #include <cmath>
 
 namespace opstest {
 namespace {
-
-double alibi_slope(int64_t h, int64_t n_head, double max_bias) {
-    if (max_bias <= 0) {
-        return 1.0;
-    }
-    const int64_t n = int64_t(1) << static_cast<int>(std::floor(std::log2(static_cast<double>(n_head))));
-    const double m0 = std::pow(2.0, -max_bias / n);
-    const double m1 = std::pow(2.0, -(max_bias / 2.0) / n);
-    return h < n ? std::pow(m0, h + 1) : std::pow(m1, 2 * (h - n) + 1);
-}
 
 HTensor flash_attn_ref(const HTensor & q, const HTensor & k, const HTensor & v, const HTensor * mask, double scale,
                        double max_bias, double softcap) {

@@ -5,21 +5,10 @@
 // Semantics (ggml): dst[i, j, i2, i3] = sum_k a[k, i, i2 / (ne12/ne02), i3 / (ne13/ne03)] * b[k, j, i2, i3]
 // with a the weights [K, M, ...] and b the activations [K, N, ...].
 #include "op_case.h"
+#include "refs.h"
 
 namespace opstest {
 namespace {
-
-HTensor mul_mat_ref(const HTensor & a, const HTensor & b) {
-    const int64_t K = a.ne[0];
-    const int64_t r2 = b.ne[2] / a.ne[2], r3 = b.ne[3] / a.ne[3];
-    return generate(sh(a.ne[1], b.ne[1], b.ne[2], b.ne[3]), [&](int64_t i, int64_t j, int64_t i2, int64_t i3) {
-        double s = 0;
-        for (int64_t k = 0; k < K; ++k) {
-            s += a.at(k, i, i2 / r2, i3 / r3) * b.at(k, j, i2, i3);
-        }
-        return s;
-    });
-}
 
 struct MM {
     const char * tag;

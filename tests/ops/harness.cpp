@@ -47,6 +47,7 @@ const Tables & tables() {
         add_rope_cases(r.t1, r.t2);
         add_attention_cases(r.t1, r.t2);
         add_tier2_cases(r.t1, r.t2);
+        add_graph_cases(r.t1, r.t2);
         for (OpCase & c : r.t2) {
             c.tier = 2;
             c.cpu_required = false;

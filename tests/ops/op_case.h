@@ -94,6 +94,7 @@ void add_norm_cases(CaseList & t1, CaseList & t2);
 void add_rope_cases(CaseList & t1, CaseList & t2);
 void add_attention_cases(CaseList & t1, CaseList & t2);
 void add_tier2_cases(CaseList & t1, CaseList & t2);
+void add_graph_cases(CaseList & t1, CaseList & t2);   // multi-op graphs
 
 const CaseList & tier1_cases();
 const CaseList & tier2_cases();
