@@ -1,0 +1,42 @@
+#pragma once
+// Errors as values for the runner library: every fallible call returns a
+// Status or a Result<T>; the message is one line naming what failed and why.
+
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace lmllm {
+
+class [[nodiscard]] Status {
+public:
+    Status() = default; // ok
+    static Status error(std::string message) { return Status(std::move(message)); }
+    bool ok() const { return !msg_.has_value(); }
+    explicit operator bool() const { return ok(); }
+    const std::string & message() const { static const std::string empty; return msg_ ? *msg_ : empty; }
+
+private:
+    explicit Status(std::string m) : msg_(std::move(m)) {}
+    std::optional<std::string> msg_;
+};
+
+template <typename T>
+class [[nodiscard]] Result {
+public:
+    Result(T value) : value_(std::move(value)) {}            // NOLINT: implicit on purpose
+    Result(Status status) : status_(std::move(status)) {}    // NOLINT: must be an error
+    bool ok() const { return value_.has_value(); }
+    explicit operator bool() const { return ok(); }
+    const Status & status() const { return status_; }
+    T & value() { return *value_; }
+    const T & value() const { return *value_; }
+    T * operator->() { return &*value_; }
+    T & operator*() { return *value_; }
+
+private:
+    std::optional<T> value_;
+    Status status_;
+};
+
+} // namespace lmllm
