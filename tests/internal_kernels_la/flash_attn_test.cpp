@@ -1,6 +1,7 @@
 // FLASH_ATTN_EXT against plain softmax attention in double: grouped-query
 // heads, F16/F32 K and V, padded F16 mask with -inf, ALiBi, logit softcap,
 // KV-cache style permuted views, one query (generation) and several.
+#include "cpu/kernels/la_ops.h"
 #include "la_test_util.h"
 
 #include <cstdio>
@@ -50,7 +51,8 @@ lm_ggml_tensor * kv_tensor(lm_ggml_context * ctx, const FaCase & c, lm_ggml_type
     return lm_ggml_permute(ctx, cache, 0, 2, 1, 3); // (D, n_kv, n_head_kv, n_batch_kv)
 }
 
-void fa_case(const FaCase & c) {
+// decode_k: force K through the decode path (to_float + dot_f32, q kept F32)
+void fa_case(const FaCase & c, bool decode_k = false) {
     const std::string what = name_of(c);
     latest::Context ctx;
     lmtest::Rng     rng(lmtest::seed_from_name(what));
@@ -101,7 +103,20 @@ void fa_case(const FaCase & c) {
         return out / sum;
     });
     const bool all_f32 = c.tk == LM_GGML_TYPE_F32 && c.tv == LM_GGML_TYPE_F32;
-    latest::check(dst, ref, all_f32 ? 1e-7 : 5e-4, what);
+    latest::Kernel kernel;
+    if (decode_k) {
+        lmggml::cpu::la::Plan plan{};
+        plan.to_float     = lmggml::cpu::la::decoder_of(c.tk);
+        plan.vec_dot_type = LM_GGML_TYPE_F32;
+        plan.ok           = true;
+        kernel.forward    = [plan](const lm_cpu_params * p, lm_ggml_tensor * d) {
+            lmggml::cpu::la::flash_attn_ext_forward_with(p, d, plan);
+        };
+        kernel.work_size = [plan](const lm_ggml_tensor * d, int n) {
+            return lmggml::cpu::la::flash_attn_ext_work_size_with(d, n, plan);
+        };
+    }
+    latest::check(dst, ref, all_f32 || decode_k ? 1e-7 : 5e-4, what + (decode_k ? " decoded K" : ""), {}, kernel);
 }
 
 } // namespace
@@ -120,6 +135,12 @@ TEST(LaFlashAttn, AgainstSoftmaxAttention) {
     for (const FaCase & c : cases) {
         fa_case(c);
     }
+}
+
+TEST(LaFlashAttn, DecodedKeys) {
+    const lm_ggml_type H = LM_GGML_TYPE_F16, F = LM_GGML_TYPE_F32;
+    fa_case({32, 5, 4, 13, 2, 1, 1, H, F, true, 0.0f, 0.0f, false}, true);
+    fa_case({16, 3, 2, 11, 2, 1, 1, LM_GGML_TYPE_BF16, F, true, 0.0f, 0.0f, true}, true);
 }
 
 TEST(LaFlashAttn, RefusesWhatItDoesNotImplement) {

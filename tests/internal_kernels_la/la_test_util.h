@@ -171,17 +171,36 @@ inline bool supported(const lm_ggml_tensor * dst) {
     return d.forward != nullptr && (d.supports == nullptr || d.supports(dst));
 }
 
+// A kernel to run: by default the op table's entry for dst.
+struct Kernel {
+    std::function<void(const lm_cpu_params *, lm_ggml_tensor *)> forward;
+    std::function<size_t(const lm_ggml_tensor *, int)>           work_size;
+};
+
+inline Kernel table_kernel(const lm_ggml_tensor * dst) {
+    const lm_cpu_op_desc & d = desc_of(dst);
+    Kernel k;
+    k.forward = d.forward;
+    if (d.work_size != nullptr) {
+        k.work_size = d.work_size;
+    }
+    return k;
+}
+
 // Runs dst's kernel on nth threads (real std::threads sharing a barrier).
 // Scratch is exactly work_size() bytes, followed by guard bytes that must
 // survive: a kernel writing past its declared scratch fails the test.
-inline void run(lm_ggml_tensor * dst, int nth) {
-    const lm_cpu_op_desc & d = desc_of(dst);
-    ASSERT_NE(d.forward, nullptr);
-    ASSERT_TRUE(supported(dst));
-    ASSERT_FALSE(d.single_thread && nth > 1);
+inline void run(lm_ggml_tensor * dst, int nth, const Kernel & kernel = {}) {
+    Kernel d = kernel;
+    if (!d.forward) {
+        ASSERT_TRUE(supported(dst));
+        ASSERT_FALSE(desc_of(dst).single_thread && nth > 1);
+        d = table_kernel(dst);
+    }
+    ASSERT_TRUE((bool) d.forward);
 
     constexpr size_t kGuard = 256;
-    const size_t     ws     = d.work_size != nullptr ? d.work_size(dst, nth) : 0;
+    const size_t     ws     = d.work_size ? d.work_size(dst, nth) : 0;
     std::vector<uint8_t> buf(ws + kGuard + 64);
     uint8_t * w = buf.data() + ((64 - ((uintptr_t) buf.data() % 64)) % 64);
     memset(w + ws, 0xA5, kGuard);
@@ -213,7 +232,7 @@ inline void run(lm_ggml_tensor * dst, int nth) {
 // Before each run dst is poisoned so every element must be written again;
 // in-place ops pass `reset` instead, which restores their input.
 inline void check(lm_ggml_tensor * dst, const Ref & ref, double max_nmse, const std::string & what = "",
-                  const std::function<void()> & reset = {}) {
+                  const std::function<void()> & reset = {}, const Kernel & kernel = {}) {
     SCOPED_TRACE(what);
     Ref first;
     for (int nth : {1, 2, 3}) {
@@ -224,7 +243,7 @@ inline void check(lm_ggml_tensor * dst, const Ref & ref, double max_nmse, const 
             lmtest::Rng poison(99);
             fill(dst, poison, 1e6, 2e6);
         }
-        run(dst, nth);
+        run(dst, nth, kernel);
         const Ref got = read(dst);
         const double e = nmse(ref, got);
         EXPECT_LE(e, max_nmse);

@@ -1,9 +1,11 @@
 // MUL_MAT, MUL_MAT_ID and OUT_PROD against double-precision references:
 // odd and even sizes, broadcasts over dims 2 and 3, permuted / strided
 // operands, F32 / F16 / BF16 / block-quantized weights, 1-3 threads.
+#include "cpu/kernels/la_ops.h"
 #include "la_test_util.h"
 
 using latest::get;
+namespace la = lmggml::cpu::la;
 
 namespace {
 
@@ -139,6 +141,72 @@ TEST(LaMulMat, QuantizedWeights) {
     }
 }
 
+// The decode path (rows through to_float, then dot_f32), which a weight type
+// takes when it has no direct dot: forced here for types that do have one.
+namespace {
+
+la::Plan decode_plan(lm_ggml_type t) {
+    la::Plan p{};
+    p.to_float     = la::decoder_of(t);
+    p.vec_dot_type = LM_GGML_TYPE_F32;
+    p.ok           = p.to_float != nullptr;
+    return p;
+}
+
+// a filled with random weights (quantized through the library for block types)
+// and its values as F32 rows, (K, rows) in a's row order
+std::vector<float> fill_weights(lm_ggml_tensor * a, lmtest::Rng & rng) {
+    const int64_t K = a->ne[0], rows = a->ne[1] * a->ne[2] * a->ne[3];
+    std::vector<float> dec((size_t) (K * rows));
+    if (!lm_ggml_is_quantized(a->type)) {
+        latest::fill(a, rng);
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t k = 0; k < K; ++k)
+                dec[(size_t) (r * K + k)] = (float) get(a, k, r % a->ne[1], (r / a->ne[1]) % a->ne[2], r / (a->ne[1] * a->ne[2]));
+        return dec;
+    }
+    std::vector<float> w(dec.size());
+    for (float & v : w) {
+        v = (float) rng.uniform(-1, 1);
+    }
+    lm_ggml_quantize_chunk(a->type, w.data(), a->data, 0, rows, K, nullptr);
+    for (int64_t r = 0; r < rows; ++r) {
+        la::decoder_of(a->type)((const char *) a->data + r * a->nb[1], dec.data() + r * K, K);
+    }
+    return dec;
+}
+
+} // namespace
+
+TEST(LaMulMat, DecodePath) {
+    for (lm_ggml_type ta : {LM_GGML_TYPE_F16, LM_GGML_TYPE_BF16, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_K}) {
+        for (int64_t N : {1, 70}) {
+            const la::Plan plan = decode_plan(ta);
+            ASSERT_TRUE(plan.ok) << lm_ggml_type_name(ta);
+            latest::Context ctx;
+            lmtest::Rng     rng(lmtest::seed_from_name(lm_ggml_type_name(ta)) + N);
+            const int64_t   K = 256, M = 37;
+            lm_ggml_tensor * a = lm_ggml_new_tensor_3d(ctx, ta, K, M, 2);
+            lm_ggml_tensor * b = lm_ggml_new_tensor_4d(ctx, LM_GGML_TYPE_F32, K, N, 4, 2); // a broadcast over dims 2, 3
+            const std::vector<float> dec = fill_weights(a, rng);
+            latest::fill(b, rng);
+            lm_ggml_tensor * dst = lm_ggml_mul_mat(ctx, a, b);
+            const latest::Ref ref = latest::make_ref(dst, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+                double s = 0;
+                for (int64_t k = 0; k < K; ++k) {
+                    s += (double) dec[(size_t) (((i2 / 2) * M + i0) * K + k)] * get(b, k, i1, i2, i3);
+                }
+                return s;
+            });
+            const latest::Kernel kernel{
+                [plan](const lm_cpu_params * p, lm_ggml_tensor * d) { la::mul_mat_forward_with(p, d, plan); },
+                [plan](const lm_ggml_tensor * d, int n) { return la::mul_mat_work_size_with(d, n, plan); }};
+            // weights decoded exactly and activations kept F32: as tight as F32
+            latest::check(dst, ref, kF32Limit, std::string(lm_ggml_type_name(ta)) + " N" + std::to_string(N), {}, kernel);
+        }
+    }
+}
+
 TEST(LaMulMat, RefusesWhatItDoesNotImplement) {
     latest::Context ctx;
     lm_ggml_tensor * a  = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, 8, 4);
@@ -195,6 +263,59 @@ void mul_mat_id_case(lm_ggml_type ta, int64_t K, int64_t M, int64_t n_as, int64_
 }
 
 } // namespace
+
+TEST(LaMulMatId, DecodePath) {
+    latest::Context ctx;
+    lmtest::Rng     rng(71);
+    const int64_t   K = 64, M = 12, n_as = 5, n_used = 2, n_tok = 9;
+    lm_ggml_tensor * as  = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_Q8_0, K, M, n_as);
+    lm_ggml_tensor * b   = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, K, n_used, n_tok);
+    lm_ggml_tensor * ids = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_I32, n_used, n_tok);
+    const std::vector<float> dec = fill_weights(as, rng);
+    latest::fill(b, rng);
+    for (int64_t t = 0; t < n_tok; ++t) {
+        for (int64_t s = 0; s < n_used; ++s) {
+            ((int32_t *) ids->data)[t * n_used + s] = (int32_t) ((t + 2 * s) % n_as);
+        }
+    }
+    lm_ggml_tensor * dst = lm_ggml_mul_mat_id(ctx, as, b, ids);
+    const latest::Ref ref = latest::make_ref(dst, [&](int64_t i0, int64_t s, int64_t t, int64_t) {
+        const int32_t e = ((const int32_t *) ids->data)[t * n_used + s];
+        double        acc = 0;
+        for (int64_t k = 0; k < K; ++k) {
+            acc += (double) dec[(size_t) ((e * M + i0) * K + k)] * get(b, k, s, t);
+        }
+        return acc;
+    });
+    const la::Plan       plan = decode_plan(LM_GGML_TYPE_Q8_0);
+    const latest::Kernel kernel{
+        [plan](const lm_cpu_params * p, lm_ggml_tensor * d) { la::mul_mat_id_forward_with(p, d, plan); },
+        [plan](const lm_ggml_tensor * d, int n) { return la::mul_mat_id_work_size_with(d, n, plan); }};
+    latest::check(dst, ref, kF32Limit, "q8_0 decoded", {}, kernel);
+}
+
+// An id outside [0, n_as) must not read out of bounds; its column becomes 0.
+TEST(LaMulMatId, InvalidExpertGivesZeros) {
+    latest::Context ctx;
+    lmtest::Rng     rng(72);
+    lm_ggml_tensor * as  = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 8, 4, 3);
+    lm_ggml_tensor * b   = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 8, 1, 2);
+    lm_ggml_tensor * ids = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_I32, 2, 2);
+    latest::fill(as, rng);
+    latest::fill(b, rng);
+    const int32_t expert[4] = {1, 7, -1, 2}; // (slot, token): (0,0)=1 (1,0)=7 (0,1)=-1 (1,1)=2
+    memcpy(ids->data, expert, sizeof(expert));
+    lm_ggml_tensor * dst = lm_ggml_mul_mat_id(ctx, as, b, ids);
+    const latest::Ref ref = latest::make_ref(dst, [&](int64_t i0, int64_t s, int64_t t, int64_t) {
+        const int32_t e = expert[t * 2 + s];
+        double        acc = 0;
+        for (int64_t k = 0; e >= 0 && e < 3 && k < 8; ++k) {
+            acc += get(as, k, i0, e) * get(b, k, 0, t);
+        }
+        return acc;
+    });
+    latest::check(dst, ref, kF32Limit, "invalid ids");
+}
 
 TEST(LaMulMatId, ExpertsPerToken) {
     mul_mat_id_case(LM_GGML_TYPE_F32, 32, 10, 4, 2, 2, 5);  // more weight rows than pairs

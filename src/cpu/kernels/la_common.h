@@ -58,7 +58,9 @@ inline float fp16_to_f32(lm_ggml_fp16_t h) {
     const float normal = std::bit_cast<float>((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
     // subnormal: 0.5 + m * 2^-24, minus 0.5, is exactly m * 2^-24
     const float subnormal = std::bit_cast<float>((two_w >> 17) | (126u << 23)) - 0.5f;
-    const uint32_t mag = two_w < (1u << 27) ? std::bit_cast<uint32_t>(subnormal) : std::bit_cast<uint32_t>(normal);
+    // select without a branch (a conditional here stops vectorisation)
+    const uint32_t is_sub = 0u - (uint32_t) (two_w < (1u << 27));
+    const uint32_t mag    = (std::bit_cast<uint32_t>(subnormal) & is_sub) | (std::bit_cast<uint32_t>(normal) & ~is_sub);
     return std::bit_cast<float>(sign | mag);
 }
 

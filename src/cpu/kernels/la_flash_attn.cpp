@@ -75,14 +75,11 @@ bool flash_attn_ext_supports(const lm_ggml_tensor * dst) {
         (kp.vec_dot_type != LM_GGML_TYPE_F32 && q->ne[0] % lm_ggml_blck_size(kp.vec_dot_type) != 0)) {
         return false;
     }
-    if (v->type < 0 || v->type >= LM_GGML_TYPE_COUNT || v->nb[0] != lm_ggml_type_size(v->type)) {
+    if (v->type != LM_GGML_TYPE_F32 && v->type != LM_GGML_TYPE_F16 && decoder_of(v->type) == nullptr) {
         return false;
     }
-    if (v->type != LM_GGML_TYPE_F32 && v->type != LM_GGML_TYPE_F16) {
-        const lm_ggml_type_traits * tr = lm_ggml_get_type_traits(v->type);
-        if (tr == nullptr || tr->to_float == nullptr) {
-            return false;
-        }
+    if (v->nb[0] != lm_ggml_type_size(v->type)) {
+        return false;
     }
     const int64_t D = q->ne[0];
     if (k->ne[0] != D || v->ne[0] != D || k->ne[1] != v->ne[1] || k->ne[2] == 0 || k->ne[3] == 0 ||
@@ -104,16 +101,23 @@ bool flash_attn_ext_supports(const lm_ggml_tensor * dst) {
 }
 
 size_t flash_attn_ext_work_size(const lm_ggml_tensor * dst, int n_threads) {
-    return (size_t) n_threads * layout_of(dst, plan_for(dst->src[1]->type)).per_thread();
+    return flash_attn_ext_work_size_with(dst, n_threads, plan_for(dst->src[1]->type));
 }
 
 void flash_attn_ext_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
+    flash_attn_ext_forward_with(params, dst, plan_for(dst->src[1]->type));
+}
+
+size_t flash_attn_ext_work_size_with(const lm_ggml_tensor * dst, int n_threads, const Plan & kp) {
+    return (size_t) n_threads * layout_of(dst, kp).per_thread();
+}
+
+void flash_attn_ext_forward_with(const lm_cpu_params * params, lm_ggml_tensor * dst, const Plan & kp) {
     const lm_ggml_tensor * q    = dst->src[0];
     const lm_ggml_tensor * k    = dst->src[1];
     const lm_ggml_tensor * v    = dst->src[2];
     const lm_ggml_tensor * mask = dst->src[3];
 
-    const Plan   kp = plan_for(k->type);
     const Layout l  = layout_of(dst, kp);
     char *       w  = (char *) params->wdata + (size_t) params->ith * l.per_thread();
     float *      acc  = (float *) w;
@@ -122,7 +126,7 @@ void flash_attn_ext_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) 
     float *      vdec = (float *) (w + l.acc + l.q + l.k);
 
     const lm_ggml_to_float_t v_to_float =
-        (v->type == LM_GGML_TYPE_F32 || v->type == LM_GGML_TYPE_F16) ? nullptr : lm_ggml_get_type_traits(v->type)->to_float;
+        (v->type == LM_GGML_TYPE_F32 || v->type == LM_GGML_TYPE_F16) ? nullptr : decoder_of(v->type);
 
     const int64_t D      = q->ne[0];
     const int64_t n_q    = q->ne[1];

@@ -112,14 +112,20 @@ bool mul_mat_supports(const lm_ggml_tensor * dst) {
 }
 
 size_t mul_mat_work_size(const lm_ggml_tensor * dst, int n_threads) {
-    const Plan p = plan_for(dst->src[0]->type);
-    return converted_bytes(p, dst->src[1]) + (size_t) n_threads * dequant_row_bytes(p, dst->src[0]);
+    return mul_mat_work_size_with(dst, n_threads, plan_for(dst->src[0]->type));
 }
 
 void mul_mat_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
+    mul_mat_forward_with(params, dst, plan_for(dst->src[0]->type));
+}
+
+size_t mul_mat_work_size_with(const lm_ggml_tensor * dst, int n_threads, const Plan & p) {
+    return converted_bytes(p, dst->src[1]) + (size_t) n_threads * dequant_row_bytes(p, dst->src[0]);
+}
+
+void mul_mat_forward_with(const lm_cpu_params * params, lm_ggml_tensor * dst, const Plan & p) {
     const lm_ggml_tensor * a = dst->src[0];
     const lm_ggml_tensor * b = dst->src[1];
-    const Plan             p = plan_for(a->type);
     char *                 w = (char *) params->wdata;
 
     convert_rows(params, p, b, w);
@@ -133,10 +139,13 @@ void mul_mat_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
 
     // Chunking as ggml: 16x16 (64 for vector products); when that gives too
     // few chunks to balance, one chunk per thread along the longer side.
-    const int64_t nth   = params->nth;
-    const int64_t chunk = (nr0 == 1 || nr1 == 1) ? 64 : 16;
-    int64_t       nc0   = (nr0 + chunk - 1) / chunk;
-    int64_t       nc1   = (nr1 + chunk - 1) / chunk;
+    // The dequantize path takes 64 b rows per chunk so that each a row is
+    // decoded once for all of them.
+    const int64_t nth    = params->nth;
+    const int64_t chunk  = (nr0 == 1 || nr1 == 1) ? 64 : 16;
+    const int64_t chunk1 = p.vec_dot != nullptr ? chunk : std::max(chunk, kDequantCols);
+    int64_t       nc0    = (nr0 + chunk - 1) / chunk;
+    int64_t       nc1    = (nr1 + chunk1 - 1) / chunk1;
     if (nc0 * nc1 < nth * 4) {
         nc0 = nr0 > nr1 ? nth : 1;
         nc1 = nr0 > nr1 ? 1 : nth;

@@ -148,13 +148,20 @@ bool mul_mat_id_supports(const lm_ggml_tensor * dst) {
 }
 
 size_t mul_mat_id_work_size(const lm_ggml_tensor * dst, int n_threads) {
-    return layout_of(plan_for(dst->src[0]->type), dst).total(n_threads);
+    return mul_mat_id_work_size_with(dst, n_threads, plan_for(dst->src[0]->type));
 }
 
 void mul_mat_id_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
+    mul_mat_id_forward_with(params, dst, plan_for(dst->src[0]->type));
+}
+
+size_t mul_mat_id_work_size_with(const lm_ggml_tensor * dst, int n_threads, const Plan & p) {
+    return layout_of(p, dst).total(n_threads);
+}
+
+void mul_mat_id_forward_with(const lm_cpu_params * params, lm_ggml_tensor * dst, const Plan & p) {
     const lm_ggml_tensor * as = dst->src[0];
     const lm_ggml_tensor * b  = dst->src[1];
-    const Plan             p  = plan_for(as->type);
     const Layout           l  = layout_of(p, dst);
 
     char *    w      = (char *) params->wdata;

@@ -6,6 +6,7 @@
 // needed, work_size (bytes of params->wdata for n_threads threads).
 
 #include "kernel.h"
+#include "la_vec_dot.h"
 
 namespace lmggml::cpu::la {
 
@@ -48,5 +49,16 @@ bool   rope_supports(const lm_ggml_tensor * dst);
 void   flash_attn_ext_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
 size_t flash_attn_ext_work_size(const lm_ggml_tensor * dst, int n_threads);
 bool   flash_attn_ext_supports(const lm_ggml_tensor * dst);
+
+// The same three kernels with an explicit plan for the weight (K) type
+// instead of plan_for(type): the registered entry points call these, and
+// tests use them to force the decode path (to_float + dot_f32) for a type
+// that has a direct dot. The plan must suit the operand types.
+void   mul_mat_forward_with(const lm_cpu_params * params, lm_ggml_tensor * dst, const Plan & plan);
+size_t mul_mat_work_size_with(const lm_ggml_tensor * dst, int n_threads, const Plan & plan);
+void   mul_mat_id_forward_with(const lm_cpu_params * params, lm_ggml_tensor * dst, const Plan & plan);
+size_t mul_mat_id_work_size_with(const lm_ggml_tensor * dst, int n_threads, const Plan & plan);
+void   flash_attn_ext_forward_with(const lm_cpu_params * params, lm_ggml_tensor * dst, const Plan & k_plan);
+size_t flash_attn_ext_work_size_with(const lm_ggml_tensor * dst, int n_threads, const Plan & k_plan);
 
 } // namespace lmggml::cpu::la

@@ -5,7 +5,7 @@
 // Threads own whole dst rows (zeroed, then accumulated over k in ascending
 // order, as ggml does), so no barrier is needed.
 #include "la_ops.h"
-#include "la_common.h"
+#include "la_vec_dot.h"
 
 namespace lmggml::cpu::la {
 namespace {
@@ -23,14 +23,11 @@ bool out_prod_supports(const lm_ggml_tensor * dst) {
         b->type != LM_GGML_TYPE_F32) {
         return false;
     }
-    if (a->type < 0 || a->type >= LM_GGML_TYPE_COUNT || a->nb[0] != lm_ggml_type_size(a->type)) {
+    if (a->type != LM_GGML_TYPE_F32 && decoder_of(a->type) == nullptr) {
         return false;
     }
-    if (a->type != LM_GGML_TYPE_F32) {
-        const lm_ggml_type_traits * tr = lm_ggml_get_type_traits(a->type);
-        if (tr == nullptr || tr->to_float == nullptr) {
-            return false;
-        }
+    if (a->nb[0] != lm_ggml_type_size(a->type)) {
+        return false;
     }
     return dst->ne[0] == a->ne[0] && dst->ne[1] == b->ne[0] && dst->ne[2] == b->ne[2] && dst->ne[3] == b->ne[3] &&
            a->ne[1] == b->ne[1] && a->ne[2] > 0 && a->ne[3] > 0 && b->ne[2] % a->ne[2] == 0 &&
@@ -54,7 +51,7 @@ void out_prod_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
 
     lm_ggml_to_float_t to_float = nullptr;
     if (a->type != LM_GGML_TYPE_F32) {
-        to_float = lm_ggml_get_type_traits(a->type)->to_float;
+        to_float = decoder_of(a->type);
     }
     float * decoded = (float *) ((char *) params->wdata + (size_t) params->ith * row_bytes(a));
 

@@ -53,9 +53,17 @@ const lm_cpu_vec_dot_traits * lm_cpu_get_vec_dot_traits(lm_ggml_type type) {
 
 namespace lmggml::cpu::la {
 
+lm_ggml_to_float_t decoder_of(lm_ggml_type type) {
+    if (type < 0 || type >= LM_GGML_TYPE_COUNT || lm_ggml_blck_size(type) <= 0) {
+        return nullptr; // removed type numbers have no traits
+    }
+    const lm_ggml_type_traits * tr = lm_ggml_get_type_traits(type);
+    return tr != nullptr ? tr->to_float : nullptr;
+}
+
 Plan plan_for(lm_ggml_type weight_type) {
     Plan p{};
-    if (weight_type < 0 || weight_type >= LM_GGML_TYPE_COUNT) {
+    if (weight_type < 0 || weight_type >= LM_GGML_TYPE_COUNT || lm_ggml_blck_size(weight_type) <= 0) {
         return p;
     }
     if (const lm_cpu_vec_dot_traits * t = lm_cpu_get_vec_dot_traits(weight_type)) {
@@ -66,9 +74,8 @@ Plan plan_for(lm_ggml_type weight_type) {
         return p;
     }
     // dequantize path: needs a row decoder; activations stay F32
-    const lm_ggml_type_traits * tr = lm_ggml_get_type_traits(weight_type);
-    if (tr != nullptr && tr->to_float != nullptr) {
-        p.to_float     = tr->to_float;
+    if (lm_ggml_to_float_t to_float = decoder_of(weight_type)) {
+        p.to_float     = to_float;
         p.vec_dot_type = LM_GGML_TYPE_F32;
         p.ok           = true;
     }

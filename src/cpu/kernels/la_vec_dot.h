@@ -39,6 +39,10 @@ struct Plan {
 
 Plan plan_for(lm_ggml_type weight_type);
 
+// The type's row decoder (type traits to_float), or NULL when it has none or
+// the value is not a type at all (checked quietly: kernels do not log).
+lm_ggml_to_float_t decoder_of(lm_ggml_type type);
+
 // One weight row (already addressed) times one activation row of vec_dot_type.
 // `scratch` holds n floats and is only used on the dequantize path.
 inline float plan_dot(const Plan & p, int64_t n, const void * w, const void * a, float * scratch) {
