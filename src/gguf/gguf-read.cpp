@@ -295,6 +295,12 @@ bool check_data_layout(Reader & r, lm_gguf_context & ctx, const FieldOffsets & f
     const uint64_t data_offset  = (end_of_infos + ctx.alignment - 1) / ctx.alignment * ctx.alignment;
     ctx.offset = (size_t) data_offset;
     ctx.size   = 0;
+    if (!ctx.info.empty() && data_offset > r.size()) {
+        // writers always pad up to the data section; also bounds what
+        // writing this context back out can cost (alignment up to 2^31)
+        return r.fail_at(end_of_infos, "the data section would start at %llu, past the end of the %llu-byte file",
+                         (unsigned long long) data_offset, (unsigned long long) r.size());
+    }
 
     struct Range { uint64_t begin, end; size_t id; };
     std::vector<Range> ranges;
@@ -367,7 +373,9 @@ bool make_ggml_context(Reader & r, lm_gguf_context & ctx, bool no_alloc, lm_ggml
         }
         lm_ggml_set_name(cur, ti.t.name);
         if (blob != nullptr) {
-            cur->data  = blob + ti.offset;
+            // an empty tensor may name any offset (nothing is read there):
+            // keep its pointer inside the blob
+            cur->data  = blob + std::min<uint64_t>(ti.offset, ctx.size);
             ti.t.data  = cur->data; // lets the context be written back out
         }
     }

@@ -59,7 +59,7 @@ bool try_zero_copy(lm_ggml_backend_dev_t dev, const MappedFile & file, const std
     // weights: ggml's tensor alignment of 32 bytes, GGUF's default.
     const size_t align = std::clamp<size_t>(lm_ggml_backend_buffer_get_alignment(buf), 1, TENSOR_ALIGNMENT);
     for (const Placement & p : places) {
-        if (p.file_offset % align != 0) { // the mapping itself starts on a page
+        if (p.nbytes != 0 && p.file_offset % align != 0) { // the mapping itself starts on a page
             lm_ggml_backend_buffer_free(buf);
             return false;
         }
@@ -91,8 +91,10 @@ Result<LoadedWeights> load_weights(const lm_gguf_context * gguf, std::shared_ptr
         for (const lm_gguf_tensor_info & ti : gguf->info) {
             size_t nbytes = 0;
             tensor_nbytes(ti.t.type, ti.t.ne, &nbytes);
-            const uint64_t begin = (uint64_t) gguf->offset + ti.offset;
-            if (nbytes != 0 && (begin > file->size() || nbytes > file->size() - begin)) {
+            uint64_t begin = (uint64_t) gguf->offset + ti.offset;
+            if (nbytes == 0) {
+                begin = std::min<uint64_t>(begin, file->size()); // empty: may name any offset
+            } else if (begin < ti.offset || begin > file->size() || nbytes > file->size() - begin) {
                 return R::failure("tensor '" + std::string(ti.t.name) + "' lies outside '" + file->path() +
                                   "' (was the gguf context read from this file?)");
             }
