@@ -3,9 +3,9 @@
 
 #include <mutex>
 
-// Quantized formats (src/quant) fill in their conversion functions here once.
-// This weak default keeps the core usable on its own; src/quant overrides it.
-extern "C" __attribute__((weak)) void lm_quant_fill_traits(struct lm_ggml_type_traits * /*table*/) {}
+// Quantized formats (src/quant/traits.cpp) fill in their conversion functions
+// once. A strong reference, so static links always pull the formats in.
+extern "C" void lm_quant_fill_traits(struct lm_ggml_type_traits * table);
 
 namespace {
 
