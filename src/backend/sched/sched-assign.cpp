@@ -17,6 +17,7 @@
 //   4. views follow their source; sources without a backend follow their
 //      first consumer; whatever is still open (unused leafs) goes to the CPU.
 // View-only ops (VIEW/RESHAPE/PERMUTE/TRANSPOSE) are skipped by passes 2-3.
+// Every pass works on table slots (index_graph) rather than hashing pointers.
 
 #include "backend/sched/sched-internal.h"
 
@@ -29,7 +30,7 @@ constexpr int kFail = -2; // a tensor pinned to memory no backend can run it fro
 class Assigner {
 public:
     Assigner(lm_ggml_backend_sched * s, lm_ggml_cgraph * g)
-        : s_(s), g_(g), n_(static_cast<int>(s->backends.size())), cpu_(n_ - 1) {}
+        : s_(s), tab_(s->table), g_(g), n_(static_cast<int>(s->backends.size())), cpu_(n_ - 1) {}
 
     bool run() {
         if (!fixed_placements()) return false;
@@ -41,49 +42,30 @@ public:
         }
         if (!place_rest()) return false;
         follow_sources();
-        if (overflow_) {
-            LM_GGML_LOG_ERROR("lm_ggml_backend_sched: graph has more tensors than its node and leaf lists say\n");
-            return false;
-        }
         return true;
     }
 
 private:
     lm_ggml_backend_sched * s_;
+    TensorTable &           tab_;
     lm_ggml_cgraph *        g_;
     const int               n_;
     const int               cpu_;
-    bool                    overflow_ = false;
-    int                     scratch_  = -1;
 
-    int & id(lm_ggml_tensor * t) {
-        const size_t i = s_->table.slot(t);
-        if (i == SIZE_MAX) {
-            overflow_ = true;
-            scratch_  = cpu_;
-            return scratch_;
-        }
-        return s_->table.backend(i);
-    }
+    int & id(int slot) { return tab_.backend((size_t) slot); }
+    int   node_slot(int i) const { return s_->node_slot[(size_t) i]; }
+    int   src_slot(int i, int j) const { return s_->src_slot[(size_t) i * LM_GGML_MAX_SRC + (size_t) j]; }
 
     bool supports_op(int b, const lm_ggml_tensor * op) const {
         return lm_ggml_backend_supports_op(s_->backends[(size_t) b], op);
     }
 
-    bool supports_buft(int b, lm_ggml_backend_buffer_type_t buft) const {
-        return lm_ggml_backend_supports_buft(s_->backends[(size_t) b], buft);
-    }
-
     // first backend that can use `buf` and run `op`, -1 if none
     int from_buffer(lm_ggml_backend_buffer_t buf, const lm_ggml_tensor * op) const {
         for (int b = 0; b < n_; b++) {
-            if (supports_buft(b, buf->buft) && supports_op(b, op)) return b;
+            if (lm_ggml_backend_supports_buft(s_->backends[(size_t) b], buf->buft) && supports_op(b, op)) return b;
         }
         return -1;
-    }
-
-    bool buffer_supported(const lm_ggml_tensor * t, int b) const {
-        return sched::buffer_supported(s_, t, b);
     }
 
     // pass 1 for one tensor: backend id, -1 (open) or kFail
@@ -129,16 +111,14 @@ private:
 
     bool fixed_placements() {
         for (int i = 0; i < g_->n_leafs; i++) {
-            lm_ggml_tensor * t = g_->leafs[i];
-            const int b = initial(t);
+            const int b = initial(g_->leafs[i]);
             if (b == kFail) return false;
-            id(t) = b;
+            id(s_->leaf_slot[(size_t) i]) = b;
         }
         for (int i = 0; i < g_->n_nodes; i++) {
-            lm_ggml_tensor * t = g_->nodes[i];
-            const int b = initial(t);
+            const int b = initial(g_->nodes[i]);
             if (b == kFail) return false;
-            id(t) = b;
+            id(node_slot(i)) = b;
         }
         return true;
     }
@@ -146,9 +126,10 @@ private:
     void expand(bool forward, bool skip_cpu) {
         int cur = -1;
         for (int k = 0; k < g_->n_nodes; k++) {
-            lm_ggml_tensor * node = g_->nodes[forward ? k : g_->n_nodes - 1 - k];
+            const int i = forward ? k : g_->n_nodes - 1 - k;
+            lm_ggml_tensor * node = g_->nodes[i];
             if (is_view_op(node->op)) continue;
-            int & b = id(node);
+            int & b = id(node_slot(i));
             if (b != -1) {
                 cur = (skip_cpu && b == cpu_) ? -1 : b;
             } else if (cur != -1 && supports_op(cur, node)) {
@@ -157,44 +138,51 @@ private:
         }
     }
 
+    // the best backend for an unassigned node, -1 if none supports it
+    int best_backend(int i, lm_ggml_tensor * node) {
+        int best = -1, best_n = -1;
+        for (int c = 0; c < n_; c++) {
+            if (!supports_op(c, node)) continue;
+            int n_ok = 0;
+            for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
+                const int ss = src_slot(i, j);
+                if (ss < 0) continue;
+                const int vs    = tab_.view_slot((size_t) ss);
+                const bool known = id(ss) != -1 || (vs >= 0 && id(vs) != -1);
+                if (known && buffer_supported(s_, ss, c)) n_ok++;
+            }
+            if (n_ok > best_n) {
+                best_n = n_ok;
+                best   = c;
+            }
+        }
+        return best;
+    }
+
     bool place_rest() {
         for (int i = 0; i < g_->n_nodes; i++) {
             lm_ggml_tensor * node = g_->nodes[i];
             if (is_view_op(node->op)) continue;
-            const int b = id(node);
+            int & b = id(node_slot(i));
             if (b == -1) {
-                int best = -1, best_n = -1;
-                for (int c = 0; c < n_; c++) {
-                    if (!supports_op(c, node)) continue;
-                    int n_ok = 0;
-                    for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
-                        lm_ggml_tensor * src = node->src[j];
-                        if (src == nullptr) continue;
-                        const bool known = id(src) != -1 || (src->view_src != nullptr && id(src->view_src) != -1);
-                        if (known && buffer_supported(src, c)) n_ok++;
-                    }
-                    if (n_ok > best_n) {
-                        best_n = n_ok;
-                        best   = c;
-                    }
-                }
-                if (best < 0) {
+                b = best_backend(i, node);
+                if (b < 0) {
                     LM_GGML_LOG_ERROR("lm_ggml_backend_sched: no backend supports op %s for node '%s'\n",
                                       lm_ggml_op_desc(node), node->name);
                     return false;
                 }
-                id(node) = best;
-            } else {
-                for (int c = 0; c < b; c++) {
-                    if (s_->bufts[(size_t) c] != s_->bufts[(size_t) b] || !supports_op(c, node)) continue;
-                    bool all = true;
-                    for (int j = 0; j < LM_GGML_MAX_SRC && all; j++) {
-                        if (node->src[j] != nullptr && !buffer_supported(node->src[j], c)) all = false;
-                    }
-                    if (all) {
-                        id(node) = c;
-                        break;
-                    }
+                continue;
+            }
+            for (int c = 0; c < b; c++) {
+                if (s_->bufts[(size_t) c] != s_->bufts[(size_t) b] || !supports_op(c, node)) continue;
+                bool all = true;
+                for (int j = 0; j < LM_GGML_MAX_SRC && all; j++) {
+                    const int ss = src_slot(i, j);
+                    if (ss >= 0 && !buffer_supported(s_, ss, c)) all = false;
+                }
+                if (all) {
+                    b = c;
+                    break;
                 }
             }
         }
@@ -204,48 +192,50 @@ private:
     void follow_sources() {
         // views take their source's backend; open sources take their first consumer's
         for (int i = 0; i < g_->n_nodes; i++) {
-            lm_ggml_tensor * node = g_->nodes[i];
-            int & nb = id(node);
-            if (node->view_src != nullptr && nb == -1) nb = id(node->view_src);
-            const int node_b = nb;
+            const int ns = node_slot(i);
+            const int nv = tab_.view_slot((size_t) ns);
+            if (nv >= 0 && id(ns) == -1) id(ns) = id(nv);
+            const int node_b = id(ns);
             for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
-                lm_ggml_tensor * src = node->src[j];
-                if (src == nullptr) continue;
-                int & sb = id(src);
-                if (sb == -1) sb = src->view_src != nullptr ? id(src->view_src) : node_b;
+                const int ss = src_slot(i, j);
+                if (ss < 0 || id(ss) != -1) continue;
+                const int vs = tab_.view_slot((size_t) ss);
+                id(ss) = vs >= 0 ? id(vs) : node_b;
             }
         }
         // chains of views over open leafs: hand the consumer's backend upstream
         for (int i = g_->n_nodes - 1; i >= 0; i--) {
-            lm_ggml_tensor * node = g_->nodes[i];
-            const int node_b = id(node);
+            const int node_b = id(node_slot(i));
             if (node_b == -1) continue;
             for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
-                lm_ggml_tensor * src = node->src[j];
-                if (src == nullptr) continue;
-                if (id(src) == -1) id(src) = node_b;
-                if (src->view_src != nullptr && id(src->view_src) == -1) id(src->view_src) = node_b;
+                const int ss = src_slot(i, j);
+                if (ss < 0) continue;
+                if (id(ss) == -1) id(ss) = node_b;
+                const int vs = tab_.view_slot((size_t) ss);
+                if (vs >= 0 && id(vs) == -1) id(vs) = node_b;
             }
         }
         for (int i = 0; i < g_->n_nodes; i++) {
-            if (id(g_->nodes[i]) == -1) id(g_->nodes[i]) = cpu_;
+            if (id(node_slot(i)) == -1) id(node_slot(i)) = cpu_;
         }
         for (int i = 0; i < g_->n_leafs; i++) {
-            if (id(g_->leafs[i]) == -1) id(g_->leafs[i]) = cpu_;
+            if (id(s_->leaf_slot[(size_t) i]) == -1) id(s_->leaf_slot[(size_t) i]) = cpu_;
         }
     }
 };
 
 } // namespace
 
-bool buffer_supported(const lm_ggml_backend_sched * s, const lm_ggml_tensor * t, int b) {
-    lm_ggml_backend_buffer_t      buf  = storage_buffer(t);
+bool buffer_supported(const lm_ggml_backend_sched * s, int slot, int b) {
+    const TensorTable &           tab  = s->table;
+    lm_ggml_backend_buffer_t      buf  = storage_buffer(tab.key((size_t) slot));
     lm_ggml_backend_buffer_type_t buft = nullptr;
     if (buf != nullptr) {
         buft = buf->buft;
     } else {
-        int tb = s->table.backend_of(t);
-        if (tb < 0 && t->view_src != nullptr) tb = s->table.backend_of(t->view_src);
+        int tb = tab.backend((size_t) slot);
+        const int vs = tab.view_slot((size_t) slot);
+        if (tb < 0 && vs >= 0) tb = tab.backend((size_t) vs);
         if (tb >= 0) buft = s->bufts[(size_t) tb];
     }
     return buft != nullptr && lm_ggml_backend_supports_buft(s->backends[(size_t) b], buft);

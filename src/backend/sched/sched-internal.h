@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -31,14 +32,11 @@ constexpr int kMaxCopies = 4; // pipeline copies in parallel mode (ggml's value)
 // Open-addressing table keyed by tensor pointer: the backend id of every
 // tensor of the graph being scheduled and, for tensors that are copied, the
 // index of their copies in Sched::copy_table. Cleared at every split.
+// Power-of-two capacity with a multiplicative hash: the scheduler looks
+// tensors up tens of thousands of times per graph, so no division per probe.
 class TensorTable {
 public:
-    TensorTable() = default;
-    ~TensorTable();
-    TensorTable(const TensorTable &) = delete;
-    TensorTable & operator=(const TensorTable &) = delete;
-
-    // Makes room for n tensors at a low load factor; clears the table.
+    // Makes room for n tensors at a load factor <= 1/2; clears the table.
     // False (nothing logged) when memory runs out.
     bool prepare(size_t n);
     void clear();
@@ -48,14 +46,24 @@ public:
     // Backend id of t, or -1 when t is unknown or unassigned (no insertion).
     int backend_of(const lm_ggml_tensor * t) const;
 
+    lm_ggml_tensor * key(size_t slot) const { return keys_[slot]; }
     int & backend(size_t slot) { return backend_[slot]; }
+    int   backend(size_t slot) const { return backend_[slot]; }
     int & copy_index(size_t slot) { return copy_index_[slot]; }
-    bool  empty() const { return set_.size == 0; }
+    int & view_slot(size_t slot) { return view_slot_[slot]; } // slot of key's view_src, -1 if none
+    int   view_slot(size_t slot) const { return view_slot_[slot]; }
 
 private:
-    lm_ggml_hash_set set_{};
-    std::vector<int> backend_;    // (set_.size) backend id or -1
-    std::vector<int> copy_index_; // (set_.size) first entry in copy_table or -1
+    size_t home(const lm_ggml_tensor * t) const {
+        return (size_t) (((uint64_t) (uintptr_t) t * 0x9E3779B97F4A7C15ull) >> shift_);
+    }
+    std::vector<lm_ggml_tensor *> keys_; // (capacity) nullptr = empty
+    std::vector<int> backend_;           // (capacity) backend id or -1
+    std::vector<int> copy_index_;        // (capacity) first entry in copy_table or -1
+    std::vector<int> view_slot_;         // (capacity) slot of the view source or -1
+    size_t mask_  = 0;
+    int    shift_ = 64;
+    size_t used_  = 0;
 };
 
 // Stable storage for copy tensors (their addresses go into user nodes' src).
@@ -80,9 +88,9 @@ struct SplitInput {
 
 struct Split {
     int backend_id = 0;
-    int i_start = 0, i_end = 0; // node range [i_start, i_end) of the user graph
-    std::vector<SplitInput> inputs;
-    lm_ggml_cgraph graph{}; // view of the user graph's nodes [i_start, i_end)
+    int i_start = 0, i_end = 0;         // node range [i_start, i_end) of the user graph
+    size_t in_begin = 0, in_end = 0;    // its inputs: Sched::split_inputs[in_begin, in_end)
+    lm_ggml_cgraph graph{};             // view of the user graph's nodes [i_start, i_end)
 };
 
 // A user node source pointed at a copy; re-pointed when the pipeline copy
@@ -109,9 +117,13 @@ struct lm_ggml_backend_sched {
 
     // state of the last split graph
     lmggml::sched::TensorTable          table;
+    std::vector<int> node_slot; // (n_nodes) table slot of each node
+    std::vector<int> leaf_slot; // (n_leafs)
+    std::vector<int> src_slot;  // (n_nodes * LM_GGML_MAX_SRC) slot of node i's source j, -1 if none
     lmggml::sched::TensorPool           pool;
     std::vector<lm_ggml_tensor *>       copy_table; // (n_copied * n_backends * n_copies)
     std::vector<lmggml::sched::Split>   splits;
+    std::vector<lmggml::sched::SplitInput> split_inputs; // of all splits, in split order
     std::vector<lmggml::sched::Rewire>  rewires;
     int rewired_copy = 0; // copy index the rewired sources point at now
     int n_inputs     = 0; // tensors copied between backends per evaluation
@@ -132,6 +144,11 @@ struct lm_ggml_backend_sched {
 
 namespace lmggml::sched {
 
+// The inputs of one split.
+inline std::span<const SplitInput> inputs_of(const lm_ggml_backend_sched * s, const Split & sp) {
+    return {s->split_inputs.data() + sp.in_begin, sp.in_end - sp.in_begin};
+}
+
 // Backend id of `backend` in the scheduler, -1 when absent.
 int backend_index(const lm_ggml_backend_sched * s, lm_ggml_backend_t backend);
 
@@ -150,9 +167,13 @@ inline bool is_view_op(lm_ggml_op op) {
            op == LM_GGML_OP_TRANSPOSE;
 }
 
-// Can backend b read t where it lives, or where it will live once the
-// tensor's assigned backend allocates it?
-bool buffer_supported(const lm_ggml_backend_sched * s, const lm_ggml_tensor * t, int b);
+// Can backend b read the tensor in table slot `slot` where it lives, or where
+// it will live once its assigned backend allocates it?
+bool buffer_supported(const lm_ggml_backend_sched * s, int slot, int b);
+
+// Fills the table and node_slot/leaf_slot/src_slot for `graph`, so later
+// passes work on slot numbers instead of hashing pointers again.
+bool index_graph(lm_ggml_backend_sched * s, lm_ggml_cgraph * graph);
 
 // Passes 1-4: gives every node and leaf of `graph` a backend id in s->table.
 // False (logged) when a node cannot run anywhere.

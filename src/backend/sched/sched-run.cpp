@@ -112,7 +112,7 @@ lm_ggml_status compute_splits(lm_ggml_backend_sched * s) {
     bool stop = false;
     for (Split & sp : s->splits) {
         lm_ggml_backend_t backend = s->backends[(size_t) sp.backend_id];
-        for (const SplitInput & in : sp.inputs) {
+        for (const SplitInput & in : inputs_of(s, sp)) {
             copy_input(s, sp, in);
         }
         if (s->callback_eval == nullptr) {
@@ -124,7 +124,7 @@ lm_ggml_status compute_splits(lm_ggml_backend_sched * s) {
             return status;
         }
         lm_ggml_backend_event_t ev = event_of(s, sp.backend_id);
-        if (!sp.inputs.empty() && ev != nullptr) {
+        if (sp.in_end > sp.in_begin && ev != nullptr) {
             lm_ggml_backend_event_record(ev, backend);
         }
         if (stop) {

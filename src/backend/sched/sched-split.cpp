@@ -41,19 +41,20 @@ lm_ggml_tensor * make_copy(lm_ggml_backend_sched * s, lm_ggml_tensor * src, int 
 
 // New split at node i when a weight it reads sits on another backend whose
 // memory this one cannot use: the previous weight copies can then be freed.
-bool weight_forces_split(lm_ggml_backend_sched * s, const lm_ggml_tensor * node, int cur) {
+bool weight_forces_split(lm_ggml_backend_sched * s, const lm_ggml_tensor * node, int i, int cur) {
     for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
         const lm_ggml_tensor * src = node->src[j];
         if (src == nullptr) continue;
         lm_ggml_backend_buffer_t buf = storage_buffer(src);
         if (buf == nullptr || lm_ggml_backend_buffer_get_usage(buf) != LM_GGML_BACKEND_BUFFER_USAGE_WEIGHTS) continue;
-        if (s->table.backend_of(src) != cur && !buffer_supported(s, src, cur)) return true;
+        const int ss = s->src_slot[(size_t) i * LM_GGML_MAX_SRC + (size_t) j];
+        if (s->table.backend((size_t) ss) != cur && !buffer_supported(s, ss, cur)) return true;
     }
     return false;
 }
 
-// gives node's source j a copy on backend `cur` when needed; false on failure
-bool route_source(lm_ggml_backend_sched * s, Split & split, lm_ggml_tensor * node, int j, int cur) {
+// gives source j of node i a copy on backend `cur` when needed; false on failure
+bool route_source(lm_ggml_backend_sched * s, lm_ggml_tensor * node, int i, int j, int cur) {
     lm_ggml_tensor * src = node->src[j];
     if (s->pool.contains(src)) {
         LM_GGML_LOG_ERROR("lm_ggml_backend_sched: node '%s' reads '%s', a copy made by this scheduler: the graph "
@@ -61,17 +62,12 @@ bool route_source(lm_ggml_backend_sched * s, Split & split, lm_ggml_tensor * nod
                           node->name, src->name);
         return false;
     }
-    const size_t slot = s->table.slot(src);
-    if (slot == SIZE_MAX) {
-        LM_GGML_LOG_ERROR("lm_ggml_backend_sched: tensor table full at '%s'\n", src->name);
-        return false;
-    }
-    const int sb = s->table.backend(slot);
-    if (sb == cur || buffer_supported(s, src, cur)) {
+    const int ss = s->src_slot[(size_t) i * LM_GGML_MAX_SRC + (size_t) j];
+    if (s->table.backend((size_t) ss) == cur || buffer_supported(s, ss, cur)) {
         return true;
     }
     const int n_b = static_cast<int>(s->backends.size());
-    int & base = s->table.copy_index(slot);
+    int & base = s->table.copy_index((size_t) ss);
     if (base < 0) {
         base = static_cast<int>(s->copy_table.size());
         s->copy_table.resize(s->copy_table.size() + (size_t) (n_b * s->n_copies), nullptr);
@@ -86,7 +82,7 @@ bool route_source(lm_ggml_backend_sched * s, Split & split, lm_ggml_tensor * nod
             }
             s->copy_table[(size_t) (first + c)] = t;
         }
-        split.inputs.push_back({src, first});
+        s->split_inputs.push_back({src, first});
     }
     node->src[j] = s->copy_table[(size_t) (first + s->cur_copy)];
     s->rewires.push_back({node, j, first});
@@ -94,30 +90,34 @@ bool route_source(lm_ggml_backend_sched * s, Split & split, lm_ggml_tensor * nod
 }
 
 bool cut(lm_ggml_backend_sched * s, lm_ggml_cgraph * g) {
+    auto backend_of_node = [s](int i) { return s->table.backend((size_t) s->node_slot[(size_t) i]); };
     int i = 0;
     while (i < g->n_nodes && is_view_op(g->nodes[i]->op)) i++;
     Split split;
-    split.backend_id = s->table.backend_of(g->nodes[i < g->n_nodes ? i : 0]);
+    split.backend_id = backend_of_node(i < g->n_nodes ? i : 0);
     split.i_start    = 0;
     int cur = split.backend_id;
     for (; i < g->n_nodes; i++) {
         lm_ggml_tensor * node = g->nodes[i];
         if (is_view_op(node->op)) continue;
-        const int nb = s->table.backend_of(node);
-        if (nb != cur || (!split.inputs.empty() && weight_forces_split(s, node, cur))) {
-            split.i_end = i;
-            s->splits.push_back(std::move(split));
+        const int nb = backend_of_node(i);
+        if (nb != cur || (s->split_inputs.size() > split.in_begin && weight_forces_split(s, node, i, cur))) {
+            split.i_end  = i;
+            split.in_end = s->split_inputs.size();
+            s->splits.push_back(split);
             split            = Split{};
             split.backend_id = nb;
             split.i_start    = i;
+            split.in_begin   = s->split_inputs.size();
             cur              = nb;
         }
         for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
-            if (node->src[j] != nullptr && !route_source(s, split, node, j, cur)) return false;
+            if (node->src[j] != nullptr && !route_source(s, node, i, j, cur)) return false;
         }
     }
-    split.i_end = g->n_nodes;
-    s->splits.push_back(std::move(split));
+    split.i_end  = g->n_nodes;
+    split.in_end = s->split_inputs.size();
+    s->splits.push_back(split);
     return true;
 }
 
@@ -132,19 +132,19 @@ void build_graph(lm_ggml_backend_sched * s, lm_ggml_cgraph * g) {
     int n_inputs = 0;
     for (Split & sp : s->splits) {
         sp.graph = lm_ggml_graph_view(g, sp.i_start, sp.i_end);
-        for (const SplitInput & in : sp.inputs) {
+        for (const SplitInput & in : inputs_of(s, sp)) {
             s->graph_nodes.push_back(s->copy_table[(size_t) (in.first + s->cur_copy)]);
             s->node_ids.push_back(sp.backend_id);
             n_inputs++;
         }
         for (int k = sp.i_start; k < sp.i_end; k++) {
             s->graph_nodes.push_back(g->nodes[k]);
-            s->node_ids.push_back(s->table.backend_of(g->nodes[k]));
+            s->node_ids.push_back(s->table.backend((size_t) s->node_slot[(size_t) k]));
         }
     }
     if (s->n_copies > 1) {
         for (const Split & sp : s->splits) {
-            for (const SplitInput & in : sp.inputs) {
+            for (const SplitInput & in : inputs_of(s, sp)) {
                 for (int c = 0; c < s->n_copies; c++) {
                     s->graph_leafs.push_back(s->copy_table[(size_t) (in.first + c)]);
                     s->leaf_ids.push_back(sp.backend_id);
@@ -154,7 +154,7 @@ void build_graph(lm_ggml_backend_sched * s, lm_ggml_cgraph * g) {
     }
     for (int k = 0; k < g->n_leafs; k++) {
         s->graph_leafs.push_back(g->leafs[k]);
-        s->leaf_ids.push_back(s->table.backend_of(g->leafs[k]));
+        s->leaf_ids.push_back(s->table.backend((size_t) s->leaf_slot[(size_t) k]));
     }
     s->n_inputs = n_inputs;
 
@@ -180,6 +180,7 @@ void clear_graph_state(lm_ggml_backend_sched * s) {
     s->pool.reset();
     s->copy_table.clear();
     s->splits.clear();
+    s->split_inputs.clear();
     s->rewires.clear();
     s->n_inputs     = 0;
     s->rewired_copy = s->cur_copy;
@@ -208,7 +209,7 @@ bool split_graph(lm_ggml_backend_sched * s, lm_ggml_cgraph * graph) {
         LM_GGML_LOG_ERROR("lm_ggml_backend_sched: out of memory for a graph of %d nodes\n", graph->n_nodes);
         return false;
     }
-    if (!assign_backends(s, graph) || !build_splits(s, graph)) {
+    if (!index_graph(s, graph) || !assign_backends(s, graph) || !build_splits(s, graph)) {
         clear_graph_state(s);
         return false;
     }
@@ -223,8 +224,8 @@ void print_assignments(lm_ggml_backend_sched * s, lm_ggml_cgraph * graph) {
         const Split & sp = s->splits[k];
         LM_GGML_LOG_DEBUG("## SPLIT #%zu: %s, nodes %d..%d, %zu inputs:", k,
                           lm_ggml_backend_name(s->backends[(size_t) sp.backend_id]), sp.i_start, sp.i_end - 1,
-                          sp.inputs.size());
-        for (const SplitInput & in : sp.inputs) {
+                          sp.in_end - sp.in_begin);
+        for (const SplitInput & in : inputs_of(s, sp)) {
             LM_GGML_LOG_DEBUG(" [%s %zu B]", in.src->name, lm_ggml_nbytes(in.src));
         }
         LM_GGML_LOG_DEBUG("\n");

@@ -9,59 +9,70 @@
 
 namespace lmggml::sched {
 
-TensorTable::~TensorTable() {
-    lm_ggml_hash_set_free(&set_);
-}
-
 bool TensorTable::prepare(size_t n) {
-    // load factor <= 1/2 keeps linear probing short
-    const size_t want = lm_ggml_hash_size(2 * n + 16);
-    if (set_.size < want) {
-        lm_ggml_hash_set fresh = lm_ggml_hash_set_new(want);
-        if (fresh.keys == nullptr || fresh.used == nullptr) {
-            lm_ggml_hash_set_free(&fresh);
-            return false;
-        }
+    size_t cap = 64;
+    int bits = 6;
+    while (cap < 2 * n + 16) {
+        cap <<= 1;
+        bits++;
+    }
+    if (keys_.size() < cap) {
         try {
-            backend_.assign(fresh.size, -1);
-            copy_index_.assign(fresh.size, -1);
+            keys_.assign(cap, nullptr);
+            backend_.assign(cap, -1);
+            copy_index_.assign(cap, -1);
+            view_slot_.assign(cap, -1);
         } catch (const std::bad_alloc &) {
-            lm_ggml_hash_set_free(&fresh);
+            keys_.clear();
+            backend_.clear();
+            copy_index_.clear();
+            view_slot_.clear();
+            mask_  = 0;
+            shift_ = 64;
             return false;
         }
-        lm_ggml_hash_set_free(&set_);
-        set_ = fresh;
+        mask_  = cap - 1;
+        shift_ = 64 - bits;
     }
     clear();
     return true;
 }
 
 void TensorTable::clear() {
-    if (set_.size == 0) {
-        return;
-    }
-    lm_ggml_hash_set_reset(&set_);
+    std::fill(keys_.begin(), keys_.end(), nullptr);
     std::fill(backend_.begin(), backend_.end(), -1);
     std::fill(copy_index_.begin(), copy_index_.end(), -1);
+    std::fill(view_slot_.begin(), view_slot_.end(), -1);
+    used_ = 0;
 }
 
 size_t TensorTable::slot(lm_ggml_tensor * t) {
-    if (set_.size == 0) {
+    if (keys_.empty()) {
         return SIZE_MAX;
     }
-    const size_t i = lm_ggml_hash_find_or_insert(&set_, t);
-    return i == LM_GGML_HASHSET_FULL ? SIZE_MAX : i;
+    size_t i = home(t);
+    while (keys_[i] != nullptr) {
+        if (keys_[i] == t) return i;
+        i = (i + 1) & mask_;
+    }
+    if (used_ + 1 >= keys_.size()) {
+        return SIZE_MAX; // keep one slot empty so probes always end
+    }
+    keys_[i] = t;
+    used_++;
+    return i;
 }
 
 int TensorTable::backend_of(const lm_ggml_tensor * t) const {
-    if (set_.size == 0 || t == nullptr) {
+    if (keys_.empty() || t == nullptr) {
         return -1;
     }
-    const size_t i = lm_ggml_hash_find(&set_, t);
-    if (i == LM_GGML_HASHSET_FULL || !lm_ggml_bitset_get(set_.used, i)) {
-        return -1;
+    size_t i = home(t);
+    while (keys_[i] != nullptr) {
+        if (keys_[i] == t) return backend_[i];
+        i = (i + 1) & mask_;
     }
-    return backend_[i];
+    return -1;
 }
 
 lm_ggml_tensor * TensorPool::take() {
@@ -86,6 +97,45 @@ bool TensorPool::contains(const lm_ggml_tensor * t) const {
         }
     }
     return false;
+}
+
+bool index_graph(lm_ggml_backend_sched * s, lm_ggml_cgraph * g) {
+    TensorTable & tab = s->table;
+    bool ok = true;
+    // slot of t (and of its view source), -1 when the table is full
+    auto put = [&](lm_ggml_tensor * t) -> int {
+        const size_t i = tab.slot(t);
+        if (i == SIZE_MAX) {
+            ok = false;
+            return -1;
+        }
+        if (t->view_src != nullptr && tab.view_slot(i) < 0) {
+            const size_t v = tab.slot(t->view_src);
+            if (v == SIZE_MAX) {
+                ok = false;
+                return -1;
+            }
+            tab.view_slot(i) = (int) v;
+        }
+        return (int) i;
+    };
+    s->leaf_slot.resize((size_t) g->n_leafs);
+    s->node_slot.resize((size_t) g->n_nodes);
+    s->src_slot.assign((size_t) g->n_nodes * LM_GGML_MAX_SRC, -1);
+    for (int i = 0; i < g->n_leafs && ok; i++) {
+        s->leaf_slot[(size_t) i] = put(g->leafs[i]);
+    }
+    for (int i = 0; i < g->n_nodes && ok; i++) {
+        lm_ggml_tensor * node = g->nodes[i];
+        s->node_slot[(size_t) i] = put(node);
+        for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
+            if (node->src[j] != nullptr) s->src_slot[(size_t) i * LM_GGML_MAX_SRC + (size_t) j] = put(node->src[j]);
+        }
+    }
+    if (!ok) {
+        LM_GGML_LOG_ERROR("lm_ggml_backend_sched: graph has more tensors than its node and leaf lists say\n");
+    }
+    return ok;
 }
 
 } // namespace lmggml::sched
