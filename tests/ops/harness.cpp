@@ -335,6 +335,54 @@ TEST(OpTables, NamesAreUniqueAndWellFormed) {
     EXPECT_GT(tables().t2.size(), 10u);
 }
 
+// Builds every case's graph (no data, no device) and checks that the tables
+// exercise every op SPEC §2 lists, and every unary function.
+TEST(OpTables, CoverEveryListedOp) {
+    std::set<int> ops_t1, ops_t2, unary;
+    for (int tier = 1; tier <= 2; ++tier) {
+        for (const OpCase & c : tier == 1 ? tables().t1 : tables().t2) {
+            lm_ggml_init_params ip = {};
+            ip.mem_size = lm_ggml_tensor_overhead() * kGraphSize + lm_ggml_graph_overhead_custom(kGraphSize, false);
+            ip.no_alloc = true;
+            std::unique_ptr<lm_ggml_context, CtxDeleter> ctx(lm_ggml_init(ip));
+            ASSERT_NE(ctx, nullptr);
+            Builder b(ctx.get(), 1);
+            lm_ggml_tensor * out = c.build(b);
+            ASSERT_NE(out, nullptr) << c.name;
+            lm_ggml_cgraph * g = lm_ggml_new_graph_custom(ctx.get(), kGraphSize, false);
+            lm_ggml_build_forward_expand(g, out);
+            for (int i = 0; i < lm_ggml_graph_n_nodes(g); ++i) {
+                lm_ggml_tensor * n = lm_ggml_graph_node(g, i);
+                (tier == 1 ? ops_t1 : ops_t2).insert(n->op);
+                if (n->op == LM_GGML_OP_UNARY) {
+                    unary.insert(lm_ggml_get_unary_op(n));
+                }
+            }
+        }
+    }
+    const lm_ggml_op tier1[] = {
+        LM_GGML_OP_DUP, LM_GGML_OP_ADD, LM_GGML_OP_ADD1, LM_GGML_OP_ACC, LM_GGML_OP_SUB, LM_GGML_OP_MUL,
+        LM_GGML_OP_DIV, LM_GGML_OP_SQR, LM_GGML_OP_SQRT, LM_GGML_OP_LOG, LM_GGML_OP_SIN, LM_GGML_OP_COS,
+        LM_GGML_OP_SUM, LM_GGML_OP_SUM_ROWS, LM_GGML_OP_MEAN, LM_GGML_OP_ARGMAX, LM_GGML_OP_REPEAT,
+        LM_GGML_OP_CONCAT, LM_GGML_OP_NORM, LM_GGML_OP_RMS_NORM, LM_GGML_OP_MUL_MAT, LM_GGML_OP_MUL_MAT_ID,
+        LM_GGML_OP_SCALE, LM_GGML_OP_SET, LM_GGML_OP_CPY, LM_GGML_OP_CONT, LM_GGML_OP_RESHAPE, LM_GGML_OP_VIEW,
+        LM_GGML_OP_PERMUTE, LM_GGML_OP_TRANSPOSE, LM_GGML_OP_GET_ROWS, LM_GGML_OP_DIAG_MASK_INF,
+        LM_GGML_OP_SOFT_MAX, LM_GGML_OP_ROPE, LM_GGML_OP_CLAMP, LM_GGML_OP_ARGSORT, LM_GGML_OP_FLASH_ATTN_EXT,
+        LM_GGML_OP_UNARY};
+    const lm_ggml_op tier2[] = {
+        LM_GGML_OP_GROUP_NORM, LM_GGML_OP_IM2COL, LM_GGML_OP_POOL_1D, LM_GGML_OP_POOL_2D, LM_GGML_OP_UPSCALE,
+        LM_GGML_OP_PAD, LM_GGML_OP_ARANGE, LM_GGML_OP_TIMESTEP_EMBEDDING, LM_GGML_OP_LEAKY_RELU, LM_GGML_OP_OUT_PROD};
+    for (lm_ggml_op op : tier1) {
+        EXPECT_TRUE(ops_t1.count(op)) << "no tier-1 case computes " << lm_ggml_op_name(op);
+    }
+    for (lm_ggml_op op : tier2) {
+        EXPECT_TRUE(ops_t2.count(op)) << "no tier-2 case computes " << lm_ggml_op_name(op);
+    }
+    for (int u = 0; u < LM_GGML_UNARY_OP_COUNT; ++u) {
+        EXPECT_TRUE(unary.count(u)) << "no case computes unary " << lm_ggml_unary_op_name(static_cast<lm_ggml_unary_op>(u));
+    }
+}
+
 TEST(OpTables, CpuDeviceIsRegistered) {
     lmtest::load_backends_once(LMGGML_PLUGIN_DIR);
     int cpus = 0;
