@@ -189,7 +189,7 @@ double nmse_floor(lm_ggml_type out_type) {
 }
 
 // Sets *outcome; uses fatal assertions, so it returns early on failure.
-void run_case(const Param & p, Outcome * outcome) {
+void run_case(const Param & p, Outcome * outcome, std::string * why_unsupported) {
     *outcome = Outcome::Failed;
     const OpCase & c = *p.c;
 
@@ -226,6 +226,7 @@ void run_case(const Param & p, Outcome * outcome) {
             return;
         }
         *outcome = Outcome::Unsupported;
+        *why_unsupported = unsupported.front();
         return;
     }
 
@@ -308,13 +309,14 @@ class OpConformance : public ::testing::TestWithParam<Param> {};
 TEST_P(OpConformance, MatchesReference) {
     const Param & p = GetParam();
     Outcome o = Outcome::Failed;
-    run_case(p, &o);
+    std::string why;
+    run_case(p, &o, &why);
     if (::testing::Test::HasFailure()) {
         o = Outcome::Failed;
     }
     record(config_key(p) + (p.c->tier == 1 ? " tier1" : " tier2"), p.c->name, o);
     if (o == Outcome::Unsupported) {
-        GTEST_SKIP() << p.c->name << ": not supported by " << p.dev.name;
+        GTEST_SKIP() << p.c->name << ": not supported by " << p.dev.name << " (" << why << ")";
     }
 }
 
