@@ -66,6 +66,11 @@ TEST(BufferType, ProvidedSlotsAreUsed) {
     CtxPtr ctx(lmtest::new_meta_ctx());
     lm_ggml_tensor * t = lm_ggml_new_tensor_1d(ctx.get(), LM_GGML_TYPE_F32, 10); // 40 bytes
     EXPECT_EQ(lm_ggml_backend_buft_get_alloc_size(mini.buft, t), 256u);
+    lm_ggml_backend_buffer_t b = lm_ggml_backend_buft_alloc_buffer(mini.buft, 1024);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(lm_ggml_backend_buffer_get_alloc_size(b, t), 256u);
+    EXPECT_EQ(lm_ggml_backend_buffer_get_max_size(b), 1024u);
+    lm_ggml_backend_buffer_free(b);
 
     // beyond max size: refused with one line
     BackendLogCapture log;

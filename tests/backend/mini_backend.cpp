@@ -1,6 +1,8 @@
 #include "mini_backend.h"
 
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 namespace minibk {
@@ -18,6 +20,19 @@ struct state {
 struct buffer_mem {
     std::vector<std::max_align_t> words; // 16-byte aligned storage
 };
+
+// The buffers have no free_buffer slot (that is the point of this backend),
+// so their memory and the backend instances are kept here until exit:
+// reachable, hence not reported by LeakSanitizer.
+struct keeper {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<buffer_mem>> buffers;
+    std::vector<std::unique_ptr<state>> states;
+};
+keeper & kept() {
+    static keeper k;
+    return k;
+}
 
 state * st_of_buft(lm_ggml_backend_buffer_type_t buft) { return static_cast<state *>(buft->context); }
 state * st_of_dev(lm_ggml_backend_dev_t dev) { return static_cast<state *>(dev->context); }
@@ -47,6 +62,10 @@ const char * buft_name(lm_ggml_backend_buffer_type_t buft) { return st_of_buft(b
 lm_ggml_backend_buffer_t buft_alloc(lm_ggml_backend_buffer_type_t buft, size_t size) {
     auto * mem = new buffer_mem;
     mem->words.resize((size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
+    {
+        std::lock_guard lock(kept().mutex);
+        kept().buffers.emplace_back(mem);
+    }
     return lm_ggml_backend_buffer_init(buft, kBufIface, mem, size);
 }
 size_t buft_alignment(lm_ggml_backend_buffer_type_t) { return kAlignment; }
@@ -125,6 +144,10 @@ lm_ggml_backend_dev_t reg_dev_get(lm_ggml_backend_reg_t r, size_t i) {
 
 Mini make(const Config & cfg) {
     auto * s = new state;
+    {
+        std::lock_guard lock(kept().mutex);
+        kept().states.emplace_back(s);
+    }
     s->cfg = cfg;
     s->reg = {
         .api_version = LM_GGML_BACKEND_API_VERSION,
