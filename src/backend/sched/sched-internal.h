@@ -39,6 +39,7 @@ public:
     // Makes room for n tensors at a load factor <= 1/2; clears the table.
     // False (nothing logged) when memory runs out.
     bool prepare(size_t n);
+    // Empties the table in O(entries): only the slots in use are reset.
     void clear();
 
     // Slot of t, inserting it when absent; SIZE_MAX when the table is full.
@@ -61,9 +62,9 @@ private:
     std::vector<int> backend_;           // (capacity) backend id or -1
     std::vector<int> copy_index_;        // (capacity) first entry in copy_table or -1
     std::vector<int> view_slot_;         // (capacity) slot of the view source or -1
+    std::vector<size_t> used_;           // slots in use, for clear()
     size_t mask_  = 0;
     int    shift_ = 64;
-    size_t used_  = 0;
 };
 
 // Stable storage for copy tensors (their addresses go into user nodes' src).

@@ -10,6 +10,9 @@
 namespace lmggml::sched {
 
 bool TensorTable::prepare(size_t n) {
+    if (n > (SIZE_MAX >> 8)) {
+        return false; // no graph is that large: the capacity below would overflow
+    }
     size_t cap = 64;
     int bits = 6;
     while (cap < 2 * n + 16) {
@@ -18,6 +21,7 @@ bool TensorTable::prepare(size_t n) {
     }
     if (keys_.size() < cap) {
         try {
+            used_.reserve(cap);
             keys_.assign(cap, nullptr);
             backend_.assign(cap, -1);
             copy_index_.assign(cap, -1);
@@ -27,23 +31,23 @@ bool TensorTable::prepare(size_t n) {
             backend_.clear();
             copy_index_.clear();
             view_slot_.clear();
+            used_.clear();
             mask_  = 0;
             shift_ = 64;
             return false;
         }
+        used_.clear();
         mask_  = cap - 1;
         shift_ = 64 - bits;
+        return true;
     }
     clear();
     return true;
 }
 
 void TensorTable::clear() {
-    std::fill(keys_.begin(), keys_.end(), nullptr);
-    std::fill(backend_.begin(), backend_.end(), -1);
-    std::fill(copy_index_.begin(), copy_index_.end(), -1);
-    std::fill(view_slot_.begin(), view_slot_.end(), -1);
-    used_ = 0;
+    for (size_t i : used_) keys_[i] = nullptr;
+    used_.clear();
 }
 
 size_t TensorTable::slot(lm_ggml_tensor * t) {
@@ -55,11 +59,14 @@ size_t TensorTable::slot(lm_ggml_tensor * t) {
         if (keys_[i] == t) return i;
         i = (i + 1) & mask_;
     }
-    if (used_ + 1 >= keys_.size()) {
+    if (used_.size() + 1 >= keys_.size()) {
         return SIZE_MAX; // keep one slot empty so probes always end
     }
-    keys_[i] = t;
-    used_++;
+    keys_[i]       = t;
+    backend_[i]    = -1;
+    copy_index_[i] = -1;
+    view_slot_[i]  = -1;
+    used_.push_back(i); // capacity reserved in prepare: no allocation
     return i;
 }
 

@@ -10,6 +10,7 @@
 #include "backend/sched/sched-internal.h"
 
 #include <cstdlib>
+#include <exception>
 #include <new>
 
 using lmggml::sched::backend_index;
@@ -121,14 +122,16 @@ lm_ggml_backend_sched_t lm_ggml_backend_sched_new(lm_ggml_backend_t * backends, 
         }
         if (parallel) create_events(s);
         s->galloc = lm_ggml_gallocr_new_n(s->bufts.data(), n_backends);
-        if (s->galloc == nullptr || !s->table.prepare(graph_size)) {
+        // the table grows with the graphs it sees; graph_size is only a first guess
+        const size_t first_guess = graph_size < ((size_t) 1 << 16) ? graph_size : ((size_t) 1 << 16);
+        if (s->galloc == nullptr || !s->table.prepare(first_guess)) {
             LM_GGML_LOG_ERROR("%s: out of memory\n", __func__);
             destroy(s);
             return nullptr;
         }
         if (const char * dbg = std::getenv("LM_GGML_SCHED_DEBUG")) s->debug = std::atoi(dbg);
         return s;
-    } catch (const std::bad_alloc &) {
+    } catch (const std::exception &) { // bad_alloc, length_error: out of memory
         LM_GGML_LOG_ERROR("%s: out of memory\n", __func__);
         if (s) destroy(s);
         return nullptr;
@@ -154,7 +157,7 @@ bool lm_ggml_backend_sched_reserve(lm_ggml_backend_sched_t sched, struct lm_ggml
             LM_GGML_LOG_ERROR("%s: failed to reserve compute buffers for %d nodes\n", __func__, measure_graph->n_nodes);
         }
         return ok;
-    } catch (const std::bad_alloc &) {
+    } catch (const std::exception &) { // bad_alloc, length_error: out of memory
         LM_GGML_LOG_ERROR("%s: out of memory\n", __func__);
         lm_ggml_backend_sched_reset(sched);
         return false;
@@ -213,7 +216,7 @@ void lm_ggml_backend_sched_set_tensor_backend(lm_ggml_backend_sched_t sched, str
     }
     try {
         sched->overrides[node] = b;
-    } catch (const std::bad_alloc &) {
+    } catch (const std::exception &) { // bad_alloc, length_error: out of memory
         LM_GGML_LOG_ERROR("%s: node '%s': out of memory\n", __func__, node->name);
     }
 }
@@ -235,7 +238,7 @@ bool lm_ggml_backend_sched_alloc_graph(lm_ggml_backend_sched_t sched, struct lm_
     try {
         lm_ggml_status why;
         return alloc_graph_impl(sched, graph, &why);
-    } catch (const std::bad_alloc &) {
+    } catch (const std::exception &) { // bad_alloc, length_error: out of memory
         LM_GGML_LOG_ERROR("%s: out of memory\n", __func__);
         lmggml::sched::clear_graph_state(sched);
         return false;
@@ -252,7 +255,7 @@ enum lm_ggml_status lm_ggml_backend_sched_graph_compute_async(lm_ggml_backend_sc
             if (!alloc_graph_impl(sched, graph, &why)) return why;
         }
         return lmggml::sched::compute_splits(sched);
-    } catch (const std::bad_alloc &) {
+    } catch (const std::exception &) { // bad_alloc, length_error: out of memory
         LM_GGML_LOG_ERROR("%s: out of memory\n", __func__);
         return LM_GGML_STATUS_ALLOC_FAILED;
     }
