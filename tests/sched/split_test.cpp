@@ -175,6 +175,25 @@ TEST_F(SchedTest, ForcingANodeOfThePingPongAddsItsCopies) {
     expect_exact(g.out, reference(w, make_input(3, 3), 3)["out"], "forced h2");
 }
 
+TEST_F(SchedTest, AnInputForcedOntoTheDeviceIsAllocatedThere) {
+    Weights w;
+    ASSERT_TRUE(w.init(ref));
+    lm_ggml_backend_sched_t s = make_sched();
+    ASSERT_NE(s, nullptr);
+    PingPong g;
+    g.build(w, 3);
+    lm_ggml_backend_sched_set_tensor_backend(s, g.x, ref);
+    ASSERT_TRUE(lm_ggml_backend_sched_alloc_graph(s, g.graph));
+    ASSERT_NE(g.x->buffer, nullptr);
+    EXPECT_FALSE(lm_ggml_backend_buffer_is_host(g.x->buffer));
+    EXPECT_EQ(g.layer_nodes[0]->src[1], g.x); // read in place, no copy
+    EXPECT_EQ(lm_ggml_backend_sched_get_n_splits(s), 5);
+    EXPECT_EQ(lm_ggml_backend_sched_get_n_inputs(s), 4); // h2, h3, h4, h5
+    set_input(g, 4);
+    ASSERT_EQ(lm_ggml_backend_sched_graph_compute(s, g.graph), LM_GGML_STATUS_SUCCESS);
+    expect_exact(g.out, reference(w, make_input(3, 4), 3)["out"], "x on REFDEV");
+}
+
 TEST_F(SchedTest, ViewsFollowTheirSourceAndStartNoSplit) {
     Weights w;
     ASSERT_TRUE(w.init(ref));
