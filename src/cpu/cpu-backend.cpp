@@ -55,7 +55,9 @@ lm_ggml_threadpool * acquire_pool(cpu_backend_context * ctx, int * n_threads, en
     }
     *n_threads = ctx->n_threads;
     if (ctx->n_threads <= 1) {
-        return nullptr; // runs on the calling thread
+        lm_ggml_threadpool_free(ctx->own_pool); // runs on the calling thread: no idle workers kept
+        ctx->own_pool = nullptr;
+        return nullptr;
     }
     if (ctx->own_pool != nullptr && lm_ggml_threadpool_get_n_threads(ctx->own_pool) == ctx->n_threads) {
         return ctx->own_pool;

@@ -4,8 +4,9 @@
 // Per node, every participating thread calls the op's forward(ith, nth) and
 // then meets the others at a barrier; single-thread ops run on thread 0 only
 // (nth = 1). Layout ops and empty tensors are skipped without a barrier.
-// Thread 0 polls the abort callback after each node; the flag it sets is read
-// by everyone after the barrier, so all threads stop at the same node.
+// Thread 0 polls the abort callback after each node; the node index it
+// records is read by everyone after that node's barrier, so all threads stop
+// at the same node.
 
 #include "cpu/cpu-internal.h"
 #include "cpu/threadpool.h"
@@ -15,6 +16,7 @@
 #include "ggml-cpu.h"
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -58,7 +60,10 @@ struct compute_state {
     size_t                 wsize;
     lm_ggml_abort_callback abort_callback;
     void *                 abort_callback_data;
-    std::atomic<bool>      aborted{false};
+    // Index of the node after which to stop (INT_MAX: none). An index, not
+    // a flag: a slow thread that checks after node i-1 while thread 0 is
+    // already asking about node i must not stop one node early.
+    std::atomic<int>       stop_after{INT_MAX};
 };
 
 void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
@@ -80,10 +85,10 @@ void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
             desc->forward(&params, node);
         }
         if (ith == 0 && st->abort_callback && st->abort_callback(st->abort_callback_data)) {
-            st->aborted.store(true, std::memory_order_relaxed);
+            st->stop_after.store(i, std::memory_order_relaxed);
         }
-        barrier->wait(); // also publishes the abort flag
-        if (st->aborted.load(std::memory_order_relaxed)) {
+        barrier->wait(); // also publishes stop_after
+        if (st->stop_after.load(std::memory_order_relaxed) <= i) {
             break;
         }
     }
@@ -283,7 +288,7 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
         if (status != LM_GGML_STATUS_SUCCESS) {
             return status;
         }
-        return st.aborted.load() ? LM_GGML_STATUS_ABORTED : LM_GGML_STATUS_SUCCESS;
+        return st.stop_after.load() != INT_MAX ? LM_GGML_STATUS_ABORTED : LM_GGML_STATUS_SUCCESS;
     } catch (const std::bad_alloc &) {
         LM_GGML_LOG_ERROR("lm_ggml_graph_compute: out of memory\n");
         return LM_GGML_STATUS_ALLOC_FAILED;

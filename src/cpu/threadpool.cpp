@@ -18,9 +18,14 @@
 #include <thread>
 #include <vector>
 
+#include <climits>
+
 #if defined(__linux__)
+#    include <linux/futex.h>
 #    include <pthread.h>
 #    include <sched.h>
+#    include <sys/syscall.h>
+#    include <unistd.h>
 #endif
 
 namespace {
@@ -45,6 +50,32 @@ constexpr int state_n_active(uint64_t s) { return (int)(s & 0xffffffffu); }
 
 } // namespace
 
+// Sleeping on `phase` uses the futex directly (not std::atomic::wait) so the
+// wake-up protocol is explicit: lost wakeups are excluded by seq_cst ordering
+// between (sleepers++, load phase) and (phase++, load sleepers), one of the
+// two sides always sees the other; the last arriver skips the syscall when
+// nobody sleeps.
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free,
+              "the futex word is the atomic itself");
+
+static void phase_sleep(std::atomic<uint32_t> & phase, uint32_t ph) {
+#if defined(__linux__)
+    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&phase), FUTEX_WAIT_PRIVATE, ph, nullptr, nullptr, 0);
+#else
+    (void)phase;
+    (void)ph;
+    std::this_thread::yield();
+#endif
+}
+
+static void phase_wake_all(std::atomic<uint32_t> & phase) {
+#if defined(__linux__)
+    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&phase), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+#else
+    (void)phase;
+#endif
+}
+
 void lm_cpu_barrier::wait() {
     const int n_threads = n;
     if (n_threads <= 1) {
@@ -54,8 +85,10 @@ void lm_cpu_barrier::wait() {
     if (arrived.fetch_add(1, std::memory_order_acq_rel) == n_threads - 1) {
         // Last to arrive: reset for the next use, then release everyone.
         arrived.store(0, std::memory_order_relaxed);
-        phase.fetch_add(1, std::memory_order_acq_rel);
-        phase.notify_all();
+        phase.fetch_add(1, std::memory_order_seq_cst);
+        if (sleepers.load(std::memory_order_seq_cst) > 0) {
+            phase_wake_all(phase);
+        }
         return;
     }
     for (int i = 0; i < kBarrierSpin; i++) {
@@ -64,9 +97,11 @@ void lm_cpu_barrier::wait() {
         }
         cpu_relax();
     }
-    while (phase.load(std::memory_order_acquire) == ph) {
-        phase.wait(ph, std::memory_order_acquire);
+    sleepers.fetch_add(1, std::memory_order_seq_cst);
+    while (phase.load(std::memory_order_seq_cst) == ph) {
+        phase_sleep(phase, ph); // returns at once if phase already moved on
     }
+    sleepers.fetch_sub(1, std::memory_order_relaxed);
 }
 
 struct lm_ggml_threadpool {
