@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 
 namespace lmggml::sched {
 
@@ -209,7 +210,14 @@ bool split_graph(lm_ggml_backend_sched * s, lm_ggml_cgraph * graph) {
         LM_GGML_LOG_ERROR("lm_ggml_backend_sched: out of memory for a graph of %d nodes\n", graph->n_nodes);
         return false;
     }
-    if (!index_graph(s, graph) || !assign_backends(s, graph) || !build_splits(s, graph)) {
+    bool ok = false;
+    try {
+        ok = index_graph(s, graph) && assign_backends(s, graph) && build_splits(s, graph);
+    } catch (const std::exception &) {
+        LM_GGML_LOG_ERROR("lm_ggml_backend_sched: out of memory while splitting a graph of %d nodes\n", graph->n_nodes);
+    }
+    if (!ok) {
+        restore_sources(s); // a cut that failed half-way leaves the graph as it was
         clear_graph_state(s);
         return false;
     }
