@@ -1,0 +1,53 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "ggml-backend.h"
+#include "graph.h"
+#include "kv_cache.h"
+#include "lmllm/context.h"
+#include "model_impl.h"
+
+namespace lmllm {
+
+struct BuiltGraph {
+    lm_ggml_cgraph * gf = nullptr;
+    lm_ggml_tensor * logits = nullptr; // (n_vocab, n_outputs)
+    GraphInputs in;
+};
+
+struct Context::Impl {
+    explicit Impl(const Model & model_) : model(model_), m(model_.impl()) {}
+    ~Impl();
+    Impl(const Impl &) = delete;
+    Impl & operator=(const Impl &) = delete;
+
+    const Model & model; // must outlive the context
+    const Model::Impl & m;
+    ContextParams params;
+    uint32_t n_batch = 0;
+
+    std::unique_ptr<KvCache> kv;
+    lm_ggml_backend_t backend_cpu = nullptr;
+    lm_ggml_backend_t backend_dev = nullptr; // the model's other device, when it has layers there
+    lm_ggml_backend_sched_t sched = nullptr;
+
+    int32_t max_nodes = 0;
+    std::vector<uint8_t> graph_buf; // holds the per-batch graph context (tensor metadata only)
+    lm_ggml_context * graph_ctx = nullptr;
+    std::vector<float> mask_buf;
+
+    std::vector<float> logits; // (n_vocab, logit_rows)
+    int32_t logit_rows = 0;    // rows held
+    int32_t logit_first = 0;   // token index (in the last decode call) of row 0
+    uint32_t used_before = 0;  // cache fill at the start of the current decode
+
+    Status init(const ContextParams & p);
+    Status decode(const std::vector<Token> & tokens);
+    BuiltGraph build(const BatchLayout & layout);
+    void set_inputs(const BuiltGraph & g, const BatchLayout & layout, const Token * tokens);
+    Status run_batch(const Token * tokens, int32_t n_tokens, int32_t n_outputs, float * logits_out);
+};
+
+} // namespace lmllm
