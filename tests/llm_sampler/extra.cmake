@@ -1,0 +1,2 @@
+# the runner library (llm/): static, links the public lmggml API
+target_link_libraries(test_llm_sampler PRIVATE lmllm)
