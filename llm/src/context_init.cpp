@@ -31,7 +31,10 @@ Status Context::Impl::init(const ContextParams & p) {
         }
     }
 
-    auto kv_r = KvCache::create(m, n_ctx, p.type_k, p.type_v);
+    // Like llama.cpp's offload_kqv: the offloaded layers' cache goes with
+    // them when their device can run attention over it.
+    const bool kv_on_dev = m.dev != nullptr && KvCache::device_can_hold(m.dev, hp, n_ctx, p.type_k, p.type_v);
+    auto kv_r = KvCache::create(m, n_ctx, p.type_k, p.type_v, kv_on_dev);
     if (!kv_r.ok()) {
         return kv_r.status();
     }

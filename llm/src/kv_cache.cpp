@@ -7,7 +7,7 @@
 namespace lmllm {
 
 Result<std::unique_ptr<KvCache>> KvCache::create(const Model::Impl & m, uint32_t n_ctx, lm_ggml_type type_k,
-                                                 lm_ggml_type type_v) {
+                                                 lm_ggml_type type_v, bool on_device) {
     const HParams & hp = m.hp;
     if (lm_ggml_blck_size(type_k) != 1 && (hp.n_embd_head_k % lm_ggml_blck_size(type_k)) != 0) {
         return Status::error(std::string("K cache type ") + lm_ggml_type_name(type_k) + " does not divide the head size");
@@ -26,7 +26,8 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const Model::Impl & m, uint32_t
     for (Placement where : places) {
         std::vector<uint32_t> layers;
         for (uint32_t il = 0; il < hp.n_layer; il++) {
-            if (m.layer_placement(il) == where) {
+            const Placement p = on_device ? m.layer_placement(il) : Placement::CPU;
+            if (p == where) {
                 layers.push_back(il);
             }
         }
@@ -57,6 +58,37 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const Model::Impl & m, uint32_t
     }
     kv->clear();
     return kv;
+}
+
+bool KvCache::device_can_hold(lm_ggml_backend_dev_t dev, const HParams & hp, uint32_t n_ctx, lm_ggml_type type_k,
+                              lm_ggml_type type_v) {
+    lm_ggml_init_params ip = {32 * lm_ggml_tensor_overhead(), nullptr, /*no_alloc =*/true};
+    lm_ggml_context * ctx = lm_ggml_init(ip);
+    if (ctx == nullptr) {
+        return false;
+    }
+    // The same views and ops graph.cpp builds, for a batch of 2 over 32 cells.
+    const int64_t T = 2, n_kv = std::min<int64_t>(32, n_ctx), hd_k = hp.n_embd_head_k, hd_v = hp.n_embd_head_v;
+    const int64_t n_k = hd_k * hp.n_head_kv, n_v = hd_v * hp.n_head_kv;
+    lm_ggml_tensor * kc = lm_ggml_new_tensor_1d(ctx, type_k, n_k * n_ctx);
+    lm_ggml_tensor * vc = lm_ggml_new_tensor_1d(ctx, type_v, n_v * n_ctx);
+    lm_ggml_tensor * k = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, hd_k, hp.n_head_kv, T);
+    lm_ggml_tensor * v = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, n_v, T);
+    lm_ggml_tensor * q = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, hd_k, hp.n_head, T);
+    const size_t v_es = lm_ggml_element_size(vc);
+    lm_ggml_tensor * ops[4];
+    ops[0] = lm_ggml_cpy(ctx, k, lm_ggml_view_1d(ctx, kc, T * n_k, 0));
+    ops[1] = lm_ggml_cpy(ctx, lm_ggml_transpose(ctx, v), lm_ggml_view_2d(ctx, vc, T, n_v, n_ctx * v_es, 0));
+    lm_ggml_tensor * kv3 = lm_ggml_view_3d(ctx, kc, hd_k, n_kv, hp.n_head_kv, lm_ggml_row_size(type_k, n_k), lm_ggml_row_size(type_k, hd_k), 0);
+    ops[2] = lm_ggml_mul_mat(ctx, kv3, lm_ggml_permute(ctx, q, 0, 2, 1, 3));
+    lm_ggml_tensor * vv3 = lm_ggml_view_3d(ctx, vc, n_kv, hd_v, hp.n_head_kv, v_es * n_ctx, v_es * n_ctx * hd_v, 0);
+    ops[3] = lm_ggml_mul_mat(ctx, vv3, ops[2]);
+    bool ok = true;
+    for (lm_ggml_tensor * op : ops) {
+        ok = ok && lm_ggml_backend_dev_supports_op(dev, op);
+    }
+    lm_ggml_free(ctx);
+    return ok;
 }
 
 KvCache::~KvCache() {

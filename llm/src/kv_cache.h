@@ -16,9 +16,16 @@ namespace lmllm {
 
 class KvCache {
 public:
-    // Allocates the cache of each layer on the device holding that layer.
+    // Allocates the cache of each layer on the device holding that layer
+    // when on_device, else every layer's cache on the CPU.
     static Result<std::unique_ptr<KvCache>> create(const Model::Impl & model, uint32_t n_ctx, lm_ggml_type type_k,
-                                                   lm_ggml_type type_v);
+                                                   lm_ggml_type type_v, bool on_device);
+
+    // Whether dev can run the ops that touch the cache directly (the K/V
+    // stores and the two attention products over cache views). A cache on a
+    // device that cannot would leave those ops with no backend at all.
+    static bool device_can_hold(lm_ggml_backend_dev_t dev, const HParams & hp, uint32_t n_ctx, lm_ggml_type type_k,
+                                lm_ggml_type type_v);
     ~KvCache();
     KvCache(const KvCache &) = delete;
     KvCache & operator=(const KvCache &) = delete;
