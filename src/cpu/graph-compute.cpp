@@ -13,6 +13,7 @@
 #include "cpu/kernels/q_convert.h"
 
 #include "core/ggml-impl.h"
+#include "ggml-backend.h"
 #include "ggml-cpu.h"
 
 #include <atomic>
@@ -121,11 +122,24 @@ bool validate_graph(const lm_ggml_cgraph * cgraph) {
                               i, node->name);
             return false;
         }
+        if (node->buffer != nullptr && !lm_ggml_backend_buffer_is_host(node->buffer)) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': tensor is not in host memory (buffer %s)\n",
+                              i, node->name, lm_ggml_backend_buffer_name(node->buffer));
+            return false;
+        }
         for (int s = 0; s < LM_GGML_MAX_SRC; s++) {
             const lm_ggml_tensor * src = node->src[s];
-            if (src != nullptr && src->data == nullptr && !lm_ggml_is_empty_ne(src->ne)) {
+            if (src == nullptr) {
+                continue;
+            }
+            if (src->data == nullptr && !lm_ggml_is_empty_ne(src->ne)) {
                 LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': src[%d] '%s' has no data (not allocated)\n",
                                   i, node->name, s, src->name);
+                return false;
+            }
+            if (src->buffer != nullptr && !lm_ggml_backend_buffer_is_host(src->buffer)) {
+                LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': src[%d] '%s' is not in host memory (buffer %s)\n",
+                                  i, node->name, s, src->name, lm_ggml_backend_buffer_name(src->buffer));
                 return false;
             }
         }

@@ -320,17 +320,29 @@ TEST(CpuDevice, SupportsOnlyHostBuffers) {
     lm_ggml_backend_buffer_t fake_buf = lm_ggml_backend_buffer_init(&fake_buft, iface, device_mem, sizeof(device_mem));
     ASSERT_NE(fake_buf, nullptr);
 
+    lm_ggml_backend_t backend = lm_ggml_backend_cpu_init();
     GraphCtx g;
     lm_ggml_tensor * a = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, 8);
     lm_ggml_tensor * b = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, 8);
     lm_ggml_tensor * c = lm_ggml_add(g.ctx, a, b);
+    lm_ggml_cgraph * gf = lm_ggml_new_graph(g.ctx);
+    lm_ggml_build_forward_expand(gf, c);
+    ASSERT_TRUE(g.alloc(backend));
     EXPECT_TRUE(lm_ggml_backend_dev_supports_op(dev, c));
+    lm_ggml_backend_buffer_t real = a->buffer;
     a->buffer = fake_buf; // a now lives in "device" memory
     EXPECT_FALSE(lm_ggml_backend_dev_supports_op(dev, c));
     lm_ggml_tensor * v = lm_ggml_reshape_2d(g.ctx, a, 4, 2);
     EXPECT_TRUE(lm_ggml_backend_dev_supports_op(dev, v)) << "layout ops need no data access";
-    a->buffer = nullptr;
+    {
+        LogCapture log;
+        EXPECT_EQ(lm_ggml_backend_graph_compute(backend, gf), LM_GGML_STATUS_FAILED) << "refused, not dereferenced";
+        EXPECT_TRUE(log.contains("not in host memory")) << log.text();
+    }
+    a->buffer = real;
+    EXPECT_EQ(lm_ggml_backend_graph_compute(backend, gf), LM_GGML_STATUS_SUCCESS);
     lm_ggml_backend_buffer_free(fake_buf);
+    lm_ggml_backend_free(backend);
 }
 
 TEST(CpuTraits, ConversionsDotProductsAndPairings) {
