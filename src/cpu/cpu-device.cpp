@@ -51,7 +51,14 @@ std::string read_cpu_description() {
 }
 
 struct cpu_device_context {
-    std::string description = read_cpu_description();
+    std::string description = [] {
+        try {
+            return read_cpu_description();
+        } catch (...) { // out of memory while reading: keep the generic name
+            return std::string();
+        }
+    }();
+    const char * c_str() const { return description.empty() ? "CPU" : description.c_str(); }
 };
 
 // Available memory: MemAvailable (counts reclaimable page cache) when the
@@ -87,7 +94,7 @@ const char * cpu_device_get_name(lm_ggml_backend_dev_t dev) {
 }
 
 const char * cpu_device_get_description(lm_ggml_backend_dev_t dev) {
-    return static_cast<cpu_device_context *>(dev->context)->description.c_str();
+    return static_cast<cpu_device_context *>(dev->context)->c_str();
 }
 
 enum lm_ggml_backend_dev_type cpu_device_get_type(lm_ggml_backend_dev_t dev) {
@@ -197,37 +204,48 @@ lm_ggml_backend_buffer_type_t * cpu_device_get_extra_bufts(lm_ggml_backend_dev_t
 }
 
 // Detected features as {name, value} pairs, terminated by {NULL, NULL}.
+std::vector<lm_ggml_backend_feature> list_features() {
+    const lm_cpu_features & f = lm_cpu_get_features();
+    std::vector<lm_ggml_backend_feature> list;
+    const struct { const char * name; bool on; } flags[] = {
+        { "SSE3", f.sse3 },               { "SSSE3", f.ssse3 },
+        { "AVX", f.avx },                 { "AVX_VNNI", f.avx_vnni },
+        { "AVX2", f.avx2 },               { "F16C", f.f16c },
+        { "FMA", f.fma },                 { "AVX512", f.avx512 },
+        { "AVX512_VBMI", f.avx512_vbmi }, { "AVX512_VNNI", f.avx512_vnni },
+        { "AVX512_BF16", f.avx512_bf16 }, { "AMX_INT8", f.amx_int8 },
+        { "NEON", f.neon },               { "ARM_FMA", f.arm_fma },
+        { "FP16_VA", f.fp16_va },         { "DOTPROD", f.dotprod },
+        { "MATMUL_INT8", f.matmul_int8 }, { "SVE", f.sve },
+        { "RISCV_V", f.riscv_v },         { "VSX", f.vsx },
+        { "WASM_SIMD", f.wasm_simd },
+    };
+    for (const auto & flag : flags) {
+        if (flag.on) {
+            list.push_back({ flag.name, "1" });
+        }
+    }
+    if (f.sve_cnt > 0) {
+        static const std::string sve_cnt = std::to_string(f.sve_cnt);
+        list.push_back({ "SVE_CNT", sve_cnt.c_str() });
+    }
+    list.push_back({ nullptr, nullptr });
+    return list;
+}
+
+// Built once; out of memory yields an empty list rather than an exception
+// crossing the C ABI.
 struct lm_ggml_backend_feature * cpu_reg_get_features(lm_ggml_backend_reg_t reg) {
     (void)reg;
+    static lm_ggml_backend_feature no_features[1] = { { nullptr, nullptr } };
     static std::vector<lm_ggml_backend_feature> features = [] {
-        const lm_cpu_features & f = lm_cpu_get_features();
-        std::vector<lm_ggml_backend_feature> list;
-        const struct { const char * name; bool on; } flags[] = {
-            { "SSE3", f.sse3 },               { "SSSE3", f.ssse3 },
-            { "AVX", f.avx },                 { "AVX_VNNI", f.avx_vnni },
-            { "AVX2", f.avx2 },               { "F16C", f.f16c },
-            { "FMA", f.fma },                 { "AVX512", f.avx512 },
-            { "AVX512_VBMI", f.avx512_vbmi }, { "AVX512_VNNI", f.avx512_vnni },
-            { "AVX512_BF16", f.avx512_bf16 }, { "AMX_INT8", f.amx_int8 },
-            { "NEON", f.neon },               { "ARM_FMA", f.arm_fma },
-            { "FP16_VA", f.fp16_va },         { "DOTPROD", f.dotprod },
-            { "MATMUL_INT8", f.matmul_int8 }, { "SVE", f.sve },
-            { "RISCV_V", f.riscv_v },         { "VSX", f.vsx },
-            { "WASM_SIMD", f.wasm_simd },
-        };
-        for (const auto & flag : flags) {
-            if (flag.on) {
-                list.push_back({ flag.name, "1" });
-            }
+        try {
+            return list_features();
+        } catch (...) {
+            return std::vector<lm_ggml_backend_feature>();
         }
-        if (f.sve_cnt > 0) {
-            static const std::string sve_cnt = std::to_string(f.sve_cnt);
-            list.push_back({ "SVE_CNT", sve_cnt.c_str() });
-        }
-        list.push_back({ nullptr, nullptr });
-        return list;
     }();
-    return features.data();
+    return features.empty() ? no_features : features.data();
 }
 
 // Extension functions, looked up by name (names as ggml uses them).
