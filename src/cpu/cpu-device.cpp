@@ -8,7 +8,6 @@
 #include "ggml-backend-impl.h"
 #include "ggml-cpu.h"
 
-#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <string>
