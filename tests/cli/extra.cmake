@@ -1,0 +1,6 @@
+# tests/cli runs the built `lmggml` program (target lmggml-cli, built only
+# with LMGGML_BUILD_TOOLS=ON; without it the tests report themselves skipped).
+if(TARGET lmggml-cli)
+  add_dependencies(test_cli lmggml-cli)
+  target_compile_definitions(test_cli PRIVATE LMGGML_CLI="$<TARGET_FILE:lmggml-cli>")
+endif()

@@ -1,0 +1,99 @@
+// lmggml run: generate text from a prompt and stream it to stdout.
+#include <cstdio>
+
+#include "commands.h"
+#include "common.h"
+#include "generate.h"
+#include "lmllm/chat.h"
+
+namespace cli {
+
+namespace {
+
+// The prompt as the model should see it: wrapped in the chat template with --chat.
+lmllm::Result<std::string> build_prompt(const lmllm::Model & m, const std::string & prompt, const std::string & system,
+                                        bool chat) {
+    if (!chat) return prompt;
+    lmllm::ChatTemplate t = lmllm::detect_chat_template(m.chat_template());
+    if (t == lmllm::ChatTemplate::UNKNOWN) {
+        std::fprintf(stderr, "warning: %s; using chatml\n",
+                     m.chat_template().empty() ? "the model has no chat template" : "unrecognised chat template");
+        t = lmllm::ChatTemplate::CHATML;
+    }
+    std::vector<lmllm::ChatMessage> msgs;
+    if (!system.empty()) msgs.push_back({"system", system});
+    msgs.push_back({"user", prompt});
+    return lmllm::apply_chat_template(t, msgs, true);
+}
+
+} // namespace
+
+int cmd_run(int argc, char ** argv) {
+    const std::string cmd = "run";
+    ModelOptions mo;
+    ContextOptions co;
+    lmllm::SamplerParams sp;
+    std::string prompt, prompt_file, system;
+    int32_t n_predict = 128;
+    bool chat = false, no_summary = false;
+
+    ArgParser p(cmd, "run -m MODEL.gguf -p PROMPT [options]",
+                "Generates text that continues PROMPT (or answers it, with --chat) and streams it to stdout.\n"
+                "A speed summary goes to stderr.");
+    add_model_options(p, mo);
+    p.option({"-p", "--prompt"}, &prompt, "TEXT", "the prompt");
+    p.option({"-f", "--file"}, &prompt_file, "FILE", "read the prompt from a file");
+    p.option({"-n", "--n-predict"}, &n_predict, "N", "tokens to generate, -1: until end of text (default 128)");
+    p.flag({"--chat"}, &chat, "wrap the prompt in the model's chat template");
+    p.option({"--system"}, &system, "TEXT", "with --chat: a system message");
+    p.flag({"--no-summary"}, &no_summary, "do not print the speed summary");
+    add_context_options(p, co);
+    add_sampling_options(p, sp);
+
+    bool help = false;
+    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok()) return fail(cmd, s.message() + " (see lmggml run --help)");
+    if (help) {
+        std::fputs(p.help_text().c_str(), stdout);
+        return 0;
+    }
+    setup_logging(mo.verbose);
+    if (!prompt_file.empty()) {
+        if (!prompt.empty()) return fail(cmd, "give either -p or -f, not both");
+        auto text = read_text_file(prompt_file);
+        if (!text.ok()) return fail(cmd, text.status().message());
+        prompt = text.value();
+    }
+    if (prompt.empty()) return fail(cmd, "no prompt given (use -p TEXT or -f FILE)");
+    if (n_predict < -1) return fail(cmd, "-n must be >= -1");
+    if (lmllm::Status s = check_sampling(sp); !s.ok()) return fail(cmd, s.message());
+
+    auto model = load_model(mo);
+    if (!model.ok()) return fail(cmd, model.status().message());
+    const lmllm::Model & m = *model.value();
+
+    auto text = build_prompt(m, prompt, system, chat);
+    if (!text.ok()) return fail(cmd, text.status().message());
+    // special tokens in the text (e.g. <|im_start|>) become control tokens
+    const std::vector<lmllm::Token> tokens = m.vocab().tokenize(text.value(), true, true);
+    if (tokens.empty()) return fail(cmd, "the prompt tokenizes to nothing");
+
+    auto ctx = make_context(m, co);
+    if (!ctx.ok()) return fail(cmd, ctx.status().message());
+    if (tokens.size() >= ctx.value()->n_ctx())
+        return fail(cmd, "the prompt is " + std::to_string(tokens.size()) + " tokens, longer than the context (" +
+                             std::to_string(ctx.value()->n_ctx()) + "); raise -c");
+
+    lmllm::Sampler sampler(sp);
+    std::vector<lmllm::Token> history;
+    std::string reply;
+    GenerationStats stats;
+    lmllm::Status s = generate(*ctx.value(), m.vocab(), sampler, tokens, n_predict, history, stdout, reply, stats);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+    if (!s.ok()) return fail(cmd, s.message());
+    if (stats.context_full) std::fprintf(stderr, "warning: the context is full (%u tokens); stopped\n", ctx.value()->n_ctx());
+    if (!no_summary) std::fprintf(stderr, "%s\n", speed_summary(stats).c_str());
+    return 0;
+}
+
+} // namespace cli

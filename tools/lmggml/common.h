@@ -1,0 +1,65 @@
+#pragma once
+// Pieces every subcommand shares: error reporting, the library log hook,
+// the loading progress bar, model loading with clear errors, option groups.
+
+#include <memory>
+#include <string>
+
+#include "args.h"
+#include "lmllm/context.h"
+#include "lmllm/model.h"
+#include "lmllm/sampler.h"
+
+namespace cli {
+
+// Prints "lmggml <command>: error: <message>" on stderr and returns exit code 1.
+int fail(const std::string & command, const std::string & message);
+
+// Routes lmggml's log: dropped unless verbose, but the last error line is kept
+// so a failure without its own message can still be explained.
+void setup_logging(bool verbose);
+std::string last_library_error();
+
+// "lmggml 0.1.0 (abc1234)"
+std::string build_info();
+std::string build_commit();
+std::string build_version();
+
+// The whole file; errors name the path.
+lmllm::Result<std::string> read_text_file(const std::string & path);
+
+double now_seconds();
+int32_t default_threads();
+
+// "85.77 MiB", "134.52 M"
+std::string format_bytes(uint64_t n);
+std::string format_count(uint64_t n);
+
+// Options shared by the commands that load a model.
+struct ModelOptions {
+    std::string path;
+    std::string device;        // empty: CPU only
+    int32_t n_gpu_layers = -1; // with a device: layers placed there (-1: all)
+    bool no_mmap = false;
+    bool verbose = false;
+};
+void add_model_options(ArgParser & p, ModelOptions & o);
+
+struct ContextOptions {
+    uint32_t n_ctx = 2048;
+    uint32_t n_batch = 512;
+    int32_t n_threads = 0; // 0: default_threads()
+};
+void add_context_options(ArgParser & p, ContextOptions & o);
+void add_sampling_options(ArgParser & p, lmllm::SamplerParams & s);
+// Rejects out-of-range sampling settings with one message.
+lmllm::Status check_sampling(const lmllm::SamplerParams & s);
+
+// Checks the file, loads it with a progress bar on stderr (when stderr is a
+// terminal) and reports what was loaded. Errors are one line, ready for fail().
+lmllm::Result<std::unique_ptr<lmllm::Model>> load_model(const ModelOptions & o);
+
+lmllm::Result<std::unique_ptr<lmllm::Context>> make_context(const lmllm::Model & m, const ContextOptions & o,
+                                                            bool all_logits = false);
+
+} // namespace cli

@@ -1,0 +1,35 @@
+#pragma once
+// The generation loop shared by `run` and `chat`: decode the new input, then
+// sample, stream and feed back one token at a time.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "lmllm/context.h"
+#include "lmllm/sampler.h"
+
+namespace cli {
+
+struct GenerationStats {
+    int32_t n_prompt = 0;
+    double t_prompt = 0.0; // seconds
+    int32_t n_gen = 0;
+    double t_gen = 0.0;
+    bool hit_eog = false;      // stopped at an end-of-generation token
+    bool context_full = false; // stopped because the KV cache is full
+};
+
+// Decodes `input` after what the context already holds, then generates up to
+// n_predict tokens (< 0: until end of generation or a full context), writing
+// text to `out` as it becomes valid UTF-8. `history` (prompt + generated, for
+// the repetition penalty) is extended; the end-of-generation token is not
+// decoded into the cache. `reply` receives the generated text.
+lmllm::Status generate(lmllm::Context & ctx, const lmllm::Vocab & vocab, lmllm::Sampler & sampler,
+                       const std::vector<lmllm::Token> & input, int32_t n_predict, std::vector<lmllm::Token> & history,
+                       std::FILE * out, std::string & reply, GenerationStats & stats);
+
+// "prompt: 12 tokens in 0.05 s (240.0 t/s) | generation: 64 tokens in 1.20 s (53.3 t/s)"
+std::string speed_summary(const GenerationStats & s);
+
+} // namespace cli
