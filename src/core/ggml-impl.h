@@ -19,9 +19,10 @@ extern "C" {
 
 // ---------------------------------------------------------------- logging
 // One line per failure: "<function>: <object>: <what is wrong>".
+// Exported so plugin backends log through the application's callback too.
 LM_GGML_ATTRIBUTE_FORMAT(2, 3)
-void lm_ggml_log_internal(enum lm_ggml_log_level level, const char * fmt, ...);
-void lm_ggml_log_internal_v(enum lm_ggml_log_level level, const char * fmt, va_list args);
+LM_GGML_API void lm_ggml_log_internal(enum lm_ggml_log_level level, const char * fmt, ...);
+LM_GGML_API void lm_ggml_log_internal_v(enum lm_ggml_log_level level, const char * fmt, va_list args);
 
 #define LM_GGML_LOG(...)       lm_ggml_log_internal(LM_GGML_LOG_LEVEL_NONE,  __VA_ARGS__)
 #define LM_GGML_LOG_INFO(...)  lm_ggml_log_internal(LM_GGML_LOG_LEVEL_INFO,  __VA_ARGS__)
