@@ -52,7 +52,7 @@ int cmd_chat(int argc, char ** argv) {
 
     ArgParser p(cmd, "chat -m MODEL.gguf [options]",
                 "Interactive chat in the model's chat template. Reads one message per line from stdin;\n"
-                "an empty input (EOF) or /exit ends the conversation.");
+                "/exit or the end of input (Ctrl-D) ends the conversation.");
     add_model_options(p, mo);
     p.option({"--system"}, &system, "TEXT", "a system message opening the conversation");
     p.option({"--template"}, &tmpl_name, "NAME", "chatml | llama3 | gemma | llama2 (default: the model's)");
@@ -112,6 +112,8 @@ int cmd_chat(int argc, char ** argv) {
         conv.messages.push_back({"user", line});
         auto input = next_input(conv, ctx, m.vocab());
         if (!input.ok()) return fail(cmd, input.status().message());
+        if (mo.verbose)
+            std::fprintf(stderr, "chat: feeding %zu new tokens after %u cached\n", input.value().size(), ctx.n_past());
         if (ctx.n_past() + input.value().size() >= ctx.n_ctx())
             return fail(cmd, "the conversation no longer fits in the context (" + std::to_string(ctx.n_ctx()) +
                                  " tokens); start again with a larger -c");

@@ -85,7 +85,7 @@ std::string show_value(const lm_gguf_context * g, int64_t k, bool full) {
     }
     if (shown < n) out += ", ...";
     out += "]";
-    if (shown < n) out += " (" + std::to_string(n) + " " + lm_gguf_type_name(at) + ")";
+    if (shown < n) out += " (" + std::to_string(n) + " items, " + lm_gguf_type_name(at) + ")";
     return out;
 }
 
