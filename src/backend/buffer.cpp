@@ -3,6 +3,7 @@
 // their documented default here, once; NULL objects are logged and refused.
 
 #include "backend/backend-internal.h"
+#include "core/fault.h" // [reliability] allocation fault injection (tests only)
 
 #include <cstdint>
 #include <new>
@@ -99,7 +100,8 @@ lm_ggml_backend_buffer_t lm_ggml_backend_buffer_init(
         void * context,
         size_t size) {
     LMGGML_CHECK_ARG(buft, nullptr);
-    auto * buffer = new (std::nothrow) lm_ggml_backend_buffer{
+    // [reliability] lm_fault_should_fail(): injected failure in LMGGML_FAULT_INJECTION builds
+    auto * buffer = lm_fault_should_fail() ? nullptr : new (std::nothrow) lm_ggml_backend_buffer{
         .iface   = iface,
         .buft    = buft,
         .context = context,

@@ -1,12 +1,13 @@
 // Contexts: arena allocation of tensors, graphs and work buffers.
 #include "context.h"
+#include "fault.h" // [reliability] allocation fault injection (tests only)
 
 #include <cstdarg>
 #include <cstdio>
 #include <new>
 
 extern "C" struct lm_ggml_context * lm_ggml_init(struct lm_ggml_init_params params) {
-    lm_ggml_context * ctx = new (std::nothrow) lm_ggml_context{};
+    lm_ggml_context * ctx = lm_fault_should_fail() ? nullptr : new (std::nothrow) lm_ggml_context{}; // [reliability]
     if (!ctx) {
         LM_GGML_LOG_ERROR("lm_ggml_init: out of memory for the context struct\n");
         return nullptr;

@@ -1,5 +1,6 @@
 // Logging, the replaceable abort handler, status strings, time and guids.
 #include "ggml-impl.h"
+#include "fault.h" // [reliability] allocation fault injection (tests only)
 
 #include <atomic>
 #include <chrono>
@@ -127,6 +128,10 @@ extern "C" int64_t lm_ggml_time_us(void) {
 
 extern "C" void * lm_ggml_aligned_malloc(size_t size) {
     if (size == 0) size = LM_GGML_HOST_ALIGNMENT; // a valid, freeable pointer for empty buffers
+    if (lm_fault_should_fail()) { // [reliability] injected failure (LMGGML_FAULT_INJECTION builds only)
+        LM_GGML_LOG_ERROR("lm_ggml_aligned_malloc: failed to allocate %.2f MiB (injected fault)\n", size / (1024.0 * 1024.0));
+        return nullptr;
+    }
     void * ptr = nullptr;
     const size_t rounded = (size + LM_GGML_HOST_ALIGNMENT - 1) / LM_GGML_HOST_ALIGNMENT * LM_GGML_HOST_ALIGNMENT;
     if (rounded < size || posix_memalign(&ptr, LM_GGML_HOST_ALIGNMENT, rounded) != 0) {
