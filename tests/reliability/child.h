@@ -35,3 +35,13 @@ bool leak_check_now();
 bool have_leak_checker();
 
 } // namespace rel
+
+namespace rel {
+
+// A contract violation found by these tests, reported to its owner and not
+// fixed yet. While `still_broken`, the test notes it and passes; once fixed,
+// the test fails so the marker is removed and the plain check guards against
+// a regression. Every marker is listed in docs/RELIABILITY.md.
+void known_issue(bool still_broken, const char * id, const char * what);
+
+} // namespace rel

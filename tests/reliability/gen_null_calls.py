@@ -71,6 +71,11 @@ VALID = {
     "lm_ggml_backend_sched_eval_callback": "F.sched_eval_cb",
 }
 
+# Valid arguments that depend on the function, by (name prefix, parameter).
+BY_FUNCTION = {
+    ("lm_ggml_rope", "b"): "F.pos",  # positions: I32, one per row of F.t
+}
+
 # Valid string arguments by parameter name (else "x").
 STRINGS = {
     "fname": "F.missing_path", "path": "F.missing_path", "dir_path": "F.missing_path",
@@ -86,7 +91,9 @@ STRUCTS = {
 }
 
 ZERO_NAMES = {"offset", "offs", "i", "index", "key_id", "tensor_id", "i0", "i1", "i2", "i3", "ith", "start",
-              "il", "node_index", "value", "p0", "p1", "d0", "d1", "s0", "s1", "dim", "axis"}
+              "il", "node_index", "value", "p0", "p1", "d0", "d1", "s0", "s1", "dim", "axis", "mode"}
+# ALiBi (max_bias > 0) requires a mask: 0 keeps NULL masks valid.
+ZERO_FLOAT_NAMES = {"max_bias", "logit_softcap", "ext_factor"}
 ONE_NAMES = {"n_threads", "nth", "n_dims", "n_dims_max", "n_backends", "n_buffers", "n_tasks"}
 
 
@@ -103,6 +110,8 @@ def scalar(ptype, pname):
     if t.startswith("enum "):
         return "(%s) 0" % t
     if t in ("float", "double"):
+        if pname in ZERO_FLOAT_NAMES:
+            return "0.0f"
         return "1.0f" if t == "float" else "1.0"
     if t in STRUCTS:
         return STRUCTS[t]
@@ -141,7 +150,7 @@ def parse_param(p):
         return m.group(1).strip() + " []", m.group(2)
     m = re.match(r"(.*?)(\w+)$", p)
     if m is None or m.group(1).strip() == "":  # unnamed: "float *"
-        ptype, pname = p, "arg"
+        ptype, pname = p, ""
     else:
         ptype, pname = m.group(1).strip(), m.group(2)
     ptype = re.sub(r"\s*\*\s*", " *", ptype).replace(" * *", " **").replace("* *", "**")
@@ -163,6 +172,7 @@ def declarations(src):
             if name in NOT_IN_LIBRARY or name in SKIP:
                 continue
             plist = [] if params in ("void", "") else [parse_param(p) for p in split_params(params) if p != "..."]
+            plist = [(t, n or "arg%d" % i) for i, (t, n) in enumerate(plist)]
             decls.append((os.path.basename(h), ret, name, plist))
     return decls
 
@@ -197,7 +207,10 @@ def generate(src):
                 if j == i:
                     args.append("nullptr")
                 elif is_pointer(qt):
-                    if qt == "const char *" and qn in STRINGS:
+                    special = [v for (prefix, pn), v in BY_FUNCTION.items() if name.startswith(prefix) and pn == qn]
+                    if special:
+                        args.append(special[0])
+                    elif qt == "const char *" and qn in STRINGS:
                         args.append(STRINGS[qn])
                     elif qt in VALID:
                         args.append(VALID[qt])
