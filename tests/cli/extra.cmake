@@ -4,3 +4,5 @@ if(TARGET lmggml-cli)
   add_dependencies(test_cli lmggml-cli)
   target_compile_definitions(test_cli PRIVATE LMGGML_CLI="$<TARGET_FILE:lmggml-cli>")
 endif()
+# the perplexity test recomputes the value through the runner library
+target_link_libraries(test_cli PRIVATE lmllm)
