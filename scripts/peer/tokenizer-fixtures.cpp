@@ -81,7 +81,8 @@ static std::string ids_str(const std::vector<llama_token> & ids) {
     if (ids.empty()) return "-";
     std::string out;
     for (size_t i = 0; i < ids.size(); ++i) {
-        out += (i ? " " : "") + std::to_string(ids[i]);
+        if (i) out += " ";
+        out += std::to_string(ids[i]);
     }
     return out;
 }

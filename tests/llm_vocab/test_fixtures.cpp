@@ -85,29 +85,21 @@ namespace {
 
 // More pre-tokenizers (Llama 3, Qwen2, GPT-2, default, StarCoder) and a
 // real Llama SentencePiece vocabulary, using llama.cpp's own vocabulary-only
-// files, which are not part of this repository: these run only when
+// files, which are not part of this repository: this runs only when
 // LMGGML_PEER_VOCAB_DIR names llama.cpp's models/ folder (see
-// tests/data/tokenizer/README.md) and are skipped, saying so, otherwise.
-class PeerVocab : public ::testing::TestWithParam<const char *> {};
-
-TEST_P(PeerVocab, MatchesLlamaCpp) {
+// tests/data/tokenizer/README.md) and is skipped, saying so, otherwise.
+TEST(VocabFixtures, LlamaCppVocabFiles) {
     const char * dir = std::getenv("LMGGML_PEER_VOCAB_DIR");
     if (!dir || !*dir) {
         GTEST_SKIP() << "LMGGML_PEER_VOCAB_DIR is not set (llama.cpp's models/ folder with ggml-vocab-*.gguf)";
     }
-    const std::string name = GetParam();
-    std::string err;
-    auto v = vt::load_vocab(std::string(dir) + "/ggml-vocab-" + name + ".gguf", err);
-    ASSERT_NE(v, nullptr) << err;
-    check_against(*v, "peer-" + name + ".txt");
+    for (const char * name : {"llama-bpe", "qwen2", "gpt-2", "aquila", "llama-spm", "starcoder"}) {
+        SCOPED_TRACE(name);
+        std::string err;
+        auto v = vt::load_vocab(std::string(dir) + "/ggml-vocab-" + name + ".gguf", err);
+        ASSERT_NE(v, nullptr) << err;
+        check_against(*v, std::string("peer-") + name + ".txt");
+    }
 }
-
-INSTANTIATE_TEST_SUITE_P(LlamaCppModels, PeerVocab,
-                         ::testing::Values("llama-bpe", "qwen2", "gpt-2", "aquila", "llama-spm", "starcoder"),
-                         [](const auto & info) {
-                             std::string n = info.param;
-                             for (char & c : n) if (c == '-') c = '_';
-                             return n;
-                         });
 
 } // namespace

@@ -172,7 +172,8 @@ std::string hex(const std::string & s) {
 std::string ids_str(const std::vector<lmllm::Token> & ids) {
     std::string out;
     for (size_t i = 0; i < ids.size(); ++i) {
-        out += (i ? " " : "") + std::to_string(ids[i]);
+        if (i) out += ' ';
+        out += std::to_string(ids[i]);
     }
     return "[" + out + "]";
 }
