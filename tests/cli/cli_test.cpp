@@ -217,8 +217,17 @@ TEST(Cli, PerplexityIsFinite) {
 
 TEST(Cli, ChatAnswersEachLineAndStopsAtExit) {
     REQUIRE_MODEL(model);
-    auto r = run_cli({"chat", "-m", model, "-n", "8", "--temp", "0"}, "Hello!\nWhat is 2+2?\n/exit\nnever read\n");
+    auto r = run_cli({"chat", "-m", model, "-n", "8", "--temp", "0", "-v"}, "Hello!\nWhat is 2+2?\n/exit\nnever read\n");
     ASSERT_EQ(r.rc, 0) << r.err;
+    // the cache keeps the conversation: the second turn feeds only its own tokens
+    std::vector<std::pair<int, int>> turns; // (fed, cached before)
+    const std::regex turn_re("chat: feeding ([0-9]+) new tokens after ([0-9]+) cached");
+    for (std::sregex_iterator it(r.err.begin(), r.err.end(), turn_re), end; it != end; ++it)
+        turns.emplace_back(std::stoi((*it)[1]), std::stoi((*it)[2]));
+    ASSERT_EQ(turns.size(), 2u) << r.err;
+    EXPECT_EQ(turns[0].second, 0);
+    EXPECT_GT(turns[1].second, turns[0].first); // first turn's input + its reply
+    EXPECT_LE(turns[1].second, turns[0].first + 8);
     const auto ls = lines(r.out);
     // two replies (each ends with a newline); the line after /exit is not answered
     int non_empty = 0;
