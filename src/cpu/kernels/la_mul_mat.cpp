@@ -5,6 +5,10 @@
 // vec_dot_type in scratch (skipped when b already has it). Barrier.
 // Phase 2: dst is cut into chunks of (a rows x b rows), handed out round-robin;
 // every dst element is one dot, so results do not depend on the thread count.
+//
+// When the CPU's kernel set has a vector path for the weight type (gemm for
+// many columns, rowdot for few; la_mul_mat_fast.h), that runs instead.
+#include "la_mul_mat_fast.h"
 #include "la_ops.h"
 #include "la_vec_dot.h"
 
@@ -120,10 +124,17 @@ void mul_mat_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
 }
 
 size_t mul_mat_work_size_with(const lm_ggml_tensor * dst, int n_threads, const Plan & p) {
+    if (const FastPath f = fast_path_for(p, dst); f.kind != FastPath::none) {
+        return fast_work_size(f, dst, n_threads);
+    }
     return converted_bytes(p, dst->src[1]) + (size_t) n_threads * dequant_row_bytes(p, dst->src[0]);
 }
 
 void mul_mat_forward_with(const lm_cpu_params * params, lm_ggml_tensor * dst, const Plan & p) {
+    if (const FastPath f = fast_path_for(p, dst); f.kind != FastPath::none) {
+        fast_forward(params, dst, f);
+        return;
+    }
     const lm_ggml_tensor * a = dst->src[0];
     const lm_ggml_tensor * b = dst->src[1];
     char *                 w = (char *) params->wdata;

@@ -1,51 +1,34 @@
-// Row dot products of the float weight types, and the type -> dot lookup.
+// The type -> row dot lookup: the float types here, the block types in
+// q_dot.cpp, both from the CPU's kernel set (src/cpu/arch/kernels.h).
 #include "la_vec_dot.h"
 #include "q_dot.h" // quantized weight types (src/cpu/kernels/q_dot*.cpp)
+#include "../arch/kernels.h"
 
 namespace {
 
-using namespace lmggml::cpu::la;
-
-// nrc > 1 (several rows per call, as ggml's mmla kernels do) is never asked
-// for by the la_ kernels, so these compute a single dot.
-void vec_dot_f32(int n, float * s, size_t, const void * x, size_t, const void * y, size_t, int) {
-    *s = dot_f32(n, (const float *) x, (const float *) y);
-}
-
-void vec_dot_f16(int n, float * s, size_t, const void * x, size_t, const void * y, size_t, int) {
-    *s = dot_f16(n, (const lm_ggml_fp16_t *) x, (const lm_ggml_fp16_t *) y);
-}
-
-void vec_dot_bf16(int n, float * s, size_t, const void * x, size_t, const void * y, size_t, int) {
-    *s = dot_bf16(n, (const uint16_t *) x, (const uint16_t *) y);
-}
-
-// Activation conversions: round to nearest even, as ggml's from_float does.
-void f32_to_f16_row(const float * x, void * y, int64_t k) {
-    auto * out = (lm_ggml_fp16_t *) y;
-    for (int64_t i = 0; i < k; ++i) {
-        out[i] = lm_ggml_compute_fp32_to_fp16(x[i]);
+// The float types' entries, from the CPU's kernel set (src/cpu/arch), built once.
+struct FloatTraits {
+    lm_cpu_vec_dot_traits f32, f16, bf16;
+    FloatTraits() {
+        const lmggml::cpu::arch::KernelSet & k = lmggml::cpu::arch::kernels();
+        f32  = {k.vec_dot[LM_GGML_TYPE_F32], LM_GGML_TYPE_F32, nullptr};
+        f16  = {k.vec_dot[LM_GGML_TYPE_F16], LM_GGML_TYPE_F16, k.from_float[LM_GGML_TYPE_F16]};
+        bf16 = {k.vec_dot[LM_GGML_TYPE_BF16], LM_GGML_TYPE_BF16, k.from_float[LM_GGML_TYPE_BF16]};
     }
-}
+};
 
-void f32_to_bf16_row(const float * x, void * y, int64_t k) {
-    auto * out = (lm_ggml_bf16_t *) y;
-    for (int64_t i = 0; i < k; ++i) {
-        out[i] = lm_ggml_compute_fp32_to_bf16(x[i]);
-    }
+const FloatTraits & float_traits() {
+    static const FloatTraits t; // thread-safe, once
+    return t;
 }
-
-constexpr lm_cpu_vec_dot_traits kF32  = {vec_dot_f32, LM_GGML_TYPE_F32, nullptr};
-constexpr lm_cpu_vec_dot_traits kF16  = {vec_dot_f16, LM_GGML_TYPE_F16, f32_to_f16_row};
-constexpr lm_cpu_vec_dot_traits kBF16 = {vec_dot_bf16, LM_GGML_TYPE_BF16, f32_to_bf16_row};
 
 } // namespace
 
 const lm_cpu_vec_dot_traits * lm_cpu_get_vec_dot_traits(lm_ggml_type type) {
     switch (type) {
-        case LM_GGML_TYPE_F32:  return &kF32;
-        case LM_GGML_TYPE_F16:  return &kF16;
-        case LM_GGML_TYPE_BF16: return &kBF16;
+        case LM_GGML_TYPE_F32:  return &float_traits().f32;
+        case LM_GGML_TYPE_F16:  return &float_traits().f16;
+        case LM_GGML_TYPE_BF16: return &float_traits().bf16;
         // quantized fast paths (see la_vec_dot.h); NULL for types without one
         default:                return lm_cpu_get_quant_vec_dot_traits(type);
     }

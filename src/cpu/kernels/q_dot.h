@@ -2,7 +2,9 @@
 // Quantized weights on the CPU: per weight type, the row dot product against
 // activations converted to its vec_dot_type (as in ggml: q4_0, q5_0, q8_0 ->
 // q8_0; q4_1, q5_1 -> q8_1; K-quants -> q8_K), the activation quantizer and
-// the row dequantizer. Scalar integer reference kernels; pure functions.
+// the row dequantizer. The table's dots are the CPU's best kernels
+// (src/cpu/arch/kernels.h); the lm_cpu_q functions below are their scalar
+// integer twins. Pure functions.
 
 #include "ggml.h"
 
@@ -12,7 +14,7 @@ struct lm_cpu_qtype_ops {
     // only serve as activations (q8_1, q8_K).
     void (*vec_dot)(int n, float * s, const void * x, const void * y);
     enum lm_ggml_type    vec_dot_type;
-    lm_ggml_from_float_t from_float; // F32 row -> row of this type (used when this type is a vec_dot_type)
+    lm_ggml_from_float_t from_float; // F32 row -> row of this type: src/quant's reference quantizer
     lm_ggml_to_float_t   to_float;   // row of this type -> F32
 };
 
@@ -27,7 +29,7 @@ const struct lm_cpu_vec_dot_traits * lm_cpu_get_quant_vec_dot_traits(enum lm_ggm
 
 namespace lm_cpu_q {
 
-// weight-type x activation-type dots (q_dot_legacy.cpp, q_dot_k.cpp)
+// weight-type x activation-type dots, scalar twins (q_dot_legacy.cpp, q_dot_k.cpp)
 void vec_dot_q4_0_q8_0(int n, float * s, const void * x, const void * y);
 void vec_dot_q4_1_q8_1(int n, float * s, const void * x, const void * y);
 void vec_dot_q5_0_q8_0(int n, float * s, const void * x, const void * y);

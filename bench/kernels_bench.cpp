@@ -1,0 +1,297 @@
+// CPU matmul kernels (src/cpu/arch) through the public graph API, with the
+// roofline of this machine measured in the same run.
+//
+// Roofline:
+//   BM_StreamRead     reading a 96 MiB buffer (SmolLM2-135M Q4_1's weights
+//                     are ~96 MB per token) with AVX-512 loads: GB/s
+//   BM_PeakVnni       independent vpdpbusd zmm chains: int8 GOP/s (2 per MAC)
+//   BM_PeakFma        independent vfmadd zmm chains: GFLOP/s
+// Kernels (one MUL_MAT graph per case, a persistent threadpool):
+//   BM_MulMat/<type>/K/M/N       one product, weights hot in cache: GFLOP/s
+//   BM_Gen/<types>/layers        every matmul of a SmolLM2-135M token (30 layers
+//                                x q,k,v,o,gate,up,down + the output head),
+//                                N = 1: tokens/s and weight GB/s, to compare
+//                                with BM_StreamRead
+//   BM_Prompt/<types>/N          the layer matmuls for N prompt tokens: GFLOP/s
+// The kernel level is the process's: run with LMGGML_CPU_ISA=scalar|avx2|
+// avx512|avx512_vnni to measure a lower one (docs/PERF.md).
+
+#include <benchmark/benchmark.h>
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 warns inside its avx512 intrinsic headers (masked builtins' undefined operands)
+#    pragma GCC diagnostic ignored "-Wuninitialized"
+#    pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ggml-cpu.h"
+#include "ggml.h"
+
+namespace {
+
+constexpr int kEmbd = 576, kFF = 1536, kKV = 192, kVocab = 49152, kLayers = 30;
+
+// ---------------------------------------------------------------- roofline
+constexpr size_t kStreamBytes = 96u << 20;
+
+__attribute__((target("avx512f"))) int64_t read_all(const char * p, size_t n) {
+    __m512i a = _mm512_setzero_si512(), b = a, c = a, d = a;
+    for (size_t i = 0; i < n; i += 256) {
+        a = _mm512_add_epi32(a, _mm512_load_si512(p + i));
+        b = _mm512_add_epi32(b, _mm512_load_si512(p + i + 64));
+        c = _mm512_add_epi32(c, _mm512_load_si512(p + i + 128));
+        d = _mm512_add_epi32(d, _mm512_load_si512(p + i + 192));
+    }
+    return _mm512_reduce_add_epi32(_mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(c, d)));
+}
+
+void BM_StreamRead(benchmark::State & st) {
+    if (!__builtin_cpu_supports("avx512f")) {
+        st.SkipWithError("no AVX-512");
+        return;
+    }
+    const size_t n = kStreamBytes / (size_t) st.threads();
+    char *       p = static_cast<char *>(std::aligned_alloc(64, n));
+    std::memset(p, 1, n);
+    for (auto _ : st) benchmark::DoNotOptimize(read_all(p, n));
+    st.SetBytesProcessed((int64_t) st.iterations() * (int64_t) n);
+    std::free(p);
+}
+
+constexpr int kChains = 12; // > latency x ports, so throughput bound
+
+__attribute__((target("avx512f,avx512vnni"))) int vnni_loop(int64_t iters) {
+    __m512i acc[kChains];
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_epi32(i);
+    __m512i x = _mm512_set1_epi32(0x01010101), y = _mm512_set1_epi32(0x02020202);
+    for (int64_t it = 0; it < iters; ++it) {
+        for (int i = 0; i < kChains; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], x, y);
+        __asm__ volatile("" : "+v"(x), "+v"(y)); // keep the operands opaque
+    }
+    __m512i s = acc[0];
+    for (int i = 1; i < kChains; ++i) s = _mm512_add_epi32(s, acc[i]);
+    return _mm512_reduce_add_epi32(s);
+}
+
+__attribute__((target("avx512f,fma"))) float fma_loop(int64_t iters) {
+    __m512 acc[kChains];
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps((float) i);
+    __m512 x = _mm512_set1_ps(1.0001f), y = _mm512_set1_ps(0.999f);
+    for (int64_t it = 0; it < iters; ++it) {
+        for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], x, y);
+        __asm__ volatile("" : "+v"(x), "+v"(y));
+    }
+    __m512 s = acc[0];
+    for (int i = 1; i < kChains; ++i) s = _mm512_add_ps(s, acc[i]);
+    return _mm512_reduce_add_ps(s);
+}
+
+constexpr int64_t kPeakIters = 1 << 20;
+
+void BM_PeakVnni(benchmark::State & st) {
+    if (!__builtin_cpu_supports("avx512vnni")) {
+        st.SkipWithError("no AVX-512 VNNI");
+        return;
+    }
+    for (auto _ : st) benchmark::DoNotOptimize(vnni_loop(kPeakIters));
+    st.counters["GOPS"] = benchmark::Counter((double) st.iterations() * kPeakIters * kChains * 64 * 2 * 1e-9,
+                                             benchmark::Counter::kIsRate);
+}
+
+void BM_PeakFma(benchmark::State & st) {
+    if (!__builtin_cpu_supports("avx512f")) {
+        st.SkipWithError("no AVX-512");
+        return;
+    }
+    for (auto _ : st) benchmark::DoNotOptimize(fma_loop(kPeakIters));
+    st.counters["GFLOPS"] = benchmark::Counter((double) st.iterations() * kPeakIters * kChains * 16 * 2 * 1e-9,
+                                               benchmark::Counter::kIsRate);
+}
+
+// ---------------------------------------------------------------- matmul graphs
+// A context with every weight (random values, quantized), the activations,
+// and a graph of MUL_MAT nodes, computed on a persistent threadpool.
+struct Graph {
+    lm_ggml_context *        ctx  = nullptr;
+    lm_ggml_cgraph *         gf   = nullptr;
+    lm_ggml_threadpool *     pool = nullptr;
+    lm_ggml_cplan            plan{};
+    std::vector<uint8_t>     work;
+    double                   flops = 0, weight_bytes = 0;
+
+    Graph(size_t mem, int n_threads) {
+        lm_ggml_init_params ip = {mem, nullptr, false};
+        ctx                    = lm_ggml_init(ip);
+        gf                     = lm_ggml_new_graph_custom(ctx, 2048, false);
+        lm_ggml_threadpool_params tp = lm_ggml_threadpool_params_default(n_threads);
+        pool                   = lm_ggml_threadpool_new(&tp);
+    }
+    ~Graph() {
+        lm_ggml_threadpool_free(pool);
+        lm_ggml_free(ctx);
+    }
+    Graph(const Graph &) = delete;
+    Graph & operator=(const Graph &) = delete;
+
+    lm_ggml_tensor * weights(lm_ggml_type type, int64_t k, int64_t m) {
+        lm_ggml_tensor *   w = lm_ggml_new_tensor_2d(ctx, type, k, m);
+        std::vector<float> src((size_t) (k * m));
+        uint32_t           s = 12345u + (uint32_t) (k * 7 + m);
+        for (float & v : src) {
+            s = s * 1664525u + 1013904223u;
+            v = (float) ((int32_t) s >> 8) * (1.0f / 8388608.0f);
+        }
+        if (type == LM_GGML_TYPE_F32) {
+            std::memcpy(w->data, src.data(), src.size() * sizeof(float));
+        } else if (type == LM_GGML_TYPE_F16) {
+            lm_ggml_fp32_to_fp16_row(src.data(), (lm_ggml_fp16_t *) w->data, k * m);
+        } else {
+            lm_ggml_quantize_chunk(type, src.data(), w->data, 0, m, k, nullptr);
+        }
+        weight_bytes += (double) lm_ggml_nbytes(w);
+        return w;
+    }
+
+    lm_ggml_tensor * input(int64_t k, int64_t n) {
+        lm_ggml_tensor * x = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, k, n);
+        auto *           p = static_cast<float *>(x->data);
+        for (int64_t i = 0; i < k * n; ++i) p[i] = (float) ((i * 37) % 101 - 50) / 50.0f;
+        return x;
+    }
+
+    void mul_mat(lm_ggml_tensor * w, lm_ggml_tensor * x) {
+        lm_ggml_build_forward_expand(gf, lm_ggml_mul_mat(ctx, w, x));
+        flops += 2.0 * (double) w->ne[0] * (double) w->ne[1] * (double) x->ne[1];
+    }
+
+    void finish(int n_threads) {
+        plan = lm_ggml_graph_plan(gf, n_threads, pool);
+        work.resize(plan.work_size + 64);
+        plan.work_data = work.data();
+    }
+
+    bool compute() { return lm_ggml_graph_compute(gf, &plan) == LM_GGML_STATUS_SUCCESS; }
+};
+
+void report(benchmark::State & st, const Graph & g) {
+    st.counters["GFLOPS"] = benchmark::Counter((double) st.iterations() * g.flops * 1e-9, benchmark::Counter::kIsRate);
+    st.counters["weight_GBps"] =
+        benchmark::Counter((double) st.iterations() * g.weight_bytes * 1e-9, benchmark::Counter::kIsRate);
+}
+
+void run(benchmark::State & st, Graph & g) {
+    for (auto _ : st) {
+        if (!g.compute()) {
+            st.SkipWithError("graph compute failed");
+            return;
+        }
+    }
+    report(st, g);
+}
+
+// range: type, K, M, N, threads
+void BM_MulMat(benchmark::State & st) {
+    const auto    type = (lm_ggml_type) st.range(0);
+    const int64_t K = st.range(1), M = st.range(2), N = st.range(3);
+    const int     nth = (int) st.range(4);
+    Graph         g((size_t) (K * M * 4 + K * N * 4 + M * N * 4) + (64u << 20), nth);
+    g.mul_mat(g.weights(type, K, M), g.input(K, N));
+    g.finish(nth);
+    run(st, g);
+}
+
+// A token's matmuls: layer weights of type lt, output head of type ht; range: threads.
+// N = 1 activations; tokens/s = 1 / time.
+void BM_Gen(benchmark::State & st, lm_ggml_type lt, lm_ggml_type ht) {
+    const int nth = (int) st.range(0);
+    Graph     g(200u << 20, nth);
+    lm_ggml_tensor * xe = g.input(kEmbd, 1);
+    lm_ggml_tensor * xf = g.input(kFF, 1);
+    for (int l = 0; l < kLayers; ++l) {
+        for (int64_t m : {kEmbd, kKV, kKV, kEmbd}) g.mul_mat(g.weights(lt, kEmbd, m), xe); // q k v o
+        g.mul_mat(g.weights(lt, kEmbd, kFF), xe);                                          // gate
+        g.mul_mat(g.weights(lt, kEmbd, kFF), xe);                                          // up
+        g.mul_mat(g.weights(lt, kFF, kEmbd), xf);                                          // down
+    }
+    g.mul_mat(g.weights(ht, kEmbd, kVocab), xe); // output head (tied embeddings)
+    g.finish(nth);
+    run(st, g);
+    st.counters["tok_per_s"] = benchmark::Counter((double) st.iterations(), benchmark::Counter::kIsRate);
+}
+
+// The layer matmuls for N prompt tokens over `layers` layers; range: N, threads.
+void BM_Prompt(benchmark::State & st, lm_ggml_type lt) {
+    constexpr int kPromptLayers = 2; // compute bound: more layers add time, not information
+    const int64_t N   = st.range(0);
+    const int     nth = (int) st.range(1);
+    Graph         g((size_t) (N * kFF * 4 * 2 + N * kEmbd * 4 * 8) * kPromptLayers + (64u << 20), nth);
+    lm_ggml_tensor * xe = g.input(kEmbd, N);
+    lm_ggml_tensor * xf = g.input(kFF, N);
+    for (int l = 0; l < kPromptLayers; ++l) {
+        for (int64_t m : {kEmbd, kKV, kKV, kEmbd}) g.mul_mat(g.weights(lt, kEmbd, m), xe);
+        g.mul_mat(g.weights(lt, kEmbd, kFF), xe);
+        g.mul_mat(g.weights(lt, kEmbd, kFF), xe);
+        g.mul_mat(g.weights(lt, kFF, kEmbd), xf);
+    }
+    g.finish(nth);
+    run(st, g);
+}
+
+double min_of(const std::vector<double> & v) { return *std::min_element(v.begin(), v.end()); }
+
+void register_all() {
+    benchmark::RegisterBenchmark("BM_StreamRead", BM_StreamRead)->Threads(1)->Threads(2)->UseRealTime()->ComputeStatistics("min", min_of);
+    benchmark::RegisterBenchmark("BM_PeakVnni", BM_PeakVnni)->Threads(1)->Threads(2)->UseRealTime()->ComputeStatistics("min", min_of);
+    benchmark::RegisterBenchmark("BM_PeakFma", BM_PeakFma)->Threads(1)->Threads(2)->UseRealTime()->ComputeStatistics("min", min_of);
+
+    struct Shape {
+        int64_t k, m, n;
+    };
+    const Shape shapes[] = {{kEmbd, kFF, 1}, {kFF, kEmbd, 1}, {kEmbd, kFF, 512}, {kFF, kEmbd, 512}};
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_F16}) {
+        for (const Shape & s : shapes) {
+            const std::string name = std::string("BM_MulMat/") + lm_ggml_type_name(t);
+            auto * b = benchmark::RegisterBenchmark(name.c_str(), BM_MulMat);
+            for (int nth : {1, 2}) b->Args({(int64_t) t, s.k, s.m, s.n, nth});
+            b->ArgNames({"type", "K", "M", "N", "threads"})->UseRealTime()->ComputeStatistics("min", min_of);
+        }
+    }
+    // attention-shaped F16 product: K cache (64 x 512 tokens) x 512 queries
+    benchmark::RegisterBenchmark("BM_MulMat/f16_attn", BM_MulMat)
+        ->Args({(int64_t) LM_GGML_TYPE_F16, 64, 512, 512, 1})
+        ->Args({(int64_t) LM_GGML_TYPE_F16, 64, 512, 512, 2})
+        ->ArgNames({"type", "K", "M", "N", "threads"})
+        ->UseRealTime()
+        ->ComputeStatistics("min", min_of);
+
+    benchmark::RegisterBenchmark("BM_Gen/q4_1+q8_0_head", BM_Gen, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0)
+        ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of);
+    benchmark::RegisterBenchmark("BM_Gen/q8_0", BM_Gen, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_0)
+        ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of);
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0}) {
+        const std::string name = std::string("BM_Prompt/") + lm_ggml_type_name(t);
+        benchmark::RegisterBenchmark(name.c_str(), BM_Prompt, t)
+            ->Args({512, 1})->Args({512, 2})->ArgNames({"N", "threads"})->UseRealTime()->ComputeStatistics("min", min_of);
+    }
+}
+
+} // namespace
+
+int main(int argc, char ** argv) {
+    lm_ggml_cpu_init();
+    register_all();
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,165 @@
+// Builds the kernel sets (kernels.h) once: the scalar set, then each level
+// this CPU supports fills in what it has on top of the level below.
+#include "kernels.h"
+#include "ref.h"
+
+#include "../cpu-features.h"
+#include "../kernels/q_dot.h"
+#include "../../quant/quants.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#    include "x86/x86.h"
+#    include <cpuid.h>
+#endif
+
+#include <cstdlib>
+#include <cstring>
+
+namespace lmggml::cpu::arch {
+namespace {
+
+// ggml's vec_dot signature around a scalar q_dot.h kernel (nrc == 1)
+template <void (*Dot)(int, float *, const void *, const void *)>
+void ggml_sig(int n, float * s, size_t, const void * x, size_t, const void * y, size_t, int) {
+    Dot(n, s, x, y);
+}
+
+void fill_scalar(KernelSet & k) {
+    k.vec_dot[LM_GGML_TYPE_F32]  = ref::vec_dot_f32;
+    k.vec_dot[LM_GGML_TYPE_F16]  = ref::vec_dot_f16;
+    k.vec_dot[LM_GGML_TYPE_BF16] = ref::vec_dot_bf16;
+    k.vec_dot[LM_GGML_TYPE_Q4_0] = ggml_sig<lm_cpu_q::vec_dot_q4_0_q8_0>;
+    k.vec_dot[LM_GGML_TYPE_Q4_1] = ggml_sig<lm_cpu_q::vec_dot_q4_1_q8_1>;
+    k.vec_dot[LM_GGML_TYPE_Q5_0] = ggml_sig<lm_cpu_q::vec_dot_q5_0_q8_0>;
+    k.vec_dot[LM_GGML_TYPE_Q5_1] = ggml_sig<lm_cpu_q::vec_dot_q5_1_q8_1>;
+    k.vec_dot[LM_GGML_TYPE_Q8_0] = ggml_sig<lm_cpu_q::vec_dot_q8_0_q8_0>;
+    k.vec_dot[LM_GGML_TYPE_Q2_K] = ggml_sig<lm_cpu_q::vec_dot_q2_K_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_Q3_K] = ggml_sig<lm_cpu_q::vec_dot_q3_K_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_Q4_K] = ggml_sig<lm_cpu_q::vec_dot_q4_K_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_Q5_K] = ggml_sig<lm_cpu_q::vec_dot_q5_K_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_Q6_K] = ggml_sig<lm_cpu_q::vec_dot_q6_K_q8_K>;
+
+    k.from_float[LM_GGML_TYPE_F16]  = ref::convert_row_f16;
+    k.from_float[LM_GGML_TYPE_BF16] = ref::convert_row_bf16;
+    k.from_float[LM_GGML_TYPE_Q8_0] = ref::quantize_row_q8_0;
+    k.from_float[LM_GGML_TYPE_Q8_1] = ref::quantize_row_q8_1;
+    k.from_float[LM_GGML_TYPE_Q8_K] = lm_quant_quantize_row_q8_K_ref; // ggml's x86 path uses its reference too
+    // no RowDot / Gemm: the scalar twins are not faster than vec_dot
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+// cpu-features reports AVX512F (with the OS's ZMM state); the kernels also
+// use the BW, DQ and VL extensions, which every AVX-512 CPU since Skylake-X has.
+bool has_avx512_bw_dq_vl() {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid_max(0, nullptr) < 7) return false;
+    __cpuid_count(7, 0, a, b, c, d);
+    return ((b >> 17) & 1u) && ((b >> 30) & 1u) && ((b >> 31) & 1u);
+}
+#endif
+
+bool cpu_supports(Isa isa) {
+#if defined(__x86_64__) || defined(__i386__)
+    const lm_cpu_features & f = lm_cpu_get_features();
+    const bool avx2   = f.avx2 && f.fma && f.f16c;
+    const bool avx512 = avx2 && f.avx512 && has_avx512_bw_dq_vl();
+    switch (isa) {
+        case Isa::scalar:      return true;
+        case Isa::avx2:        return avx2;
+        case Isa::avx512:      return avx512;
+        case Isa::avx512_vnni: return avx512 && f.avx512_vnni && f.avx512_vbmi;
+    }
+    return false;
+#else
+    return isa == Isa::scalar;
+#endif
+}
+
+void fill_level(KernelSet & k, Isa isa) {
+    switch (isa) {
+        case Isa::scalar: fill_scalar(k); break;
+#if defined(__x86_64__) || defined(__i386__)
+        case Isa::avx2:
+            x86::fill_avx2_act(k);
+            x86::fill_avx2_qdot(k);
+            break;
+        case Isa::avx512:
+            x86::fill_avx512_fdot(k);
+            x86::fill_avx512_gemm_f(k);
+            break;
+        case Isa::avx512_vnni:
+            x86::fill_vnni_qdot(k);
+            x86::fill_vnni_rowdot(k);
+            x86::fill_vnni_gemm_q(k);
+            break;
+#else
+        default: break;
+#endif
+    }
+}
+
+// All levels up to `top`, each on top of the one below.
+KernelSet build(Isa top) {
+    KernelSet k{};
+    for (int i = 0; i <= (int) top; ++i) {
+        fill_level(k, (Isa) i);
+    }
+    k.isa  = top;
+    k.name = isa_name(top);
+    return k;
+}
+
+// The highest level the CPU supports, capped by LMGGML_CPU_ISA when set.
+Isa best_isa() {
+    int cap = kIsaCount - 1;
+    if (const char * env = std::getenv("LMGGML_CPU_ISA")) {
+        for (int i = 0; i < kIsaCount; ++i) {
+            if (std::strcmp(env, isa_name((Isa) i)) == 0) cap = i;
+        }
+    }
+    int best = 0;
+    for (int i = 1; i <= cap; ++i) {
+        if (cpu_supports((Isa) i)) best = i;
+    }
+    return (Isa) best;
+}
+
+struct Sets {
+    KernelSet level[kIsaCount];
+    bool      ok[kIsaCount];
+    KernelSet best;
+    Sets() : level{}, ok{} {
+        for (int i = 0; i < kIsaCount; ++i) {
+            ok[i] = cpu_supports((Isa) i);
+            if (ok[i]) level[i] = build((Isa) i);
+        }
+        best = build(best_isa());
+    }
+};
+
+const Sets & sets() {
+    static const Sets s; // once, thread-safe
+    return s;
+}
+
+} // namespace
+
+const char * isa_name(Isa isa) {
+    switch (isa) {
+        case Isa::scalar:      return "scalar";
+        case Isa::avx2:        return "avx2";
+        case Isa::avx512:      return "avx512";
+        case Isa::avx512_vnni: return "avx512_vnni";
+    }
+    return "?";
+}
+
+const KernelSet & kernels() { return sets().best; }
+
+const KernelSet * kernels_for(Isa isa) {
+    const int i = (int) isa;
+    if (i < 0 || i >= kIsaCount || !sets().ok[i]) return nullptr;
+    return &sets().level[i];
+}
+
+} // namespace lmggml::cpu::arch

@@ -1,0 +1,24 @@
+# Compile flags of the per-ISA kernel files (src/cpu/arch/x86/). Only these
+# files get instruction-set flags, so the rest of the library stays baseline
+# x86-64; dispatch.cpp calls into a file only when cpuid reports its level.
+# A file's level is the end of its name: *_avx2.cpp, *_avx512.cpp, *_vnni.cpp.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86)$" AND
+   CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  set(_lm_arch ${CMAKE_CURRENT_LIST_DIR}/x86)
+  set(_lm_avx2   "-mavx2;-mfma;-mf16c")
+  set(_lm_avx512 "${_lm_avx2};-mavx512f;-mavx512bw;-mavx512dq;-mavx512vl")
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # GCC 12 warns inside its own avx512 intrinsic headers (the
+    # _mm512_undefined_* operands of masked builtins): false positives
+    list(APPEND _lm_avx512 "-Wno-uninitialized;-Wno-maybe-uninitialized")
+  endif()
+  set(_lm_vnni   "${_lm_avx512};-mavx512vnni;-mavx512vbmi")
+  file(GLOB _lm_files ${_lm_arch}/*_avx2.cpp)
+  set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "${_lm_avx2}")
+  file(GLOB _lm_files ${_lm_arch}/*_avx512.cpp)
+  set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "${_lm_avx512}")
+  file(GLOB _lm_files ${_lm_arch}/*_vnni.cpp)
+  set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "${_lm_vnni}")
+else()
+  # other architectures: the x86 files compile to nothing (they test __x86_64__)
+endif()

@@ -1,0 +1,80 @@
+#pragma once
+// The CPU matmul kernels by instruction set, chosen once.
+//
+// A KernelSet holds, per type, the function pointers the linear-algebra
+// kernels (la_*.cpp) call. kernels() is built on first use from the detected
+// CPU features (cpu-features.h): every level the CPU supports, from scalar up,
+// fills in the entries it has, so a type without an AVX-512 kernel keeps its
+// AVX2 or scalar one. LMGGML_CPU_ISA=scalar|avx2|avx512|avx512_vnni (read
+// once) caps the level, for measurements and for tests of the lower levels.
+//
+// Three kinds of kernels:
+//   vec_dot / from_float  ggml's row dot on the standard block formats
+//                         (weight row x vec_dot_type row) and the activation
+//                         converter; used by MUL_MAT_ID, FLASH_ATTN_EXT and
+//                         every MUL_MAT the two below do not cover.
+//   RowDot                matrix x vector for generation: the activation row
+//                         is packed once into a layout that suits the weight
+//                         format, then every weight row is dotted with it.
+//   Gemm                  matrix x matrix for prompt processing: weight rows
+//                         are repacked per panel into interleaved rows and a
+//                         register-tiled microkernel multiplies each panel
+//                         with all activation columns.
+// Every optimized kernel has a scalar twin (the scalar set, or the *_ref
+// functions in ref.h) that tests compare it with.
+
+#include "ggml-cpu.h" // lm_ggml_vec_dot_t
+#include "ggml.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lmggml::cpu::arch {
+
+enum class Isa : int { scalar = 0, avx2 = 1, avx512 = 2, avx512_vnni = 3 };
+constexpr int kIsaCount = 4;
+
+const char * isa_name(Isa isa);
+
+// dst[i] = dot(weight row i, act) for i < m. Weight rows (k values of the
+// weight type) are ldw bytes apart; act was made by pack_act from k floats.
+struct RowDot {
+    size_t (*act_size)(int64_t k); // bytes of one packed activation row
+    void (*pack_act)(const float * x, void * act, int64_t k);
+    void (*dot_rows)(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
+};
+
+// Panels of panel_rows weight rows (the last one may have fewer: m rows,
+// the rest padded) times n packed activation rows:
+//   dst[j * ldd + i] = dot(weight row i, activation row j), i < m, j < n.
+// Activation rows are lda bytes apart (lda >= act_size(k)).
+struct Gemm {
+    int64_t panel_rows;
+    size_t (*act_size)(int64_t k);
+    void (*pack_act)(const float * x, void * act, int64_t k);
+    size_t (*panel_size)(int64_t k);
+    void (*pack_panel)(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
+    void (*compute)(const void * panel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst,
+                    size_t ldd);
+};
+
+struct KernelSet {
+    Isa          isa;
+    const char * name;
+    // by weight type (F32, F16, BF16, Q*): dot with one vec_dot_type row, nrc == 1
+    lm_ggml_vec_dot_t vec_dot[LM_GGML_TYPE_COUNT];
+    // by vec_dot_type (F16, BF16, Q8_0, Q8_1, Q8_K): F32 activation row -> that type
+    lm_ggml_from_float_t from_float[LM_GGML_TYPE_COUNT];
+    // by weight type; NULL where this level (and the ones below) has none
+    const RowDot * rowdot[LM_GGML_TYPE_COUNT];
+    const Gemm *   gemm[LM_GGML_TYPE_COUNT];
+};
+
+// The set for this CPU (capped by LMGGML_CPU_ISA), built once, thread-safe.
+const KernelSet & kernels();
+
+// The set of one level, or NULL when this CPU (or this build) cannot run it.
+// For tests and benchmarks; the library itself only uses kernels().
+const KernelSet * kernels_for(Isa isa);
+
+} // namespace lmggml::cpu::arch

@@ -1,0 +1,81 @@
+#pragma once
+// Byte layouts private to the CPU matmul path: packed activation rows and
+// weight panels (kernels.h's RowDot and Gemm). They live only in MUL_MAT's
+// scratch memory, so they can change freely; the scalar twins (ref.h) and
+// the vector kernels (x86/) must agree on them, and the tests check that.
+//
+// Activation quantization everywhere (Q8_0 / Q8_1 values, RowDot and Gemm
+// rows) follows ggml's x86 SIMD path, so that the same F32 activations give
+// the same integers as llama.cpp on x86: per 32 values, amax = max |x|,
+// d = amax / 127, q = round-half-even(x * (127 / amax)); d is stored (and
+// used) rounded to F16, and q8_1's s = F16(d * sum(q)) with the unrounded d.
+// (The reference quantizer of src/quant rounds half away from zero and
+// multiplies by 1/d: a different integer for about one value in 10^5.)
+//
+// ---------------------------------------------------------------- RowDot rows
+// Q4_0 and Q4_1 (groups of 4 blocks = 128 values; the last group zero-padded):
+//   int8  lo[64]    values 0..15 of blocks 0..3, 16 per block
+//   int8  hi[64]    values 16..31 of blocks 0..3
+//   float dy[16]    lane l: d of block l / 4
+//   Q4_1: float sy[16]   lane l: s of block l / 4, divided by 4 (4 lanes add it up)
+//   Q4_0: int32 cy[16]   lane l: 8 * (the 8 values lane l multiplies), the
+//                        offset of the weights' unsigned nibbles (q - 8)
+// Lane l of a 64-byte vector covers bytes 4l..4l+3: block l / 4, values
+// 4 (l % 4) .. +3 of lo (and of hi, + 16).
+//
+// Q8_0 (groups of 2 blocks = 64 values; the last group zero-padded):
+//   int8  q[64]     values of blocks 0, 1 in order
+//   float dy[16]    lane l: d of block l / 8
+//   int32 cy[16]    lane l: 128 * (sum of the 4 values of lane l); the kernel
+//                   makes the weights unsigned by adding 128
+//
+// ---------------------------------------------------------------- Gemm (block types)
+// Activation row (k values, nb = k / 32 blocks), then padded to 64 bytes:
+//   int8  q[k]      the values in order
+//   float d[nb]     block scales
+//   float s[nb]     Q4_1, Q5_1: q8_1's s (the minimum's partner); 0 otherwise
+//   int32 c[nb]     offset * sum(q) of the block, offset = what the panel
+//                   added to make the weights unsigned: Q8_0 128, Q4_0 8,
+//                   Q5_0 16, Q4_1 / Q5_1 0
+// Panel of 32 weight rows = 2 groups of 16 rows, per block b, per group g
+// (b-major, so the microkernel streams it), 640 bytes:
+//   uint8 q[8][64]  vector t: lane r = values 4t..4t+3 of row r, unsigned
+//   float d[16]     row r's block scale (0 for padding rows)
+//   float m[16]     row r's block minimum (Q4_1, Q5_1; 0 otherwise)
+//
+// ---------------------------------------------------------------- Gemm (F32, F16)
+// Activation row: float x[k] (for F16 weights rounded through F16 first, as
+// ggml converts the activations to F16).
+// Panel of 32 rows, k-major: for each k, for each group of 16 rows, float w[16].
+
+// Helpers are static: the per-ISA files include this header, and a shared
+// (COMDAT) inline copy compiled with AVX-512 flags could be the one the
+// linker keeps for baseline code.
+#include <cstddef>
+#include <cstdint>
+
+namespace lmggml::cpu::arch::layout {
+
+constexpr int64_t kQK = 32; // values per block of the 32-value formats
+
+// RowDot rows
+constexpr size_t kQ4GroupBytes = 256; // one group of 4 blocks
+constexpr size_t kQ8GroupBytes = 192; // one group of 2 blocks
+
+static inline size_t rowdot_q4_size(int64_t k) { return (size_t) ((k / kQK + 3) / 4) * kQ4GroupBytes; }
+static inline size_t rowdot_q8_size(int64_t k) { return (size_t) ((k / kQK + 1) / 2) * kQ8GroupBytes; }
+
+// Gemm rows and panels
+constexpr int64_t kPanelRows       = 32;
+constexpr int64_t kGroupRows       = 16;
+constexpr size_t  kPanelBlockBytes = 640; // one block of one 16-row group
+
+static inline size_t pad64(size_t n) { return (n + 63) & ~(size_t) 63; }
+static inline size_t gemm_q_act_size(int64_t k) { return pad64((size_t) k + (size_t) (k / kQK) * 12); }
+static inline size_t gemm_q_panel_size(int64_t k) {
+    return (size_t) (k / kQK) * (size_t) (kPanelRows / kGroupRows) * kPanelBlockBytes;
+}
+static inline size_t gemm_f_act_size(int64_t k) { return pad64((size_t) k * sizeof(float)); }
+static inline size_t gemm_f_panel_size(int64_t k) { return (size_t) k * (size_t) kPanelRows * sizeof(float); }
+
+} // namespace lmggml::cpu::arch::layout

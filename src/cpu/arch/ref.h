@@ -1,0 +1,55 @@
+#pragma once
+// Scalar twins of the optimized kernels (layouts in layouts.h). Plain C++
+// compiled for baseline x86-64 (or any CPU); the scalar KernelSet uses the
+// row conversions, the tests compare every vector kernel with its twin.
+
+#include "kernels.h"
+
+namespace lmggml::cpu::arch::ref {
+
+// ---------------------------------------------------------------- activation rows
+// F32 -> Q8_0 / Q8_1 rounded as ggml's x86 SIMD path (layouts.h), k % 32 == 0.
+void quantize_row_q8_0(const float * x, void * y, int64_t k);
+void quantize_row_q8_1(const float * x, void * y, int64_t k);
+// F32 -> F16 / BF16, round to nearest even.
+void convert_row_f16(const float * x, void * y, int64_t k);
+void convert_row_bf16(const float * x, void * y, int64_t k);
+
+// ---------------------------------------------------------------- float dots (ggml signature, nrc == 1)
+void vec_dot_f32(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);
+void vec_dot_f16(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);
+void vec_dot_bf16(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);
+
+// ---------------------------------------------------------------- RowDot
+void rowdot_pack_q4_0(const float * x, void * act, int64_t k);
+void rowdot_pack_q4_1(const float * x, void * act, int64_t k);
+void rowdot_pack_q8_0(const float * x, void * act, int64_t k);
+void rowdot_q4_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
+void rowdot_q4_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
+void rowdot_q8_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
+extern const RowDot kRowDotQ4_0, kRowDotQ4_1, kRowDotQ8_0;
+
+// ---------------------------------------------------------------- Gemm
+// Block types: activation rows per weight type, panels per weight type, one compute.
+void gemm_pack_act_q4_0(const float * x, void * act, int64_t k);
+void gemm_pack_act_q4_1(const float * x, void * act, int64_t k);
+void gemm_pack_act_q5_0(const float * x, void * act, int64_t k);
+void gemm_pack_act_q5_1(const float * x, void * act, int64_t k);
+void gemm_pack_act_q8_0(const float * x, void * act, int64_t k);
+void gemm_pack_panel_q4_0(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
+void gemm_pack_panel_q4_1(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
+void gemm_pack_panel_q5_0(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
+void gemm_pack_panel_q5_1(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
+void gemm_pack_panel_q8_0(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
+void gemm_compute_q(const void * panel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst,
+                    size_t ldd);
+// F32 and F16 weights
+void gemm_pack_act_f32(const float * x, void * act, int64_t k);
+void gemm_pack_act_f16(const float * x, void * act, int64_t k);
+void gemm_pack_panel_f32(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
+void gemm_pack_panel_f16(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
+void gemm_compute_f(const void * panel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst,
+                    size_t ldd);
+extern const Gemm kGemmQ4_0, kGemmQ4_1, kGemmQ5_0, kGemmQ5_1, kGemmQ8_0, kGemmF32, kGemmF16;
+
+} // namespace lmggml::cpu::arch::ref

@@ -1,0 +1,65 @@
+#pragma once
+// Small AVX2 helpers for the x86 kernel files (included only by files built
+// with at least the avx2 flags). Everything is static: no copy compiled with
+// vector flags may be shared with baseline code through the linker.
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace lmggml::cpu::arch::x86 {
+
+static inline float hmax8(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m        = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m        = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+static inline float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s        = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s        = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+static inline int hsum8_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s         = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s         = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+static inline uint16_t to_f16(float f) { return (uint16_t) _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
+static inline float    from_f16(uint16_t h) { return _cvtsh_ss(h); }
+
+// 32 int32 levels (4 vectors of 8, in value order) -> 32 int8 in value order.
+static inline void store_levels32(const __m256i * q, int8_t * out) {
+    const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+    // the packs work per 128-bit lane: dwords come out as 0 2 4 6 1 3 5 7
+    _mm256_storeu_si256((__m256i *) out, _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+
+// One block of 32 activations as ggml's x86 code quantizes it (layouts.h):
+// levels into q, returns d = amax / 127 (unrounded), *sum = sum of levels.
+static inline float quantize_block_avx2(const float * x, int8_t * q, int * sum) {
+    const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256       v[4];
+    __m256       m = _mm256_setzero_ps();
+    for (int u = 0; u < 4; ++u) {
+        v[u] = _mm256_loadu_ps(x + 8 * u);
+        m    = _mm256_max_ps(m, _mm256_and_ps(v[u], abs));
+    }
+    const float  amax = hmax8(m);
+    const __m256 mul  = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
+    __m256i      iq[4];
+    for (int u = 0; u < 4; ++u) {
+        // conversion rounds half to even (MXCSR default)
+        iq[u] = _mm256_cvtps_epi32(_mm256_mul_ps(v[u], mul));
+    }
+    *sum = hsum8_i32(_mm256_add_epi32(_mm256_add_epi32(iq[0], iq[1]), _mm256_add_epi32(iq[2], iq[3])));
+    store_levels32(iq, q);
+    return amax / 127.0f;
+}
+
+} // namespace lmggml::cpu::arch::x86

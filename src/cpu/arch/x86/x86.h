@@ -1,0 +1,19 @@
+#pragma once
+// Fill functions of the x86 kernel files, one per file, named after the
+// level (dispatch.cpp calls them in order: avx2, avx512, vnni). Each is compiled with
+// its level's flags (flags.cmake) and must only be called on a CPU that has
+// that level: dispatch.cpp checks before it calls.
+
+#include "../kernels.h"
+
+namespace lmggml::cpu::arch::x86 {
+
+void fill_avx2_act(KernelSet & k);
+void fill_avx2_qdot(KernelSet & k);
+void fill_avx512_fdot(KernelSet & k);
+void fill_avx512_gemm_f(KernelSet & k);
+void fill_vnni_qdot(KernelSet & k);
+void fill_vnni_rowdot(KernelSet & k);
+void fill_vnni_gemm_q(KernelSet & k);
+
+} // namespace lmggml::cpu::arch::x86

@@ -1,0 +1,147 @@
+// MUL_MAT's vector paths (la_mul_mat_fast.h).
+//
+// Scratch: [b's rows packed for the kernel, line padded][gemm: one weight
+// panel per thread]. Phase 1: threads pack their share of b's rows; barrier.
+// Phase 2:
+//   gemm    work items are (dst plane, panel of weight rows, column split),
+//           handed out in contiguous runs so a thread reuses a packed panel
+//           across the column splits of one panel.
+//   rowdot  each thread takes a contiguous, equal share of the weight rows
+//           and dots it with every column, 64 rows at a time.
+// Every dst element is computed by one thread in one piece, so results do
+// not depend on the thread count.
+#include "la_mul_mat_fast.h"
+
+namespace lmggml::cpu::la {
+namespace {
+
+int64_t n_b_rows(const lm_ggml_tensor * b) { return b->ne[1] * b->ne[2] * b->ne[3]; }
+
+size_t act_row_bytes(const FastPath & f, int64_t k) {
+    return pad_line(f.kind == FastPath::gemm ? f.gm->act_size(k) : f.rd->act_size(k));
+}
+
+// Packs each thread's share of b's rows (flat index ir = (i3*ne2 + i2)*ne1 + i1).
+void pack_b(const lm_cpu_params * params, const FastPath & f, const lm_ggml_tensor * b, char * out, size_t row) {
+    const auto  pack = f.kind == FastPath::gemm ? f.gm->pack_act : f.rd->pack_act;
+    const Range r    = split(n_b_rows(b), params->ith, params->nth);
+    for (int64_t ir = r.begin; ir < r.end; ++ir) {
+        const int64_t i3 = ir / (b->ne[1] * b->ne[2]);
+        const int64_t i2 = (ir / b->ne[1]) % b->ne[2];
+        const int64_t i1 = ir % b->ne[1];
+        pack((const float *) row_of(b, i1, i2, i3), out + ir * row, b->ne[0]);
+    }
+}
+
+void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::Gemm & gm, const char * act, size_t row,
+              char * panel) {
+    const lm_ggml_tensor * a  = dst->src[0];
+    const lm_ggml_tensor * b  = dst->src[1];
+    const int64_t          k  = a->ne[0];
+    const int64_t          n1 = b->ne[1];
+    const int64_t          r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+
+    const int64_t planes  = b->ne[2] * b->ne[3];
+    const int64_t panels  = (a->ne[1] + gm.panel_rows - 1) / gm.panel_rows;
+    const int64_t target  = 4 * (int64_t) params->nth; // enough items to balance the threads
+    int64_t       nsplit  = (target + planes * panels - 1) / (planes * panels);
+    nsplit                = std::max<int64_t>(1, std::min<int64_t>(nsplit, n1 / 16));
+    const int64_t per     = (n1 + nsplit - 1) / nsplit;
+    const Range   items   = split(planes * panels * nsplit, params->ith, params->nth);
+
+    const char * packed = nullptr; // the weight rows now in this thread's panel
+    for (int64_t it = items.begin; it < items.end; ++it) {
+        const int64_t s     = it % nsplit;
+        const int64_t p     = (it / nsplit) % panels;
+        const int64_t plane = it / (nsplit * panels);
+        const int64_t i2 = plane % b->ne[2], i3 = plane / b->ne[2];
+        const int64_t c0 = s * per, c1 = std::min(n1, c0 + per);
+        if (c0 >= c1) continue;
+
+        const int64_t row0 = p * gm.panel_rows;
+        const int64_t m    = std::min(gm.panel_rows, a->ne[1] - row0);
+        const char *  w    = row_of(a, row0, i2 / r2, i3 / r3);
+        if (w != packed) {
+            gm.pack_panel(w, a->nb[1], m, k, panel);
+            packed = w;
+        }
+        const char * x = act + ((i3 * b->ne[2] + i2) * n1 + c0) * (int64_t) row;
+        float *      d = (float *) row_of(dst, c0, i2, i3) + row0;
+        gm.compute(panel, m, k, x, row, c1 - c0, d, dst->nb[1] / sizeof(float));
+    }
+}
+
+void run_rowdot(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::RowDot & rd, const char * act,
+                size_t row) {
+    constexpr int64_t      kRows = 64; // weight rows dotted with all columns before moving on
+    const lm_ggml_tensor * a     = dst->src[0];
+    const lm_ggml_tensor * b     = dst->src[1];
+    const int64_t          k     = a->ne[0];
+    const int64_t          r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+    const Range            rows  = split(a->ne[1], params->ith, params->nth);
+    for (int64_t i3 = 0; i3 < b->ne[3]; ++i3) {
+        for (int64_t i2 = 0; i2 < b->ne[2]; ++i2) {
+            const char * w = row_of(a, 0, i2 / r2, i3 / r3);
+            for (int64_t t0 = rows.begin; t0 < rows.end; t0 += kRows) {
+                const int64_t m = std::min(kRows, rows.end - t0);
+                for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
+                    const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
+                    float *      d = (float *) row_of(dst, i1, i2, i3) + t0;
+                    rd.dot_rows(k, m, w + t0 * a->nb[1], a->nb[1], x, d);
+                }
+            }
+        }
+    }
+}
+
+} // namespace
+
+FastPath fast_path_for(const Plan & p, const lm_ggml_tensor * dst) {
+    const lm_ggml_tensor * a = dst->src[0];
+    const lm_ggml_tensor * b = dst->src[1];
+    FastPath               f;
+    const arch::KernelSet & ks = arch::kernels();
+    // only the weight type's own plan (tests force others) and F32 activations we can pack
+    if (b->type != LM_GGML_TYPE_F32 || p.vec_dot == nullptr || p.vec_dot != ks.vec_dot[a->type]) {
+        return f;
+    }
+    if (ks.gemm[a->type] != nullptr && b->ne[1] >= kGemmMinCols) {
+        f.kind = FastPath::gemm;
+        f.gm   = ks.gemm[a->type];
+    } else if (ks.rowdot[a->type] != nullptr) {
+        f.kind = FastPath::rowdot;
+        f.rd   = ks.rowdot[a->type];
+    }
+    return f;
+}
+
+size_t fast_work_size(const FastPath & f, const lm_ggml_tensor * dst, int n_threads) {
+    const lm_ggml_tensor * b = dst->src[1];
+    const int64_t          k = b->ne[0];
+    size_t                 s = pad_line(act_row_bytes(f, k) * (size_t) n_b_rows(b));
+    if (f.kind == FastPath::gemm) {
+        s += (size_t) n_threads * pad_line(f.gm->panel_size(k));
+    }
+    return s;
+}
+
+void fast_forward(const lm_cpu_params * params, lm_ggml_tensor * dst, const FastPath & f) {
+    const lm_ggml_tensor * b    = dst->src[1];
+    const int64_t          k    = b->ne[0];
+    const size_t           row  = act_row_bytes(f, k);
+    char *                 act  = (char *) params->wdata;
+
+    pack_b(params, f, b, act, row);
+    sync(params);
+    if (dst->ne[0] == 0 || n_b_rows(b) == 0) {
+        return;
+    }
+    if (f.kind == FastPath::gemm) {
+        char * panel = act + pad_line(row * (size_t) n_b_rows(b)) + (size_t) params->ith * pad_line(f.gm->panel_size(k));
+        run_gemm(params, dst, *f.gm, act, row, panel);
+    } else {
+        run_rowdot(params, dst, *f.rd, act, row);
+    }
+}
+
+} // namespace lmggml::cpu::la

@@ -1,0 +1,33 @@
+#pragma once
+// MUL_MAT's vector paths (src/cpu/arch/kernels.h), taken when the CPU's
+// kernel set has one for the weight type and the activations are F32:
+//   gemm    many activation columns per weight plane (prompt processing):
+//           weight panels repacked per thread, register-tiled microkernel
+//   rowdot  few columns (generation): packed activation row, one pass over
+//           the weight rows per column
+// Otherwise la_mul_mat.cpp's row-dot loop runs.
+
+#include "la_vec_dot.h"
+#include "../arch/kernels.h"
+
+namespace lmggml::cpu::la {
+
+struct FastPath {
+    enum Kind { none, rowdot, gemm } kind = none;
+    const arch::RowDot * rd = nullptr;
+    const arch::Gemm *   gm = nullptr;
+};
+
+// Columns per weight plane from which the gemm path is taken.
+constexpr int64_t kGemmMinCols = 8;
+
+// The path for dst = mul_mat(a, b) under plan p (none unless p is the
+// weight type's default plan and b is F32).
+FastPath fast_path_for(const Plan & p, const lm_ggml_tensor * dst);
+
+size_t fast_work_size(const FastPath & f, const lm_ggml_tensor * dst, int n_threads);
+
+// Every thread of the node calls it (packs its share of b, syncs, computes).
+void fast_forward(const lm_cpu_params * params, lm_ggml_tensor * dst, const FastPath & f);
+
+} // namespace lmggml::cpu::la

@@ -1,0 +1,216 @@
+// RowDot and Gemm kernels (src/cpu/arch/layouts.h) of every vector level:
+// packed activations and panels byte for byte equal to the scalar twin's,
+// products within float rounding of the twin, and the twin within rounding
+// of a double product of the decoded weights and decoded activations.
+// Weight rows end at an unreadable page; rows are placed ldw bytes apart
+// with ldw larger than a row.
+#include "cpu/arch/layouts.h"
+#include "cpu/arch/ref.h"
+#include "simd_test_util.h"
+
+namespace {
+
+using namespace simdtest;
+namespace ref    = lmggml::cpu::arch::ref;
+namespace layout = lmggml::cpu::arch::layout;
+
+const arch::RowDot * ref_rowdot(lm_ggml_type t) {
+    switch (t) {
+        case LM_GGML_TYPE_Q4_0: return &ref::kRowDotQ4_0;
+        case LM_GGML_TYPE_Q4_1: return &ref::kRowDotQ4_1;
+        case LM_GGML_TYPE_Q8_0: return &ref::kRowDotQ8_0;
+        default:                return nullptr;
+    }
+}
+
+const arch::Gemm * ref_gemm(lm_ggml_type t) {
+    switch (t) {
+        case LM_GGML_TYPE_Q4_0: return &ref::kGemmQ4_0;
+        case LM_GGML_TYPE_Q4_1: return &ref::kGemmQ4_1;
+        case LM_GGML_TYPE_Q5_0: return &ref::kGemmQ5_0;
+        case LM_GGML_TYPE_Q5_1: return &ref::kGemmQ5_1;
+        case LM_GGML_TYPE_Q8_0: return &ref::kGemmQ8_0;
+        case LM_GGML_TYPE_F32:  return &ref::kGemmF32;
+        case LM_GGML_TYPE_F16:  return &ref::kGemmF16;
+        default:                return nullptr;
+    }
+}
+
+bool has_min(lm_ggml_type t) { return t == LM_GGML_TYPE_Q4_1 || t == LM_GGML_TYPE_Q5_1; }
+
+// What the activation row stands for, decoded from the F32 input the same
+// way the packers quantize it (ggml x86 rounding; F16 rounding for F16
+// weights), and the q8_1 s values of each block (min types).
+struct Decoded {
+    std::vector<double> x;
+    std::vector<double> s; // per block
+};
+
+Decoded decode_act(lm_ggml_type t, const std::vector<float> & x) {
+    Decoded d;
+    const int64_t k = (int64_t) x.size();
+    if (t == LM_GGML_TYPE_F32) {
+        d.x.assign(x.begin(), x.end());
+        return d;
+    }
+    if (t == LM_GGML_TYPE_F16) {
+        for (float v : x) d.x.push_back(lm_ggml_fp16_to_fp32(lm_ggml_fp32_to_fp16(v)));
+        return d;
+    }
+    // the twin converter's q8_1 blocks (checked against hand cases in act_test.cpp)
+    std::vector<uint8_t> q(lm_ggml_row_size(LM_GGML_TYPE_Q8_1, k));
+    ref::quantize_row_q8_1(x.data(), q.data(), k);
+    std::vector<float> dec((size_t) k);
+    lm_ggml_get_type_traits(LM_GGML_TYPE_Q8_1)->to_float(q.data(), dec.data(), k);
+    d.x.assign(dec.begin(), dec.end());
+    for (int64_t b = 0; b < k / 32; ++b) {
+        uint16_t s;
+        std::memcpy(&s, q.data() + b * 36 + 2, 2);
+        d.s.push_back(lm_ggml_fp16_to_fp32(s));
+    }
+    return d;
+}
+
+// The exact product of weight row r with the decoded activation, and a
+// bound for float rounding (plus, for min types, the F16 rounding of s).
+struct Expected {
+    double value, tol;
+};
+
+Expected expected(const WeightRows & w, int64_t r, const Decoded & a) {
+    double v = 0, mag = 0;
+    for (int64_t i = 0; i < w.k; ++i) {
+        v += w.decoded[r][i] * a.x[i];
+        mag += std::fabs(w.decoded[r][i] * a.x[i]);
+    }
+    double tol = 2e-6 * mag + 1e-30;
+    if (has_min(w.type)) {
+        // ggml uses F16(d * sum q) for the block sum: up to 2^-11 relative, times |m| <= 8
+        for (double s : a.s) tol += 8.0 * std::fabs(s) / 2048.0 + 1e-7;
+    }
+    return {v, tol};
+}
+
+// ---------------------------------------------------------------- RowDot
+TEST(SimdRowDot, PackAndProductMatchTwin) {
+    if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0}) {
+        const arch::RowDot * tw = ref_rowdot(t);
+        for (int64_t nb : {1, 2, 3, 4, 5, 6, 7, 8, 9, 18, 48}) {
+            const int64_t k = 32 * nb;
+            SCOPED_TRACE(std::string(lm_ggml_type_name(t)) + " k " + std::to_string(k));
+            const int64_t m = 5;
+            const WeightRows w = make_weights(t, k, m, nb % 2 ? 0 : 6, 500 + k);
+            const std::vector<float> x = activations((size_t) k, 600 + k);
+            const Decoded a = decode_act(t, x);
+
+            const size_t as = tw->act_size(k);
+            Aligned      want_act(as, 0x5A);
+            tw->pack_act(x.data(), want_act.data(), k);
+            std::vector<float> want(m);
+            tw->dot_rows(k, m, w.row(0), w.ldw, want_act.data(), want.data());
+            for (int64_t r = 0; r < m; ++r) {
+                const Expected e = expected(w, r, a);
+                EXPECT_NEAR(want[r], e.value, e.tol) << "twin row " << r;
+            }
+            for (const arch::KernelSet * lv : vector_levels()) {
+                const arch::RowDot * rd = lv->rowdot[t];
+                if (rd == nullptr) continue;
+                ASSERT_EQ(rd->act_size(k), as);
+                Aligned act(as, 0x5A);
+                rd->pack_act(x.data(), act.data(), k);
+                EXPECT_EQ(std::memcmp(act.data(), want_act.data(), as), 0) << lv->name << " packed activations";
+                // every row count up to m, starting at every row: the last row is always read
+                for (int64_t r0 = 0; r0 < m; ++r0) {
+                    std::vector<float> got(m, NAN);
+                    rd->dot_rows(k, m - r0, w.row(r0), w.ldw, act.data(), got.data());
+                    for (int64_t r = r0; r < m; ++r) {
+                        const Expected e = expected(w, r, a);
+                        EXPECT_NEAR(got[r - r0], want[r], e.tol) << lv->name << " row " << r;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- Gemm
+void check_gemm(lm_ggml_type t, int64_t k, int64_t m, int64_t n) {
+    SCOPED_TRACE(std::string(lm_ggml_type_name(t)) + " k " + std::to_string(k) + " m " + std::to_string(m) + " n " +
+                 std::to_string(n));
+    const arch::Gemm * tw = ref_gemm(t);
+    const WeightRows   w  = make_weights(t, k, m, 10, 700 + k * 31 + m);
+    const size_t       as  = tw->act_size(k);
+    const size_t       lda = layout::pad64(as) + 64; // rows further apart than needed
+    std::vector<std::vector<float>> xs;
+    std::vector<Decoded>            decoded;
+    Aligned                         want_act(lda * n, 0x5A);
+    for (int64_t j = 0; j < n; ++j) {
+        xs.push_back(activations((size_t) k, 800 + 7 * j + k));
+        decoded.push_back(decode_act(t, xs.back()));
+        tw->pack_act(xs.back().data(), want_act.data() + j * lda, k);
+    }
+    const size_t ps = tw->panel_size(k);
+    Aligned      want_panel(ps, 0x33);
+    tw->pack_panel(w.row(0), w.ldw, m, k, want_panel.data());
+    const size_t       ldd = (size_t) m + 3;
+    std::vector<float> want(ldd * n, -7.0f);
+    tw->compute(want_panel.data(), m, k, want_act.data(), lda, n, want.data(), ldd);
+    for (int64_t j = 0; j < n; ++j) {
+        for (int64_t i = 0; i < m; ++i) {
+            const Expected e = expected(w, i, decoded[j]);
+            ASSERT_NEAR(want[j * ldd + i], e.value, e.tol) << "twin (" << i << ", " << j << ")";
+        }
+        for (size_t i = (size_t) m; i < ldd; ++i) ASSERT_EQ(want[j * ldd + i], -7.0f) << "twin wrote past m";
+    }
+
+    for (const arch::KernelSet * lv : vector_levels()) {
+        const arch::Gemm * gm = lv->gemm[t];
+        if (gm == nullptr) continue;
+        ASSERT_EQ(gm->act_size(k), as);
+        ASSERT_EQ(gm->panel_size(k), ps);
+        ASSERT_EQ(gm->panel_rows, tw->panel_rows);
+        Aligned act(lda * n, 0x5A);
+        for (int64_t j = 0; j < n; ++j) gm->pack_act(xs[j].data(), act.data() + j * lda, k);
+        for (int64_t j = 0; j < n; ++j) {
+            EXPECT_EQ(std::memcmp(act.data() + j * lda, want_act.data() + j * lda, as), 0)
+                << lv->name << " packed activation row " << j;
+        }
+        Aligned panel(ps, 0x33);
+        gm->pack_panel(w.row(0), w.ldw, m, k, panel.data());
+        EXPECT_EQ(std::memcmp(panel.data(), want_panel.data(), ps), 0) << lv->name << " panel";
+        std::vector<float> got(ldd * n, -7.0f);
+        gm->compute(panel.data(), m, k, act.data(), lda, n, got.data(), ldd);
+        for (int64_t j = 0; j < n; ++j) {
+            for (int64_t i = 0; i < m; ++i) {
+                const Expected e = expected(w, i, decoded[j]);
+                EXPECT_NEAR(got[j * ldd + i], want[j * ldd + i], e.tol) << lv->name << " (" << i << ", " << j << ")";
+            }
+            for (size_t i = (size_t) m; i < ldd; ++i) EXPECT_EQ(got[j * ldd + i], -7.0f) << lv->name << " wrote past m";
+        }
+    }
+}
+
+TEST(SimdGemm, BlockTypes) {
+    if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0}) {
+        for (int64_t k : {32, 96, 288}) {
+            for (int64_t m : {1, 15, 16, 17, 32}) {
+                for (int64_t n : {1, 3, 4, 5, 8, 9, 13}) check_gemm(t, k, m, n);
+            }
+        }
+    }
+}
+
+TEST(SimdGemm, Floats) {
+    if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
+    for (lm_ggml_type t : {LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
+        for (int64_t k : {1, 5, 16, 17, 64, 100}) {
+            for (int64_t m : {1, 7, 16, 17, 31, 32}) {
+                for (int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 25}) check_gemm(t, k, m, n);
+            }
+        }
+    }
+}
+
+} // namespace
