@@ -32,6 +32,7 @@ extern "C" struct lm_ggml_context * lm_ggml_init(struct lm_ggml_init_params para
 }
 
 extern "C" void lm_ggml_reset(struct lm_ggml_context * ctx) {
+    if (!ctx) { lm_ggml_null_arg("lm_ggml_reset"); return; }
     if (!ctx) return;
     ctx->n_objects     = 0;
     ctx->objects_begin = nullptr;
@@ -45,16 +46,22 @@ extern "C" void lm_ggml_free(struct lm_ggml_context * ctx) {
 }
 
 extern "C" size_t lm_ggml_used_mem(const struct lm_ggml_context * ctx) {
+    if (!ctx) { lm_ggml_null_arg("lm_ggml_used_mem"); return 0; }
     if (!ctx || !ctx->objects_end) return 0;
     return ctx->objects_end->offs + ctx->objects_end->size;
 }
 
-extern "C" bool lm_ggml_get_no_alloc(struct lm_ggml_context * ctx) { return ctx->no_alloc; }
-extern "C" void lm_ggml_set_no_alloc(struct lm_ggml_context * ctx, bool no_alloc) { ctx->no_alloc = no_alloc; }
-extern "C" void * lm_ggml_get_mem_buffer(const struct lm_ggml_context * ctx) { return ctx->mem_buffer; }
-extern "C" size_t lm_ggml_get_mem_size(const struct lm_ggml_context * ctx) { return ctx->mem_size; }
+extern "C" bool lm_ggml_get_no_alloc(struct lm_ggml_context * ctx) {
+    if (!ctx) { lm_ggml_null_arg("lm_ggml_get_no_alloc"); return false; } return ctx->no_alloc; }
+extern "C" void lm_ggml_set_no_alloc(struct lm_ggml_context * ctx, bool no_alloc) {
+    if (!ctx) { lm_ggml_null_arg("lm_ggml_set_no_alloc"); return; } ctx->no_alloc = no_alloc; }
+extern "C" void * lm_ggml_get_mem_buffer(const struct lm_ggml_context * ctx) {
+    if (!ctx) { lm_ggml_null_arg("lm_ggml_get_mem_buffer"); return nullptr; } return ctx->mem_buffer; }
+extern "C" size_t lm_ggml_get_mem_size(const struct lm_ggml_context * ctx) {
+    if (!ctx) { lm_ggml_null_arg("lm_ggml_get_mem_size"); return 0; } return ctx->mem_size; }
 
 extern "C" size_t lm_ggml_get_max_tensor_size(const struct lm_ggml_context * ctx) {
+    if (!ctx) { lm_ggml_null_arg("lm_ggml_get_max_tensor_size"); return 0; }
     size_t max_size = 0;
     for (lm_ggml_tensor * t = lm_ggml_get_first_tensor(ctx); t; t = lm_ggml_get_next_tensor(ctx, t)) {
         const size_t n = lm_ggml_nbytes(t);
@@ -92,6 +99,7 @@ extern "C" size_t lm_ggml_tensor_overhead(void) {
 }
 
 extern "C" void * lm_ggml_new_buffer(struct lm_ggml_context * ctx, size_t nbytes) {
+    if (!ctx) { lm_ggml_null_arg("lm_ggml_new_buffer"); return nullptr; }
     if (!ctx) return nullptr;
     lm_ggml_object * obj = lm_ggml_new_object(ctx, LM_GGML_OBJECT_TYPE_WORK_BUFFER, nbytes, "a work buffer");
     if (!obj) return nullptr;
@@ -99,6 +107,7 @@ extern "C" void * lm_ggml_new_buffer(struct lm_ggml_context * ctx, size_t nbytes
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_get_first_tensor(const struct lm_ggml_context * ctx) {
+    if (!ctx) { lm_ggml_null_arg("lm_ggml_get_first_tensor"); return nullptr; }
     if (!ctx) return nullptr;
     for (lm_ggml_object * obj = ctx->objects_begin; obj; obj = obj->next) {
         if (obj->type == LM_GGML_OBJECT_TYPE_TENSOR) {
@@ -109,6 +118,7 @@ extern "C" struct lm_ggml_tensor * lm_ggml_get_first_tensor(const struct lm_ggml
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_get_next_tensor(const struct lm_ggml_context * ctx, struct lm_ggml_tensor * tensor) {
+    if (!ctx || !tensor) { lm_ggml_null_arg("lm_ggml_get_next_tensor"); return nullptr; }
     if (!ctx || !tensor) return nullptr;
     lm_ggml_object * obj = reinterpret_cast<lm_ggml_object *>(reinterpret_cast<char *>(tensor) - LM_GGML_OBJECT_SIZE);
     for (obj = obj->next; obj; obj = obj->next) {
@@ -120,6 +130,7 @@ extern "C" struct lm_ggml_tensor * lm_ggml_get_next_tensor(const struct lm_ggml_
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_get_tensor(struct lm_ggml_context * ctx, const char * name) {
+    if (!ctx || !name) { lm_ggml_null_arg("lm_ggml_get_tensor"); return nullptr; }
     if (!ctx || !name) return nullptr;
     for (lm_ggml_tensor * t = lm_ggml_get_first_tensor(ctx); t; t = lm_ggml_get_next_tensor(ctx, t)) {
         if (std::strcmp(t->name, name) == 0) return t;

@@ -24,6 +24,9 @@ LM_GGML_ATTRIBUTE_FORMAT(2, 3)
 LM_GGML_API void lm_ggml_log_internal(enum lm_ggml_log_level level, const char * fmt, ...);
 LM_GGML_API void lm_ggml_log_internal_v(enum lm_ggml_log_level level, const char * fmt, va_list args);
 
+// Logs "<fn>: a required pointer argument is NULL" (public entry points).
+void lm_ggml_null_arg(const char * fn);
+
 #define LM_GGML_LOG(...)       lm_ggml_log_internal(LM_GGML_LOG_LEVEL_NONE,  __VA_ARGS__)
 #define LM_GGML_LOG_INFO(...)  lm_ggml_log_internal(LM_GGML_LOG_LEVEL_INFO,  __VA_ARGS__)
 #define LM_GGML_LOG_WARN(...)  lm_ggml_log_internal(LM_GGML_LOG_LEVEL_WARN,  __VA_ARGS__)

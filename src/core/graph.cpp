@@ -127,6 +127,7 @@ extern "C" struct lm_ggml_cgraph lm_ggml_graph_view(struct lm_ggml_cgraph * cgra
 }
 
 extern "C" void lm_ggml_graph_cpy(struct lm_ggml_cgraph * src, struct lm_ggml_cgraph * dst) {
+    if (!src || !dst) { lm_ggml_null_arg("lm_ggml_graph_cpy"); return; }
     LM_GGML_ASSERT(dst->size >= src->n_leafs && dst->size >= src->n_nodes);
     LM_GGML_ASSERT(dst->visited_hash_set.size >= src->visited_hash_set.size);
     dst->n_leafs = src->n_leafs;
@@ -143,6 +144,7 @@ extern "C" void lm_ggml_graph_cpy(struct lm_ggml_cgraph * src, struct lm_ggml_cg
 }
 
 extern "C" struct lm_ggml_cgraph * lm_ggml_graph_dup(struct lm_ggml_context * ctx, struct lm_ggml_cgraph * cgraph) {
+    if (!ctx || !cgraph) { lm_ggml_null_arg("lm_ggml_graph_dup"); return nullptr; }
     lm_ggml_cgraph * result = lm_ggml_new_graph_custom(ctx, cgraph->size, cgraph->grads != nullptr);
     if (!result) return nullptr;
     lm_ggml_graph_cpy(cgraph, result);
@@ -150,14 +152,17 @@ extern "C" struct lm_ggml_cgraph * lm_ggml_graph_dup(struct lm_ggml_context * ct
 }
 
 extern "C" void lm_ggml_graph_clear(struct lm_ggml_cgraph * cgraph) {
+    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_clear"); return; }
     cgraph->n_leafs = 0;
     cgraph->n_nodes = 0;
     lm_ggml_hash_set_reset(&cgraph->visited_hash_set);
 }
 
-extern "C" int lm_ggml_graph_size(struct lm_ggml_cgraph * cgraph) { return cgraph->size; }
+extern "C" int lm_ggml_graph_size(struct lm_ggml_cgraph * cgraph) {
+    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_size"); return 0; } return cgraph->size; }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_graph_node(struct lm_ggml_cgraph * cgraph, int i) {
+    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_node"); return nullptr; }
     if (i < 0) i += cgraph->n_nodes;
     if (i < 0 || i >= cgraph->n_nodes) {
         LM_GGML_LOG_ERROR("lm_ggml_graph_node: index %d out of range (graph has %d nodes)\n", i, cgraph->n_nodes);
@@ -166,10 +171,13 @@ extern "C" struct lm_ggml_tensor * lm_ggml_graph_node(struct lm_ggml_cgraph * cg
     return cgraph->nodes[i];
 }
 
-extern "C" struct lm_ggml_tensor ** lm_ggml_graph_nodes(struct lm_ggml_cgraph * cgraph) { return cgraph->nodes; }
-extern "C" int lm_ggml_graph_n_nodes(struct lm_ggml_cgraph * cgraph) { return cgraph->n_nodes; }
+extern "C" struct lm_ggml_tensor ** lm_ggml_graph_nodes(struct lm_ggml_cgraph * cgraph) {
+    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_nodes"); return nullptr; } return cgraph->nodes; }
+extern "C" int lm_ggml_graph_n_nodes(struct lm_ggml_cgraph * cgraph) {
+    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_n_nodes"); return 0; } return cgraph->n_nodes; }
 
 extern "C" void lm_ggml_graph_add_node(struct lm_ggml_cgraph * cgraph, struct lm_ggml_tensor * tensor) {
+    if (!cgraph || !tensor) { lm_ggml_null_arg("lm_ggml_graph_add_node"); return; }
     if (cgraph->n_nodes >= cgraph->size) {
         LM_GGML_ABORT("lm_ggml_graph_add_node: graph is full (%d nodes)", cgraph->size);
     }
@@ -177,6 +185,7 @@ extern "C" void lm_ggml_graph_add_node(struct lm_ggml_cgraph * cgraph, struct lm
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_graph_get_tensor(const struct lm_ggml_cgraph * cgraph, const char * name) {
+    if (!cgraph || !name) { lm_ggml_null_arg("lm_ggml_graph_get_tensor"); return nullptr; }
     for (int i = 0; i < cgraph->n_leafs; i++) {
         if (std::strcmp(cgraph->leafs[i]->name, name) == 0) return cgraph->leafs[i];
     }
@@ -187,6 +196,7 @@ extern "C" struct lm_ggml_tensor * lm_ggml_graph_get_tensor(const struct lm_ggml
 }
 
 extern "C" void lm_ggml_graph_print(const struct lm_ggml_cgraph * cgraph) {
+    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_print"); return; }
     LM_GGML_LOG_INFO("=== GRAPH: %d nodes, %d leafs ===\n", cgraph->n_nodes, cgraph->n_leafs);
     for (int i = 0; i < cgraph->n_nodes; i++) {
         const lm_ggml_tensor * t = cgraph->nodes[i];

@@ -75,6 +75,10 @@ extern "C" void lm_ggml_log_internal(enum lm_ggml_log_level level, const char * 
     va_end(args);
 }
 
+extern "C" void lm_ggml_null_arg(const char * fn) {
+    LM_GGML_LOG_ERROR("%s: a required pointer argument is NULL\n", fn);
+}
+
 extern "C" void lm_ggml_set_abort_handler(lm_ggml_abort_handler_t handler) {
     g_abort_handler.store(handler);
 }
@@ -108,7 +112,10 @@ extern "C" const char * lm_ggml_status_to_string(enum lm_ggml_status status) {
 }
 
 extern "C" bool lm_ggml_guid_matches(lm_ggml_guid_t guid_a, lm_ggml_guid_t guid_b) {
-    if (!guid_a || !guid_b) return false;
+    if (!guid_a || !guid_b) {
+        lm_ggml_null_arg("lm_ggml_guid_matches");
+        return false;
+    }
     return std::memcmp(guid_a, guid_b, sizeof(lm_ggml_guid)) == 0;
 }
 

@@ -126,11 +126,13 @@ extern "C" struct lm_ggml_tensor * lm_ggml_new_tensor_4d(struct lm_ggml_context 
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_dup_tensor(struct lm_ggml_context * ctx, const struct lm_ggml_tensor * src) {
+    if (!ctx || !src) { lm_ggml_null_arg("lm_ggml_dup_tensor"); return nullptr; }
     if (!src) return nullptr;
     return lm_ggml_new_tensor(ctx, src->type, LM_GGML_MAX_DIMS, src->ne);
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_view_tensor(struct lm_ggml_context * ctx, struct lm_ggml_tensor * src) {
+    if (!ctx || !src) { lm_ggml_null_arg("lm_ggml_view_tensor"); return nullptr; }
     if (!src) return nullptr;
     lm_ggml_tensor * t = lm_ggml_new_tensor_impl(ctx, src->type, LM_GGML_MAX_DIMS, src->ne, src, 0);
     if (!t) return nullptr;
@@ -140,10 +142,12 @@ extern "C" struct lm_ggml_tensor * lm_ggml_view_tensor(struct lm_ggml_context * 
 }
 
 extern "C" const char * lm_ggml_get_name(const struct lm_ggml_tensor * tensor) {
+    if (!tensor) { lm_ggml_null_arg("lm_ggml_get_name"); return nullptr; }
     return tensor->name;
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_set_name(struct lm_ggml_tensor * tensor, const char * name) {
+    if (!tensor || !name) { lm_ggml_null_arg("lm_ggml_set_name"); return nullptr; }
     if (!tensor) return nullptr;
     size_t i = 0;
     for (; name && name[i] && i < sizeof(tensor->name) - 1; i++) tensor->name[i] = name[i];
@@ -152,6 +156,7 @@ extern "C" struct lm_ggml_tensor * lm_ggml_set_name(struct lm_ggml_tensor * tens
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_format_name(struct lm_ggml_tensor * tensor, const char * fmt, ...) {
+    if (!tensor || !fmt) { lm_ggml_null_arg("lm_ggml_format_name"); return nullptr; }
     if (!tensor) return nullptr;
     va_list args;
     va_start(args, fmt);
@@ -160,19 +165,25 @@ extern "C" struct lm_ggml_tensor * lm_ggml_format_name(struct lm_ggml_tensor * t
     return tensor;
 }
 
-extern "C" void lm_ggml_set_input(struct lm_ggml_tensor * tensor) { tensor->flags |= LM_GGML_TENSOR_FLAG_INPUT; }
-extern "C" void lm_ggml_set_output(struct lm_ggml_tensor * tensor) { tensor->flags |= LM_GGML_TENSOR_FLAG_OUTPUT; }
-extern "C" void lm_ggml_set_loss(struct lm_ggml_tensor * tensor) { tensor->flags |= LM_GGML_TENSOR_FLAG_LOSS; }
+extern "C" void lm_ggml_set_input(struct lm_ggml_tensor * tensor) {
+    if (!tensor) { lm_ggml_null_arg("lm_ggml_set_input"); return; } tensor->flags |= LM_GGML_TENSOR_FLAG_INPUT; }
+extern "C" void lm_ggml_set_output(struct lm_ggml_tensor * tensor) {
+    if (!tensor) { lm_ggml_null_arg("lm_ggml_set_output"); return; } tensor->flags |= LM_GGML_TENSOR_FLAG_OUTPUT; }
+extern "C" void lm_ggml_set_loss(struct lm_ggml_tensor * tensor) {
+    if (!tensor) { lm_ggml_null_arg("lm_ggml_set_loss"); return; } tensor->flags |= LM_GGML_TENSOR_FLAG_LOSS; }
 
 extern "C" void lm_ggml_set_param(struct lm_ggml_context * /*ctx*/, struct lm_ggml_tensor * tensor) {
+    if (!tensor) { lm_ggml_null_arg("lm_ggml_set_param"); return; }
     tensor->flags |= LM_GGML_TENSOR_FLAG_PARAM;
 }
 
 extern "C" void * lm_ggml_get_data(const struct lm_ggml_tensor * tensor) {
+    if (!tensor) { lm_ggml_null_arg("lm_ggml_get_data"); return nullptr; }
     return tensor->data;
 }
 
 extern "C" float * lm_ggml_get_data_f32(const struct lm_ggml_tensor * tensor) {
+    if (!tensor) { lm_ggml_null_arg("lm_ggml_get_data_f32"); return nullptr; }
     if (tensor->type != LM_GGML_TYPE_F32) {
         LM_GGML_LOG_ERROR("lm_ggml_get_data_f32: tensor '%s' is %s, not f32\n", tensor->name,
                           lm_ggml_type_name(tensor->type));
@@ -183,6 +194,7 @@ extern "C" float * lm_ggml_get_data_f32(const struct lm_ggml_tensor * tensor) {
 
 extern "C" void lm_ggml_unravel_index(const struct lm_ggml_tensor * tensor, int64_t i, int64_t * i0, int64_t * i1,
                                       int64_t * i2, int64_t * i3) {
+    if (!tensor) { lm_ggml_null_arg("lm_ggml_unravel_index"); return; }
     const int64_t ne2 = tensor->ne[2], ne1 = tensor->ne[1], ne0 = tensor->ne[0];
     const int64_t i3_ = i / (ne2 * ne1 * ne0);
     const int64_t i2_ = (i - i3_ * ne2 * ne1 * ne0) / (ne1 * ne0);
@@ -195,6 +207,7 @@ extern "C" void lm_ggml_unravel_index(const struct lm_ggml_tensor * tensor, int6
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_set_zero(struct lm_ggml_tensor * tensor) {
+    if (!tensor) { lm_ggml_null_arg("lm_ggml_set_zero"); return nullptr; }
     if (!tensor || lm_ggml_is_empty(tensor)) return tensor;
     if (tensor->buffer) {
         lm_ggml_backend_tensor_memset(tensor, 0, 0, lm_ggml_nbytes(tensor));

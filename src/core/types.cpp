@@ -163,10 +163,12 @@ extern "C" const char * lm_ggml_unary_op_name(enum lm_ggml_unary_op op) {
 }
 
 extern "C" enum lm_ggml_unary_op lm_ggml_get_unary_op(const struct lm_ggml_tensor * tensor) {
+    if (!tensor) { lm_ggml_null_arg("lm_ggml_get_unary_op"); return LM_GGML_UNARY_OP_COUNT; }
     return (enum lm_ggml_unary_op) lm_ggml_get_op_params_i32(tensor, 0);
 }
 
 extern "C" const char * lm_ggml_op_desc(const struct lm_ggml_tensor * t) {
+    if (!t) { lm_ggml_null_arg("lm_ggml_op_desc"); return nullptr; }
     if (t->op == LM_GGML_OP_UNARY) return lm_ggml_unary_op_name(lm_ggml_get_unary_op(t));
     return lm_ggml_op_name(t->op);
 }

@@ -397,7 +397,10 @@ extern "C" bool lm_ggml_gallocr_alloc_graph(lm_ggml_gallocr_t galloc, struct lm_
 }
 
 extern "C" size_t lm_ggml_gallocr_get_buffer_size(lm_ggml_gallocr_t galloc, int buffer_id) {
-    if (!galloc || buffer_id < 0 || buffer_id >= (int) galloc->bufts.size()) return 0;
+    if (!galloc || buffer_id < 0 || buffer_id >= (int) galloc->bufts.size()) {
+        LM_GGML_LOG_ERROR("lm_ggml_gallocr_get_buffer_size: %s\n", galloc ? "buffer id out of range" : "allocator is NULL");
+        return 0;
+    }
     const int a = galloc->alloc_of[(size_t) buffer_id];
     for (int i = 0; i < buffer_id; i++) {
         if (galloc->alloc_of[(size_t) i] == a) return 0; // counted under the first id that shares it
