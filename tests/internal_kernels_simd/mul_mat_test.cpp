@@ -99,7 +99,8 @@ TEST(SimdMulMat, FastPathsAgainstReferenceAndTwin) {
                                Case{t, 288, 70, 9, 1, 1},
                                Case{t, 64, 40, 33, 1, 3},     // broadcast over dim 2
                                Case{t, 128, 96, 20, 2, 2},    // one weight plane per b plane
-                               Case{t, 32, 5, 40, 1, 1}}) {   // one small panel: the columns are split
+                               Case{t, 32, 5, 40, 1, 1},      // one small panel: the columns are split
+                               Case{t, 1536, 40, 9, 1, 1}}) { // long rows: chunks of k
             run_case(c);
         }
     }

@@ -196,9 +196,12 @@ TEST(SimdGemm, BlockTypes) {
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0}) {
         for (int64_t k : {32, 96, 288}) {
             for (int64_t m : {1, 15, 16, 17, 32}) {
-                for (int64_t n : {1, 3, 4, 5, 8, 9, 13}) check_gemm(t, k, m, n);
+                for (int64_t n : {1, 3, 4, 5, 6, 7, 8, 9, 13}) check_gemm(t, k, m, n);
             }
         }
+        // several chunks of blocks (partial sums parked in dst between them)
+        check_gemm(t, 32 * 45, 20, 7);
+        check_gemm(t, 32 * 61, 32, 13);
     }
 }
 
@@ -210,6 +213,9 @@ TEST(SimdGemm, Floats) {
                 for (int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 25}) check_gemm(t, k, m, n);
             }
         }
+        // several chunks of k (partial sums parked in dst between them)
+        check_gemm(t, 400, 20, 9);
+        check_gemm(t, 577, 32, 17);
     }
 }
 

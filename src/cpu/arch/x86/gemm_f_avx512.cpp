@@ -69,13 +69,24 @@ void pack_panel_f32(const void * w, size_t ldw, int64_t m, int64_t k, void * p) 
 void pack_panel_f16(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel<true>(w, ldw, m, k, p); }
 
 // ---------------------------------------------------------------- microkernel
-// kG groups of 16 rows x kN columns
+// The panel is walked in chunks of kChunk steps of k that stay in L1 while
+// every column passes over them; partial sums wait in dst between chunks
+// (reloading a stored float continues the same sum, so the result does not
+// depend on the chunking).
+constexpr int64_t kChunk = 192; // 24 KiB of panel
+
+// kG groups of 16 rows x kN columns, k steps [k0, k1); first: start from zero
 template <int kG, int kN>
-void tile(const float * panel, int64_t m, int64_t k, const char * act, size_t lda, float * dst, size_t ldd) {
+void tile(const float * panel, int64_t m, int64_t k0, int64_t k1, const char * act, size_t lda, float * dst,
+          size_t ldd, bool first) {
     __m512 acc[kG][kN];
-    for (int g = 0; g < kG; ++g)
-        for (int j = 0; j < kN; ++j) acc[g][j] = _mm512_setzero_ps();
-    for (int64_t kk = 0; kk < k; ++kk) {
+    for (int g = 0; g < kG; ++g) {
+        const __mmask16 mk = rows_mask(m - 16 * g);
+        for (int j = 0; j < kN; ++j) {
+            acc[g][j] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mk, dst + j * ldd + 16 * g);
+        }
+    }
+    for (int64_t kk = k0; kk < k1; ++kk) {
         __m512 w[kG];
         for (int g = 0; g < kG; ++g) w[g] = _mm512_load_ps(panel + kk * kPanelRows + 16 * g);
         for (int j = 0; j < kN; ++j) {
@@ -90,34 +101,39 @@ void tile(const float * panel, int64_t m, int64_t k, const char * act, size_t ld
 }
 
 template <int kG>
-void columns(const float * panel, int64_t m, int64_t k, const char * act, size_t lda, int64_t n, float * dst, size_t ldd) {
+void columns(const float * panel, int64_t m, int64_t k0, int64_t k1, const char * act, size_t lda, int64_t n,
+             float * dst, size_t ldd, bool first) {
     constexpr int kMax = kG == 2 ? 8 : 16;
     int64_t j = 0;
-    for (; j + kMax <= n; j += kMax) tile<kG, kMax>(panel, m, k, act + j * lda, lda, dst + j * ldd, ldd);
+    for (; j + kMax <= n; j += kMax) tile<kG, kMax>(panel, m, k0, k1, act + j * lda, lda, dst + j * ldd, ldd, first);
     const char * a = act + j * lda;
     float *      d = dst + j * ldd;
     switch (n - j) {
         case 0: break;
-        case 1: tile<kG, 1>(panel, m, k, a, lda, d, ldd); break;
-        case 2: tile<kG, 2>(panel, m, k, a, lda, d, ldd); break;
-        case 3: tile<kG, 3>(panel, m, k, a, lda, d, ldd); break;
-        case 4: tile<kG, 4>(panel, m, k, a, lda, d, ldd); break;
-        case 5: tile<kG, 5>(panel, m, k, a, lda, d, ldd); break;
-        case 6: tile<kG, 6>(panel, m, k, a, lda, d, ldd); break;
-        case 7: tile<kG, 7>(panel, m, k, a, lda, d, ldd); break;
+        case 1: tile<kG, 1>(panel, m, k0, k1, a, lda, d, ldd, first); break;
+        case 2: tile<kG, 2>(panel, m, k0, k1, a, lda, d, ldd, first); break;
+        case 3: tile<kG, 3>(panel, m, k0, k1, a, lda, d, ldd, first); break;
+        case 4: tile<kG, 4>(panel, m, k0, k1, a, lda, d, ldd, first); break;
+        case 5: tile<kG, 5>(panel, m, k0, k1, a, lda, d, ldd, first); break;
+        case 6: tile<kG, 6>(panel, m, k0, k1, a, lda, d, ldd, first); break;
+        case 7: tile<kG, 7>(panel, m, k0, k1, a, lda, d, ldd, first); break;
         default: // only kG == 1 gets here (8..15 columns left): two tiles
-            tile<kG, 8>(panel, m, k, a, lda, d, ldd);
-            columns<kG>(panel, m, k, a + 8 * lda, lda, n - j - 8, d + 8 * ldd, ldd);
+            tile<kG, 8>(panel, m, k0, k1, a, lda, d, ldd, first);
+            columns<kG>(panel, m, k0, k1, a + 8 * lda, lda, n - j - 8, d + 8 * ldd, ldd, first);
             break;
     }
 }
 
 void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst, size_t ldd) {
     const auto * panel = static_cast<const float *>(vpanel);
-    if (m <= 16) {
-        columns<1>(panel, m, k, static_cast<const char *>(act), lda, n, dst, ldd);
-    } else {
-        columns<2>(panel, m, k, static_cast<const char *>(act), lda, n, dst, ldd);
+    const auto * a     = static_cast<const char *>(act);
+    for (int64_t k0 = 0; k0 < k; k0 += kChunk) {
+        const int64_t k1 = k - k0 < kChunk ? k : k0 + kChunk;
+        if (m <= 16) {
+            columns<1>(panel, m, k0, k1, a, lda, n, dst, ldd, k0 == 0);
+        } else {
+            columns<2>(panel, m, k0, k1, a, lda, n, dst, ldd, k0 == 0);
+        }
     }
 }
 

@@ -138,16 +138,26 @@ static inline __mmask16 rows_mask(int64_t m) {
     return m >= 16 ? (__mmask16) 0xFFFF : m <= 0 ? (__mmask16) 0 : (__mmask16) ((1u << m) - 1u);
 }
 
-// kG groups of 16 rows x kN columns over all blocks
+// The panel is walked in chunks of kChunk blocks that stay in L1 while every
+// column passes over them; partial sums wait in dst between chunks (a stored
+// float continues the same sum, so chunking does not change the result).
+constexpr int64_t kMaxChunk = 20; // at most 25 KiB of panel; chunks of equal size
+
+// kG groups of 16 rows x kN columns, blocks [b0, b1); first: start from zero
 template <int kG, int kN, bool kMin, bool kCorr>
-void tile(const uint8_t * panel, int64_t m, int64_t k, const void * act, size_t lda, float * dst, size_t ldd) {
+void tile(const uint8_t * panel, int64_t m, int64_t k, int64_t b0, int64_t b1, const void * act, size_t lda,
+          float * dst, size_t ldd, bool first) {
     ActRow a[kN];
     for (int j = 0; j < kN; ++j) a[j] = act_row(act, lda, j, k);
     __m512 acc[kG][kN];
-    for (int g = 0; g < kG; ++g)
-        for (int j = 0; j < kN; ++j) acc[g][j] = _mm512_setzero_ps();
+    for (int g = 0; g < kG; ++g) {
+        const __mmask16 mk = rows_mask(m - 16 * g);
+        for (int j = 0; j < kN; ++j) {
+            acc[g][j] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mk, dst + j * ldd + 16 * g);
+        }
+    }
 
-    for (int64_t b = 0; b < k / kQK; ++b) {
+    for (int64_t b = b0; b < b1; ++b) {
         const uint8_t * pb = panel + b * kGroups * (int64_t) kPanelBlockBytes;
         __m512i         isum[kG][kN];
         for (int g = 0; g < kG; ++g)
@@ -182,32 +192,41 @@ void tile(const uint8_t * panel, int64_t m, int64_t k, const void * act, size_t 
 }
 
 template <int kG, bool kMin, bool kCorr>
-void columns(const uint8_t * panel, int64_t m, int64_t k, const char * act, size_t lda, int64_t n, float * dst, size_t ldd) {
-    constexpr int kMax = kG == 2 ? 4 : 8;
+void columns(const uint8_t * panel, int64_t m, int64_t k, int64_t b0, int64_t b1, const char * act, size_t lda,
+             int64_t n, float * dst, size_t ldd, bool first) {
+    constexpr int kMax = kG == 2 ? 6 : 8;
     int64_t       j    = 0;
-    for (; j + kMax <= n; j += kMax) tile<kG, kMax, kMin, kCorr>(panel, m, k, act + j * lda, lda, dst + j * ldd, ldd);
+    for (; j + kMax <= n; j += kMax) {
+        tile<kG, kMax, kMin, kCorr>(panel, m, k, b0, b1, act + j * lda, lda, dst + j * ldd, ldd, first);
+    }
     const char * a = act + j * lda;
     float *      d = dst + j * ldd;
     switch (n - j) {
         case 0: break;
-        case 1: tile<kG, 1, kMin, kCorr>(panel, m, k, a, lda, d, ldd); break;
-        case 2: tile<kG, 2, kMin, kCorr>(panel, m, k, a, lda, d, ldd); break;
-        case 3: tile<kG, 3, kMin, kCorr>(panel, m, k, a, lda, d, ldd); break;
-        case 4: tile<kG, 4, kMin, kCorr>(panel, m, k, a, lda, d, ldd); break;
-        case 5: tile<kG, 5, kMin, kCorr>(panel, m, k, a, lda, d, ldd); break;
-        case 6: tile<kG, 6, kMin, kCorr>(panel, m, k, a, lda, d, ldd); break;
-        default: tile<kG, 7, kMin, kCorr>(panel, m, k, a, lda, d, ldd); break; // kG == 1 only
+        case 1: tile<kG, 1, kMin, kCorr>(panel, m, k, b0, b1, a, lda, d, ldd, first); break;
+        case 2: tile<kG, 2, kMin, kCorr>(panel, m, k, b0, b1, a, lda, d, ldd, first); break;
+        case 3: tile<kG, 3, kMin, kCorr>(panel, m, k, b0, b1, a, lda, d, ldd, first); break;
+        case 4: tile<kG, 4, kMin, kCorr>(panel, m, k, b0, b1, a, lda, d, ldd, first); break;
+        case 5: tile<kG, 5, kMin, kCorr>(panel, m, k, b0, b1, a, lda, d, ldd, first); break;
+        case 6: tile<kG, 6, kMin, kCorr>(panel, m, k, b0, b1, a, lda, d, ldd, first); break;
+        default: tile<kG, 7, kMin, kCorr>(panel, m, k, b0, b1, a, lda, d, ldd, first); break; // kG == 1 only
     }
 }
 
 template <bool kMin, bool kCorr>
 void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst, size_t ldd) {
-    const auto * panel = static_cast<const uint8_t *>(vpanel);
-    const auto * a     = static_cast<const char *>(act);
-    if (m <= kGroupRows) {
-        columns<1, kMin, kCorr>(panel, m, k, a, lda, n, dst, ldd);
-    } else {
-        columns<2, kMin, kCorr>(panel, m, k, a, lda, n, dst, ldd);
+    const auto *  panel = static_cast<const uint8_t *>(vpanel);
+    const auto *  a     = static_cast<const char *>(act);
+    const int64_t nb    = k / kQK;
+    const int64_t parts = (nb + kMaxChunk - 1) / kMaxChunk;
+    const int64_t chunk = (nb + parts - 1) / parts;
+    for (int64_t b0 = 0; b0 < nb; b0 += chunk) {
+        const int64_t b1 = nb - b0 < chunk ? nb : b0 + chunk;
+        if (m <= kGroupRows) {
+            columns<1, kMin, kCorr>(panel, m, k, b0, b1, a, lda, n, dst, ldd, b0 == 0);
+        } else {
+            columns<2, kMin, kCorr>(panel, m, k, b0, b1, a, lda, n, dst, ldd, b0 == 0);
+        }
     }
 }
 

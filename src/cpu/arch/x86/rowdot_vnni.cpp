@@ -60,6 +60,11 @@ struct Q8Index {
 };
 constexpr Q8Index kQ8Index;
 
+// Weight rows stream from memory once per token: prefetching this far ahead
+// lets the loads overlap the arithmetic (the hardware prefetcher alone
+// leaves the kernel stalled on memory about half the time).
+constexpr int64_t kPrefetchBytes = 2048;
+
 static inline __mmask64 bytes_mask(int64_t n) { return n >= 64 ? ~(__mmask64) 0 : (((__mmask64) 1 << n) - 1); }
 
 // The bytes of one group: t0 = its first 64 bytes, t1 = the rest (byte 64 on).
@@ -94,6 +99,7 @@ float dot_row_q4(const uint8_t * x, int64_t nb, const uint8_t * act, const Q4Ind
     __m512            acc    = _mm512_setzero_ps();
     __m512            accm   = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b += 4, x += 4 * kBlock, act += kQ4GroupBytes) {
+        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
         __m512i t0, t1;
         load_group<4 * kBlock>(x, (nb - b) * kBlock, &t0, &t1);
         const __m512i nib = _mm512_permutex2var_epi8(t0, inib, t1);
@@ -157,6 +163,7 @@ float dot_row_q8(const uint8_t * x, int64_t nb, const uint8_t * act) {
     const __m512i bias = _mm512_set1_epi8((char) 0x80);
     __m512        acc  = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b += 2, x += 68, act += kQ8GroupBytes) {
+        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
         __m512i t0, t1;
         load_group<68>(x, (nb - b) * 34, &t0, &t1);
         // levels + 128 are unsigned; cy takes 128 * sum(y) back out
