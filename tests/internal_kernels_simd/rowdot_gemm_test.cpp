@@ -6,6 +6,7 @@
 // with ldw larger than a row.
 #include "cpu/arch/layouts.h"
 #include "cpu/arch/ref.h"
+#include "quant/quants.h"
 #include "simd_test_util.h"
 
 namespace {
@@ -32,11 +33,15 @@ const arch::Gemm * ref_gemm(lm_ggml_type t) {
         case LM_GGML_TYPE_Q8_0: return &ref::kGemmQ8_0;
         case LM_GGML_TYPE_F32:  return &ref::kGemmF32;
         case LM_GGML_TYPE_F16:  return &ref::kGemmF16;
+        case LM_GGML_TYPE_Q4_K: return &ref::kGemmQ4_K;
+        case LM_GGML_TYPE_Q5_K: return &ref::kGemmQ5_K;
+        case LM_GGML_TYPE_Q6_K: return &ref::kGemmQ6_K;
         default:                return nullptr;
     }
 }
 
 bool has_min(lm_ggml_type t) { return t == LM_GGML_TYPE_Q4_1 || t == LM_GGML_TYPE_Q5_1; }
+bool is_k_quant(lm_ggml_type t) { return t == LM_GGML_TYPE_Q4_K || t == LM_GGML_TYPE_Q5_K || t == LM_GGML_TYPE_Q6_K; }
 
 // What the activation row stands for, decoded from the F32 input the same
 // way the packers quantize it (ggml x86 rounding; F16 rounding for F16
@@ -55,6 +60,14 @@ Decoded decode_act(lm_ggml_type t, const std::vector<float> & x) {
     }
     if (t == LM_GGML_TYPE_F16) {
         for (float v : x) d.x.push_back(lm_ggml_fp16_to_fp32(lm_ggml_fp32_to_fp16(v)));
+        return d;
+    }
+    if (is_k_quant(t)) { // activations quantized as Q8_K (src/quant's reference)
+        std::vector<uint8_t> q(lm_ggml_row_size(LM_GGML_TYPE_Q8_K, k));
+        lm_quant_quantize_row_q8_K_ref(x.data(), q.data(), k);
+        std::vector<float> dec((size_t) k);
+        lm_ggml_get_type_traits(LM_GGML_TYPE_Q8_K)->to_float(q.data(), dec.data(), k);
+        d.x.assign(dec.begin(), dec.end());
         return d;
     }
     // the twin converter's q8_1 blocks (checked against hand cases in act_test.cpp)
@@ -202,6 +215,18 @@ TEST(SimdGemm, BlockTypes) {
         // several chunks of blocks (partial sums parked in dst between them)
         check_gemm(t, 32 * 45, 20, 7);
         check_gemm(t, 32 * 61, 32, 13);
+    }
+}
+
+TEST(SimdGemm, KQuants) {
+    if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K}) {
+        for (int64_t k : {256, 512}) {
+            for (int64_t m : {1, 17, 32}) {
+                for (int64_t n : {1, 5, 6, 7, 13}) check_gemm(t, k, m, n);
+            }
+        }
+        check_gemm(t, 256 * 7, 30, 8); // several chunks of blocks
     }
 }
 

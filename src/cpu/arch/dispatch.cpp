@@ -91,6 +91,7 @@ void fill_level(KernelSet & k, Isa isa) {
             x86::fill_vnni_qdot(k);
             x86::fill_vnni_rowdot(k);
             x86::fill_vnni_gemm_q(k);
+            x86::fill_vnni_gemm_k(k);
             break;
 #else
         default: break;

@@ -43,6 +43,20 @@
 //   float d[16]     row r's block scale (0 for padding rows)
 //   float m[16]     row r's block minimum (Q4_1, Q5_1; 0 otherwise)
 //
+// ---------------------------------------------------------------- Gemm (K-quants)
+// Q4_K, Q5_K: the layouts above with one block per 32-value sub-block:
+// panel d = d * scale, m = -dmin * min, levels 0..15 / 0..31; activation rows
+// quantized as Q8_K (one d per 256 values, as the reference, which is what
+// ggml's x86 code uses) and spread over the sub-blocks: d = the Q8_K d,
+// s = d * sum(q), c = 0.
+// Q6_K: the same with 16-value blocks (its scales are per 16 values):
+// panel block per 16-row group, 384 bytes:
+//   uint8 q[4][64]  levels 0..63 (value + 32), lanes as above
+//   float d[16]     d * scale
+//   float m[16]     0
+// activation row: int8 q[k], float d[k/16] (Q8_K's d), float s[k/16] (0),
+// int32 c[k/16] = 32 * the group's sum(q) (Q8_K's bsums).
+//
 // ---------------------------------------------------------------- Gemm (F32, F16)
 // Activation row: float x[k] (for F16 weights rounded through F16 first, as
 // ggml converts the activations to F16).
@@ -71,10 +85,19 @@ constexpr int64_t kGroupRows       = 16;
 constexpr size_t  kPanelBlockBytes = 640; // one block of one 16-row group
 
 static inline size_t pad64(size_t n) { return (n + 63) & ~(size_t) 63; }
-static inline size_t gemm_q_act_size(int64_t k) { return pad64((size_t) k + (size_t) (k / kQK) * 12); }
-static inline size_t gemm_q_panel_size(int64_t k) {
-    return (size_t) (k / kQK) * (size_t) (kPanelRows / kGroupRows) * kPanelBlockBytes;
+// kV: values per block (32, or 16 for Q6_K)
+template <int kV>
+static constexpr size_t panel_block_bytes() { return 16 * (size_t) kV + 128; }
+template <int kV>
+static inline size_t gemm_qv_act_size(int64_t k) { return pad64((size_t) k + (size_t) (k / kV) * 12); }
+template <int kV>
+static inline size_t gemm_qv_panel_size(int64_t k) {
+    return (size_t) (k / kV) * (size_t) (kPanelRows / kGroupRows) * panel_block_bytes<kV>();
 }
+static inline size_t gemm_q_act_size(int64_t k) { return gemm_qv_act_size<32>(k); }
+static inline size_t gemm_q_panel_size(int64_t k) { return gemm_qv_panel_size<32>(k); }
+static inline size_t gemm_q16_act_size(int64_t k) { return gemm_qv_act_size<16>(k); }
+static inline size_t gemm_q16_panel_size(int64_t k) { return gemm_qv_panel_size<16>(k); }
 static inline size_t gemm_f_act_size(int64_t k) { return pad64((size_t) k * sizeof(float)); }
 static inline size_t gemm_f_panel_size(int64_t k) { return (size_t) k * (size_t) kPanelRows * sizeof(float); }
 

@@ -138,10 +138,16 @@ void gemm_pack_panel_q5_0(const void * w, size_t ldw, int64_t m, int64_t k, void
 void gemm_pack_panel_q5_1(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_q<levels_q5_1>(w, ldw, m, k, p); }
 void gemm_pack_panel_q8_0(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_q<levels_q8_0>(w, ldw, m, k, p); }
 
-void gemm_compute_q(const void * vpanel, int64_t m, int64_t k, const void * vact, size_t lda, int64_t n, float * dst,
-                    size_t ldd) {
-    const auto *  panel = static_cast<const uint8_t *>(vpanel);
-    const int64_t nb    = k / kQK;
+namespace {
+
+// kV values per block; the panel's unsigned levels times the activation
+// levels, less the offset correction, scaled; plus the minimum term
+template <int kV>
+void compute_q(const void * vpanel, int64_t m, int64_t k, const void * vact, size_t lda, int64_t n, float * dst,
+               size_t ldd) {
+    constexpr size_t kBlock = panel_block_bytes<kV>();
+    const auto *     panel  = static_cast<const uint8_t *>(vpanel);
+    const int64_t    nb     = k / kV;
     for (int64_t j = 0; j < n; ++j) {
         const auto * q = static_cast<const int8_t *>(vact) + j * lda;
         const auto * d = reinterpret_cast<const float *>(q + k);
@@ -151,17 +157,26 @@ void gemm_compute_q(const void * vpanel, int64_t m, int64_t k, const void * vact
             const int64_t g = i / kGroupRows, r = i % kGroupRows;
             float         acc = 0;
             for (int64_t b = 0; b < nb; ++b) {
-                const uint8_t * pb = panel + (b * kGroups + g) * kPanelBlockBytes;
+                const uint8_t * pb = panel + (b * kGroups + g) * kBlock;
                 int             isum = 0;
-                for (int t = 0; t < 8; ++t) {
-                    for (int u = 0; u < 4; ++u) isum += pb[64 * t + 4 * r + u] * q[b * kQK + 4 * t + u];
+                for (int t = 0; t < kV / 4; ++t) {
+                    for (int u = 0; u < 4; ++u) isum += pb[64 * t + 4 * r + u] * q[b * kV + 4 * t + u];
                 }
-                const auto * pd = reinterpret_cast<const float *>(pb + 512);
+                const auto * pd = reinterpret_cast<const float *>(pb + 16 * kV);
                 acc += pd[r] * d[b] * (float) (isum - c[b]) + pd[16 + r] * s[b];
             }
             dst[j * ldd + i] = acc;
         }
     }
+}
+
+} // namespace
+
+void gemm_compute_q(const void * p, int64_t m, int64_t k, const void * a, size_t lda, int64_t n, float * d, size_t ldd) {
+    compute_q<32>(p, m, k, a, lda, n, d, ldd);
+}
+void gemm_compute_q16(const void * p, int64_t m, int64_t k, const void * a, size_t lda, int64_t n, float * d, size_t ldd) {
+    compute_q<16>(p, m, k, a, lda, n, d, ldd);
 }
 
 // ---------------------------------------------------------------- F32 / F16

@@ -8,8 +8,6 @@
 
 #include "../../../quant/quants.h"
 
-#include <cstring>
-
 namespace lmggml::cpu::arch::x86 {
 namespace {
 
@@ -33,43 +31,11 @@ void quantize_row_q8_1(const float * x, void * vy, int64_t k) {
     }
 }
 
-// Q8_K, as the reference: the value of largest magnitude (the first one on
-// ties) sets iscale = -127 / max; levels min(127, round-half-even(iscale x)).
+// Q8_K, as the reference (simd_avx2.h)
 void quantize_row_q8_K(const float * x, void * vy, int64_t k) {
-    auto *       y   = static_cast<lm_block_q8_K *>(vy);
-    const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    for (int64_t i = 0; i < k / LM_QK_K; ++i, x += LM_QK_K) {
-        __m256 vmax = _mm256_setzero_ps();
-        for (int j = 0; j < LM_QK_K; j += 8) {
-            vmax = _mm256_max_ps(vmax, _mm256_and_ps(_mm256_loadu_ps(x + j), abs));
-        }
-        const float amax = hmax8(vmax);
-        if (amax == 0.0f) {
-            std::memset(&y[i], 0, sizeof(y[i]));
-            continue;
-        }
-        const __m256 target = _mm256_set1_ps(amax);
-        float        max    = 0.0f;
-        for (int j = 0; j < LM_QK_K; j += 8) {
-            const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(x + j), abs), target, _CMP_EQ_OQ));
-            if (hit != 0) {
-                max = x[j + __builtin_ctz((unsigned) hit)];
-                break;
-            }
-        }
-        const float   iscale = -127.0f / max;
-        const __m256  mul    = _mm256_set1_ps(iscale);
-        const __m256i top    = _mm256_set1_epi32(127);
-        for (int j = 0; j < LM_QK_K; j += 32) {
-            __m256i q[4];
-            for (int u = 0; u < 4; ++u) {
-                q[u] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + j + 8 * u), mul)), top);
-            }
-            y[i].bsums[j / 16]     = (int16_t) hsum8_i32(_mm256_add_epi32(q[0], q[1]));
-            y[i].bsums[j / 16 + 1] = (int16_t) hsum8_i32(_mm256_add_epi32(q[2], q[3]));
-            store_levels32(q, y[i].qs + j);
-        }
-        y[i].d = 1.0f / iscale;
+    auto * y = static_cast<lm_block_q8_K *>(vy);
+    for (int64_t i = 0; i < k / LM_QK_K; ++i) {
+        quantize_q8K_block_avx2(x + i * LM_QK_K, y[i].qs, y[i].bsums, &y[i].d);
     }
 }
 

@@ -62,4 +62,43 @@ static inline float quantize_block_avx2(const float * x, int8_t * q, int * sum) 
     return amax / 127.0f;
 }
 
+// One Q8_K super-block (256 values) exactly as src/quant's reference: the
+// value of largest magnitude (the first one on ties) sets iscale = -127 / max;
+// levels min(127, round-half-even(iscale x)); bsums per 16; d = 1 / iscale.
+// An all-zero block gives zeros everywhere.
+static inline void quantize_q8K_block_avx2(const float * x, int8_t * qs, int16_t * bsums, float * d) {
+    const __m256 abs  = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256       vmax = _mm256_setzero_ps();
+    for (int j = 0; j < 256; j += 8) vmax = _mm256_max_ps(vmax, _mm256_and_ps(_mm256_loadu_ps(x + j), abs));
+    const float amax = hmax8(vmax);
+    if (amax == 0.0f) {
+        for (int j = 0; j < 256; ++j) qs[j] = 0;
+        for (int j = 0; j < 16; ++j) bsums[j] = 0;
+        *d = 0.0f;
+        return;
+    }
+    const __m256 target = _mm256_set1_ps(amax);
+    float        max    = 0.0f;
+    for (int j = 0; j < 256; j += 8) {
+        const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(x + j), abs), target, _CMP_EQ_OQ));
+        if (hit != 0) {
+            max = x[j + __builtin_ctz((unsigned) hit)];
+            break;
+        }
+    }
+    const float   iscale = -127.0f / max;
+    const __m256  mul    = _mm256_set1_ps(iscale);
+    const __m256i top    = _mm256_set1_epi32(127);
+    for (int j = 0; j < 256; j += 32) {
+        __m256i q[4];
+        for (int u = 0; u < 4; ++u) {
+            q[u] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + j + 8 * u), mul)), top);
+        }
+        bsums[j / 16]     = (int16_t) hsum8_i32(_mm256_add_epi32(q[0], q[1]));
+        bsums[j / 16 + 1] = (int16_t) hsum8_i32(_mm256_add_epi32(q[2], q[3]));
+        store_levels32(q, qs + j);
+    }
+    *d = 1.0f / iscale;
+}
+
 } // namespace lmggml::cpu::arch::x86

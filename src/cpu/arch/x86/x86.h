@@ -15,5 +15,6 @@ void fill_avx512_gemm_f(KernelSet & k);
 void fill_vnni_qdot(KernelSet & k);
 void fill_vnni_rowdot(KernelSet & k);
 void fill_vnni_gemm_q(KernelSet & k);
+void fill_vnni_gemm_k(KernelSet & k);
 
 } // namespace lmggml::cpu::arch::x86

@@ -1,0 +1,117 @@
+// Scalar twins of the K-quant Gemm kernels (layouts.h): activation rows
+// quantized as Q8_K (src/quant's reference) and spread over the sub-blocks,
+// and panels of Q4_K / Q5_K (32-value blocks) and Q6_K (16-value blocks)
+// decoded with src/quant's unpackers.
+#include "layouts.h"
+#include "ref.h"
+
+#include "../../core/ggml-impl.h"
+#include "../../quant/q_search.h"
+#include "../../quant/q_unpack.h"
+#include "../../quant/quants.h"
+
+#include <cstring>
+
+namespace lmggml::cpu::arch::ref {
+namespace {
+
+using namespace layout;
+
+constexpr int64_t kGroups = kPanelRows / kGroupRows;
+
+template <int kV>
+void pack_act_k(const float * x, void * vact, int64_t k) {
+    const int64_t nb = k / kV;
+    auto *        q  = static_cast<int8_t *>(vact);
+    auto *        d  = reinterpret_cast<float *>(q + k);
+    auto *        s  = d + nb;
+    auto *        c  = reinterpret_cast<int32_t *>(s + nb);
+    for (int64_t sb = 0; sb < k / LM_QK_K; ++sb) {
+        lm_block_q8_K y;
+        lm_quant_quantize_row_q8_K_ref(x + sb * LM_QK_K, &y, LM_QK_K);
+        std::memcpy(q + sb * LM_QK_K, y.qs, LM_QK_K);
+        for (int g = 0; g < LM_QK_K / kV; ++g) {
+            const int64_t b = sb * (LM_QK_K / kV) + g;
+            int           sum = 0;
+            for (int i = 0; i < kV; ++i) sum += y.qs[g * kV + i];
+            d[b] = y.d;
+            s[b] = kV == 32 ? y.d * (float) sum : 0.0f;
+            c[b] = kV == 32 ? 0 : 32 * sum;
+        }
+    }
+}
+
+// One block (sub-block) of a weight row: kV unsigned levels, scale, minimum.
+template <int kV>
+struct Levels {
+    uint8_t v[kV];
+    float   d, m;
+};
+
+Levels<32> levels_q4_K(const void * row, int64_t b) {
+    const auto & x = static_cast<const lm_block_q4_K *>(row)[b / 8];
+    uint8_t      q[LM_QK_K], sc, mn;
+    lm_quant::unpack_q4_K(x, q);
+    lm_quant::get_scale_min_k4((int) (b % 8), x.scales, &sc, &mn);
+    Levels<32> l;
+    std::memcpy(l.v, q + 32 * (b % 8), 32);
+    l.d = lm_ggml_compute_fp16_to_fp32(x.d) * sc;
+    l.m = -lm_ggml_compute_fp16_to_fp32(x.dmin) * mn;
+    return l;
+}
+
+Levels<32> levels_q5_K(const void * row, int64_t b) {
+    const auto & x = static_cast<const lm_block_q5_K *>(row)[b / 8];
+    uint8_t      q[LM_QK_K], sc, mn;
+    lm_quant::unpack_q5_K(x, q);
+    lm_quant::get_scale_min_k4((int) (b % 8), x.scales, &sc, &mn);
+    Levels<32> l;
+    std::memcpy(l.v, q + 32 * (b % 8), 32);
+    l.d = lm_ggml_compute_fp16_to_fp32(x.d) * sc;
+    l.m = -lm_ggml_compute_fp16_to_fp32(x.dmin) * mn;
+    return l;
+}
+
+Levels<16> levels_q6_K(const void * row, int64_t b) {
+    const auto & x = static_cast<const lm_block_q6_K *>(row)[b / 16];
+    int8_t       q[LM_QK_K];
+    lm_quant::unpack_q6_K(x, q);
+    Levels<16> l;
+    for (int i = 0; i < 16; ++i) l.v[i] = (uint8_t) (q[16 * (b % 16) + i] + 32);
+    l.d = lm_ggml_compute_fp16_to_fp32(x.d) * x.scales[b % 16];
+    l.m = 0.0f;
+    return l;
+}
+
+template <int kV, Levels<kV> (*Decode)(const void *, int64_t)>
+void pack_panel_k(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel) {
+    constexpr size_t kBlock = panel_block_bytes<kV>();
+    auto *           panel  = static_cast<uint8_t *>(vpanel);
+    std::memset(panel, 0, gemm_qv_panel_size<kV>(k));
+    for (int64_t b = 0; b < k / kV; ++b) {
+        for (int64_t g = 0; g < kGroups; ++g) {
+            uint8_t * pb = panel + (b * kGroups + g) * kBlock;
+            auto *    d  = reinterpret_cast<float *>(pb + 16 * kV);
+            for (int64_t r = 0; r < kGroupRows && g * kGroupRows + r < m; ++r) {
+                const Levels<kV> l = Decode(static_cast<const char *>(w) + (g * kGroupRows + r) * ldw, b);
+                for (int t = 0; t < kV / 4; ++t) std::memcpy(pb + 64 * t + 4 * r, l.v + 4 * t, 4);
+                d[r]      = l.d;
+                d[16 + r] = l.m;
+            }
+        }
+    }
+}
+
+} // namespace
+
+void gemm_pack_act_q4_K(const float * x, void * act, int64_t k) { pack_act_k<32>(x, act, k); }
+void gemm_pack_act_q6_K(const float * x, void * act, int64_t k) { pack_act_k<16>(x, act, k); }
+void gemm_pack_panel_q4_K(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_k<32, levels_q4_K>(w, ldw, m, k, p); }
+void gemm_pack_panel_q5_K(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_k<32, levels_q5_K>(w, ldw, m, k, p); }
+void gemm_pack_panel_q6_K(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_k<16, levels_q6_K>(w, ldw, m, k, p); }
+
+const Gemm kGemmQ4_K = {kPanelRows, gemm_q_act_size, gemm_pack_act_q4_K, gemm_q_panel_size, gemm_pack_panel_q4_K, gemm_compute_q};
+const Gemm kGemmQ5_K = {kPanelRows, gemm_q_act_size, gemm_pack_act_q4_K, gemm_q_panel_size, gemm_pack_panel_q5_K, gemm_compute_q};
+const Gemm kGemmQ6_K = {kPanelRows, gemm_q16_act_size, gemm_pack_act_q6_K, gemm_q16_panel_size, gemm_pack_panel_q6_K, gemm_compute_q16};
+
+} // namespace lmggml::cpu::arch::ref

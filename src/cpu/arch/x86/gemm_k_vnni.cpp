@@ -1,0 +1,125 @@
+// AVX-512 VNNI Gemm for the K-quants Q4_K, Q5_K (32-value sub-blocks) and
+// Q6_K (16-value groups), on the int8 microkernel of gemm_q_kernel.h: each
+// sub-block becomes a block with its own F32 scale (d * scale) and minimum
+// (-dmin * min); activations are quantized as Q8_K and spread over the
+// sub-blocks (layouts.h). Twins: ref::gemm_*_q4_K / q5_K / q6_K.
+#if defined(__x86_64__) || defined(__i386__)
+
+#include "gemm_q_kernel.h"
+#include "simd_avx2.h"
+#include "x86.h"
+
+#include "../../../quant/quants.h"
+
+namespace lmggml::cpu::arch::x86 {
+namespace {
+
+// ---------------------------------------------------------------- activations
+// kV = 32: d = Q8_K's d, s = d * sum of the sub-block, c = 0;
+// kV = 16: d = Q8_K's d, s = 0, c = 32 * sum of the group (Q6_K's level offset).
+template <int kV>
+void pack_act_k(const float * x, void * vact, int64_t k) {
+    const int64_t nb = k / kV;
+    auto *        q  = static_cast<int8_t *>(vact);
+    auto *        d  = reinterpret_cast<float *>(q + k);
+    auto *        s  = d + nb;
+    auto *        c  = reinterpret_cast<int32_t *>(s + nb);
+    for (int64_t sb = 0; sb < k / LM_QK_K; ++sb) {
+        int16_t bsums[16];
+        float   dk;
+        quantize_q8K_block_avx2(x + sb * LM_QK_K, q + sb * LM_QK_K, bsums, &dk);
+        for (int g = 0; g < LM_QK_K / kV; ++g) {
+            const int64_t b = sb * (LM_QK_K / kV) + g;
+            d[b]            = dk;
+            if constexpr (kV == 32) {
+                s[b] = dk * (float) (bsums[2 * g] + bsums[2 * g + 1]);
+                c[b] = 0;
+            } else {
+                s[b] = 0.0f;
+                c[b] = 32 * bsums[g];
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- panels
+// 6-bit scale and min of sub-block j (0..7) of a q4_K / q5_K super-block
+static inline void k4_scale_min(const uint8_t * q, int j, int * sc, int * m) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *m  = q[j + 4] & 63;
+    } else {
+        *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        *m  = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+// sub-block g of a q4_K / q5_K super-block: values 32g.. are the low (g even)
+// or high (g odd) nibbles of qs[32 (g / 2) ..]
+static inline __m256i k4_nibbles(const uint8_t * qs, int g) {
+    const __m256i q = _mm256_loadu_si256((const __m256i *) (qs + 32 * (g / 2)));
+    return _mm256_and_si256(_mm256_srli_epi16(q, 4 * (g % 2)), _mm256_set1_epi8(0x0F));
+}
+
+struct DecodeQ4_K {
+    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
+        const auto & x = static_cast<const lm_block_q4_K *>(row)[b / 8];
+        const int    g = (int) (b % 8);
+        int          sc, mn;
+        k4_scale_min(x.scales, g, &sc, &mn);
+        _mm256_store_si256((__m256i *) out, k4_nibbles(x.qs, g));
+        *d = from_f16(x.d) * (float) sc;
+        *m = -from_f16(x.dmin) * (float) mn;
+    }
+};
+
+struct DecodeQ5_K {
+    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
+        const auto &  x = static_cast<const lm_block_q5_K *>(row)[b / 8];
+        const int     g = (int) (b % 8);
+        int           sc, mn;
+        k4_scale_min(x.scales, g, &sc, &mn);
+        // the 5th bit of value 32g + l is bit g of qh[l]
+        const __m256i h = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *) x.qh), g),
+                                           _mm256_set1_epi8(1));
+        _mm256_store_si256((__m256i *) out, _mm256_or_si256(k4_nibbles(x.qs, g), _mm256_slli_epi16(h, 4)));
+        *d = from_f16(x.d) * (float) sc;
+        *m = -from_f16(x.dmin) * (float) mn;
+    }
+};
+
+// group grp (16 values, 0..15) of a q6_K super-block: value e = 128c + 32s + l
+// has 4 low bits in ql[64c + 32(s & 1) + l] (nibble s >> 1) and 2 high bits
+// (2s) in qh[32c + l]; the level is value + 32, 0..63
+struct DecodeQ6_K {
+    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
+        const auto &  x   = static_cast<const lm_block_q6_K *>(row)[b / 16];
+        const int     grp = (int) (b % 16);
+        const int     c = grp / 8, s = (grp % 8) / 2, l0 = 16 * (grp % 2);
+        const __m128i lo  = _mm_loadu_si128((const __m128i *) (x.ql + 64 * c + 32 * (s & 1) + l0));
+        const __m128i hi  = _mm_loadu_si128((const __m128i *) (x.qh + 32 * c + l0));
+        const __m128i low = _mm_and_si128(_mm_srli_epi16(lo, 4 * (s >> 1)), _mm_set1_epi8(0x0F));
+        const __m128i top = _mm_and_si128(_mm_srli_epi16(hi, 2 * s), _mm_set1_epi8(3));
+        _mm_store_si128((__m128i *) out, _mm_or_si128(low, _mm_slli_epi16(top, 4)));
+        *d = from_f16(x.d) * (float) x.scales[grp];
+        *m = 0.0f;
+    }
+};
+
+using namespace layout;
+
+const Gemm kQ4_K = {kPanelRows, gemm_q_act_size, pack_act_k<32>, gemm_q_panel_size, pack_panel_q<32, DecodeQ4_K>, compute_q<32, true, false>};
+const Gemm kQ5_K = {kPanelRows, gemm_q_act_size, pack_act_k<32>, gemm_q_panel_size, pack_panel_q<32, DecodeQ5_K>, compute_q<32, true, false>};
+const Gemm kQ6_K = {kPanelRows, gemm_q16_act_size, pack_act_k<16>, gemm_q16_panel_size, pack_panel_q<16, DecodeQ6_K>, compute_q<16, false, true>};
+
+} // namespace
+
+void fill_vnni_gemm_k(KernelSet & k) {
+    k.gemm[LM_GGML_TYPE_Q4_K] = &kQ4_K;
+    k.gemm[LM_GGML_TYPE_Q5_K] = &kQ5_K;
+    k.gemm[LM_GGML_TYPE_Q6_K] = &kQ6_K;
+}
+
+} // namespace lmggml::cpu::arch::x86
+
+#endif
