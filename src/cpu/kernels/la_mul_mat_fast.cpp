@@ -1,7 +1,9 @@
 // MUL_MAT's vector paths (la_mul_mat_fast.h).
 //
 // Scratch: [b's rows packed for the kernel, line padded][gemm: one weight
-// panel per thread]. Phase 1: threads pack their share of b's rows; barrier.
+// panel per thread]. Phase 1: threads pack their share of b's rows; barrier
+// (rowdot with at most kPrivateRows rows: every thread packs all of them
+// into its own copy instead, and no barrier is needed).
 // Phase 2:
 //   gemm    work items are (dst plane, panel of weight rows, column split),
 //           handed out in contiguous runs so a thread reuses a packed panel
@@ -17,14 +19,21 @@ namespace {
 
 int64_t n_b_rows(const lm_ggml_tensor * b) { return b->ne[1] * b->ne[2] * b->ne[3]; }
 
+// A few activation rows (generation) are packed by every thread into its own
+// copy: repeating that tiny work is cheaper than the barrier it saves.
+constexpr int64_t kPrivateRows = 4;
+
+bool private_pack(const FastPath & f, const lm_ggml_tensor * b) {
+    return f.kind == FastPath::rowdot && n_b_rows(b) <= kPrivateRows;
+}
+
 size_t act_row_bytes(const FastPath & f, int64_t k) {
     return pad_line(f.kind == FastPath::gemm ? f.gm->act_size(k) : f.rd->act_size(k));
 }
 
-// Packs each thread's share of b's rows (flat index ir = (i3*ne2 + i2)*ne1 + i1).
-void pack_b(const lm_cpu_params * params, const FastPath & f, const lm_ggml_tensor * b, char * out, size_t row) {
-    const auto  pack = f.kind == FastPath::gemm ? f.gm->pack_act : f.rd->pack_act;
-    const Range r    = split(n_b_rows(b), params->ith, params->nth);
+// Packs rows r of b (flat index ir = (i3*ne2 + i2)*ne1 + i1).
+void pack_b(const FastPath & f, const lm_ggml_tensor * b, Range r, char * out, size_t row) {
+    const auto pack = f.kind == FastPath::gemm ? f.gm->pack_act : f.rd->pack_act;
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const int64_t i3 = ir / (b->ne[1] * b->ne[2]);
         const int64_t i2 = (ir / b->ne[1]) % b->ne[2];
@@ -119,6 +128,9 @@ size_t fast_work_size(const FastPath & f, const lm_ggml_tensor * dst, int n_thre
     const lm_ggml_tensor * b = dst->src[1];
     const int64_t          k = b->ne[0];
     size_t                 s = pad_line(act_row_bytes(f, k) * (size_t) n_b_rows(b));
+    if (private_pack(f, b)) {
+        s *= (size_t) n_threads;
+    }
     if (f.kind == FastPath::gemm) {
         s += (size_t) n_threads * pad_line(f.gm->panel_size(k));
     }
@@ -131,8 +143,13 @@ void fast_forward(const lm_cpu_params * params, lm_ggml_tensor * dst, const Fast
     const size_t           row  = act_row_bytes(f, k);
     char *                 act  = (char *) params->wdata;
 
-    pack_b(params, f, b, act, row);
-    sync(params);
+    if (private_pack(f, b)) {
+        act += (size_t) params->ith * pad_line(row * (size_t) n_b_rows(b));
+        pack_b(f, b, {0, n_b_rows(b)}, act, row); // no barrier: nobody else reads this copy
+    } else {
+        pack_b(f, b, split(n_b_rows(b), params->ith, params->nth), act, row);
+        sync(params);
+    }
     if (dst->ne[0] == 0 || n_b_rows(b) == 0) {
         return;
     }
