@@ -13,6 +13,11 @@
 //                                N = 1: tokens/s and weight GB/s, to compare
 //                                with BM_StreamRead
 //   BM_Prompt/<types>/N          the layer matmuls for N prompt tokens: GFLOP/s
+//   BM_NodeOverhead              211 tiny nodes (a token's matmul count): the
+//                                graph runtime's cost per node (barriers), the
+//                                floor under BM_Gen with several threads
+// Every benchmark reports mean/median/stddev and min/max over repetitions:
+// read times from the _min rows and rates from the _max rows.
 // The kernel level is the process's: run with LMGGML_CPU_ISA=scalar|avx2|
 // avx512|avx512_vnni to measure a lower one (docs/PERF.md).
 
@@ -31,6 +36,8 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "ggml-cpu.h"
@@ -54,17 +61,34 @@ __attribute__((target("avx512f"))) int64_t read_all(const char * p, size_t n) {
     return _mm512_reduce_add_epi32(_mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(c, d)));
 }
 
+// Runs fn(thread index) on `threads` threads (fresh ones: spawning costs
+// ~0.1 ms, under 2 % of every case here) and waits for all of them.
+template <typename Fn>
+void on_threads(int threads, Fn fn) {
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(fn, t);
+    fn(0);
+    for (std::thread & th : pool) th.join();
+}
+
+// range: threads; each reads its share of the 96 MiB.
 void BM_StreamRead(benchmark::State & st) {
     if (!__builtin_cpu_supports("avx512f")) {
         st.SkipWithError("no AVX-512");
         return;
     }
-    const size_t n = kStreamBytes / (size_t) st.threads();
-    char *       p = static_cast<char *>(std::aligned_alloc(64, n));
-    std::memset(p, 1, n);
-    for (auto _ : st) benchmark::DoNotOptimize(read_all(p, n));
-    st.SetBytesProcessed((int64_t) st.iterations() * (int64_t) n);
-    std::free(p);
+    const int    nth = (int) st.range(0);
+    const size_t n   = kStreamBytes / (size_t) nth;
+    std::vector<char *> bufs((size_t) nth);
+    on_threads(nth, [&](int t) { // first touch by the reading thread
+        bufs[(size_t) t] = static_cast<char *>(std::aligned_alloc(64, n));
+        std::memset(bufs[(size_t) t], 1, n);
+    });
+    for (auto _ : st) {
+        on_threads(nth, [&](int t) { benchmark::DoNotOptimize(read_all(bufs[(size_t) t], n)); });
+    }
+    st.SetBytesProcessed((int64_t) st.iterations() * (int64_t) kStreamBytes);
+    for (char * p : bufs) std::free(p);
 }
 
 constexpr int kChains = 12; // > latency x ports, so throughput bound
@@ -97,13 +121,15 @@ __attribute__((target("avx512f,fma"))) float fma_loop(int64_t iters) {
 
 constexpr int64_t kPeakIters = 1 << 20;
 
+// range: threads, each running the whole loop
 void BM_PeakVnni(benchmark::State & st) {
     if (!__builtin_cpu_supports("avx512vnni")) {
         st.SkipWithError("no AVX-512 VNNI");
         return;
     }
-    for (auto _ : st) benchmark::DoNotOptimize(vnni_loop(kPeakIters));
-    st.counters["GOPS"] = benchmark::Counter((double) st.iterations() * kPeakIters * kChains * 64 * 2 * 1e-9,
+    const int nth = (int) st.range(0);
+    for (auto _ : st) on_threads(nth, [](int) { benchmark::DoNotOptimize(vnni_loop(kPeakIters)); });
+    st.counters["GOPS"] = benchmark::Counter((double) st.iterations() * nth * kPeakIters * kChains * 64 * 2 * 1e-9,
                                              benchmark::Counter::kIsRate);
 }
 
@@ -112,8 +138,9 @@ void BM_PeakFma(benchmark::State & st) {
         st.SkipWithError("no AVX-512");
         return;
     }
-    for (auto _ : st) benchmark::DoNotOptimize(fma_loop(kPeakIters));
-    st.counters["GFLOPS"] = benchmark::Counter((double) st.iterations() * kPeakIters * kChains * 16 * 2 * 1e-9,
+    const int nth = (int) st.range(0);
+    for (auto _ : st) on_threads(nth, [](int) { benchmark::DoNotOptimize(fma_loop(kPeakIters)); });
+    st.counters["GFLOPS"] = benchmark::Counter((double) st.iterations() * nth * kPeakIters * kChains * 16 * 2 * 1e-9,
                                                benchmark::Counter::kIsRate);
 }
 
@@ -246,12 +273,34 @@ void BM_Prompt(benchmark::State & st, lm_ggml_type lt) {
     run(st, g);
 }
 
+// range: threads. One SCALE of 64 floats per node, chained.
+void BM_NodeOverhead(benchmark::State & st) {
+    constexpr int kNodes = kLayers * 7 + 1;
+    const int     nth    = (int) st.range(0);
+    Graph         g(16u << 20, nth);
+    lm_ggml_tensor * x = g.input(64, 1);
+    for (int i = 0; i < kNodes; ++i) x = lm_ggml_scale(g.ctx, x, 1.0f);
+    lm_ggml_build_forward_expand(g.gf, x);
+    g.finish(nth);
+    for (auto _ : st) {
+        if (!g.compute()) {
+            st.SkipWithError("graph compute failed");
+            return;
+        }
+    }
+    st.counters["us_per_node"] =
+        benchmark::Counter((double) st.iterations() * kNodes * 1e-6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 double min_of(const std::vector<double> & v) { return *std::min_element(v.begin(), v.end()); }
+double max_of(const std::vector<double> & v) { return *std::max_element(v.begin(), v.end()); }
 
 void register_all() {
-    benchmark::RegisterBenchmark("BM_StreamRead", BM_StreamRead)->Threads(1)->Threads(2)->UseRealTime()->ComputeStatistics("min", min_of);
-    benchmark::RegisterBenchmark("BM_PeakVnni", BM_PeakVnni)->Threads(1)->Threads(2)->UseRealTime()->ComputeStatistics("min", min_of);
-    benchmark::RegisterBenchmark("BM_PeakFma", BM_PeakFma)->Threads(1)->Threads(2)->UseRealTime()->ComputeStatistics("min", min_of);
+    for (auto fn : {std::make_pair("BM_StreamRead", BM_StreamRead), std::make_pair("BM_PeakVnni", BM_PeakVnni),
+                    std::make_pair("BM_PeakFma", BM_PeakFma)}) {
+        benchmark::RegisterBenchmark(fn.first, fn.second)
+            ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+    }
 
     struct Shape {
         int64_t k, m, n;
@@ -262,7 +311,7 @@ void register_all() {
             const std::string name = std::string("BM_MulMat/") + lm_ggml_type_name(t);
             auto * b = benchmark::RegisterBenchmark(name.c_str(), BM_MulMat);
             for (int nth : {1, 2}) b->Args({(int64_t) t, s.k, s.m, s.n, nth});
-            b->ArgNames({"type", "K", "M", "N", "threads"})->UseRealTime()->ComputeStatistics("min", min_of);
+            b->ArgNames({"type", "K", "M", "N", "threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
         }
     }
     // attention-shaped F16 product: K cache (64 x 512 tokens) x 512 queries
@@ -271,16 +320,18 @@ void register_all() {
         ->Args({(int64_t) LM_GGML_TYPE_F16, 64, 512, 512, 2})
         ->ArgNames({"type", "K", "M", "N", "threads"})
         ->UseRealTime()
-        ->ComputeStatistics("min", min_of);
+        ->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
 
+    benchmark::RegisterBenchmark("BM_NodeOverhead", BM_NodeOverhead)
+        ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
     benchmark::RegisterBenchmark("BM_Gen/q4_1+q8_0_head", BM_Gen, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0)
-        ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of);
+        ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
     benchmark::RegisterBenchmark("BM_Gen/q8_0", BM_Gen, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_0)
-        ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of);
+        ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0}) {
         const std::string name = std::string("BM_Prompt/") + lm_ggml_type_name(t);
         benchmark::RegisterBenchmark(name.c_str(), BM_Prompt, t)
-            ->Args({512, 1})->Args({512, 2})->ArgNames({"N", "threads"})->UseRealTime()->ComputeStatistics("min", min_of);
+            ->Args({512, 1})->Args({512, 2})->ArgNames({"N", "threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
     }
 }
 

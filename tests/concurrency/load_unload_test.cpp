@@ -53,6 +53,7 @@ void start_without_refdev() {
 }
 
 TEST(LoadUnload, HundredCyclesOfThePlugin) {
+    conc::ErrorCounter log; // also keeps the loader's notices off the output
     start_without_refdev();
     const size_t base_devs = lm_ggml_backend_dev_count();
     const size_t base_regs = lm_ggml_backend_reg_count();
@@ -77,9 +78,11 @@ TEST(LoadUnload, HundredCyclesOfThePlugin) {
             ++bad;
         }
     }
+    EXPECT_EQ(log.errors.load(), 0);
 }
 
 TEST(LoadUnload, CyclesWhileOtherThreadsEnumerate) {
+    conc::ErrorCounter log;
     start_without_refdev();
     const size_t base_devs = lm_ggml_backend_dev_count();
     conc::Failures fail;
@@ -111,6 +114,7 @@ TEST(LoadUnload, CyclesWhileOtherThreadsEnumerate) {
     });
     EXPECT_EQ(fail.count(), 0) << fail.first();
     EXPECT_EQ(lm_ggml_backend_dev_count(), base_devs);
+    EXPECT_EQ(log.errors.load(), 0);
 }
 
 } // namespace

@@ -102,7 +102,7 @@ TEST(RegistryRace, EnumerationWhileLoadAllFromPath) {
 TEST(RegistryRace, ConcurrentLoadOfOneLibraryAgrees) {
     // every caller racing to load the same file gets the one registered reg
     conc::ErrorCounter log;
-    for (int round = 0; round < 10; ++round) {
+    for (int round = 0; round < 50; ++round) {
         lm_ggml_backend_reg_t got[4] = {};
         conc::run_together(4, [&](int t) { got[t] = lm_ggml_backend_load(conc::refdev_path()); });
         lm_ggml_backend_reg_t reg = lm_ggml_backend_reg_by_name("REFDEV");

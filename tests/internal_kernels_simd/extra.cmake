@@ -6,3 +6,11 @@ foreach(level scalar avx2 avx512)
   set_tests_properties(simd_mul_mat_${level} PROPERTIES
     ENVIRONMENT LMGGML_CPU_ISA=${level} LABELS internal_kernels_simd)
 endforeach()
+
+# Per-ISA objects share no symbol with baseline code (see the script).
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  add_test(NAME simd_isa_objects_private
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_isa_objects.sh $<TARGET_OBJECTS:lmggml_obj>
+           COMMAND_EXPAND_LISTS)
+  set_tests_properties(simd_isa_objects_private PROPERTIES LABELS internal_kernels_simd)
+endif()

@@ -39,6 +39,9 @@ TEST(FaultInjection, NeedsTheFaultInjectionBuild) {
 #include "fault.h"
 
 #include <new>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 // ------------------------------------------------ operator new as a counted site
 
@@ -47,13 +50,23 @@ namespace {
 // library's counter whether to fail.
 bool g_count_new = false;
 
+// LMGGML_FAULT_TRACE=1 prints the stack of each injected operator-new
+// failure (ASan builds), to find where an escaping exception came from.
+bool inject_new_failure() {
+    if (!g_count_new || !lm_fault_should_fail()) return false;
+#if defined(__SANITIZE_ADDRESS__)
+    if (std::getenv("LMGGML_FAULT_TRACE")) __sanitizer_print_stack_trace();
+#endif
+    return true;
+}
+
 void * counted_alloc(std::size_t n) {
-    if (g_count_new && lm_fault_should_fail()) return nullptr;
+    if (inject_new_failure()) return nullptr;
     return std::malloc(n ? n : 1);
 }
 
 void * counted_aligned_alloc(std::size_t n, std::align_val_t al) {
-    if (g_count_new && lm_fault_should_fail()) return nullptr;
+    if (inject_new_failure()) return nullptr;
     void * p = nullptr;
     const std::size_t a = (std::size_t) al < sizeof(void *) ? sizeof(void *) : (std::size_t) al;
     return posix_memalign(&p, a, n ? n : 1) == 0 ? p : nullptr;
@@ -84,6 +97,9 @@ void * operator new[](std::size_t n, std::align_val_t al) {
 }
 void * operator new(std::size_t n, std::align_val_t al, const std::nothrow_t &) noexcept { return counted_aligned_alloc(n, al); }
 void * operator new[](std::size_t n, std::align_val_t al, const std::nothrow_t &) noexcept { return counted_aligned_alloc(n, al); }
+// The replacements pair malloc/posix_memalign with free, which GCC cannot see.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void * p) noexcept { std::free(p); }
 void operator delete[](void * p) noexcept { std::free(p); }
 void operator delete(void * p, std::size_t) noexcept { std::free(p); }
@@ -96,6 +112,7 @@ void operator delete(void * p, std::size_t, std::align_val_t) noexcept { std::fr
 void operator delete[](void * p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void * p, std::align_val_t, const std::nothrow_t &) noexcept { std::free(p); }
 void operator delete[](void * p, std::align_val_t, const std::nothrow_t &) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 // ------------------------------------------------ the walk
 
@@ -136,10 +153,10 @@ struct Mode {
     bool         count_new;
 };
 
-// Output NMSE limit against the double reference: F16/Q8_0 weight products
-// round activations to fp16/Q8_0 (measured ~1e-6); a wrong or missing
-// computation gives NMSE near 1.
-constexpr double kMaxNmse = 1e-4;
+// Output NMSE limit against the double reference. The CPU rounds activations
+// to fp16 / Q8_0 for the F16 / Q8_0 weight products (SPEC: 5e-4 for
+// quantized MUL_MAT); a wrong, partial or missing computation is far above.
+constexpr double kMaxNmse = 1e-3;
 
 class FaultWalk : public ::testing::TestWithParam<Mode> {
 protected:
@@ -198,12 +215,16 @@ TEST_P(FaultWalk, EveryAllocationFailureIsCleanAndRecoverable) {
     ASSERT_EQ(base.step, rel::kStepOk) << "unfaulted run failed at " << rel::step_name(base.step)
                                        << ": " << base.first_error;
     ASSERT_LT(base.nmse, kMaxNmse);
+    std::printf("[ fault    ] %s: unfaulted NMSE %.3g\n", GetParam().name, base.nmse);
     ASSERT_EQ(base.leaked, 0) << "the unfaulted run leaks (see the LeakSanitizer report above)";
     ASSERT_GT(base.count, 0) << "no allocation was counted: is the hook wired?";
 
     std::map<std::string, int> by_step; // where the failures surfaced
     int absorbed = 0, problems = 0;
+    // LMGGML_FAULT_ONLY=N walks only allocation N (debugging one finding)
+    const long only = std::getenv("LMGGML_FAULT_ONLY") ? std::atol(std::getenv("LMGGML_FAULT_ONLY")) : 0;
     for (long n = 1; n <= base.count; ++n) {
+        if (only > 0 && n != only) continue;
         const Outcome o = run_child(n, st);
         std::string why;
         if (!st.clean()) {

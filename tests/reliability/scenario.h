@@ -9,7 +9,7 @@
 //   tok_embd  F32  (n_embd, n_vocab)
 //   norm      F32  (n_embd)
 //   ffn_up    F16  (n_embd, n_ff)     values k/64, exact in fp16
-//   ffn_down  Q8_0 (n_ff, n_embd)     quants and fp16 scale 2^-7 chosen exactly
+//   ffn_down  Q8_0 (n_ff, n_embd)     quants and fp16 scale 2^-10 chosen exactly
 // Graph, for tokens (n_tok):
 //   x   = get_rows(tok_embd, tokens)               // (n_embd, n_tok)
 //   n   = rms_norm(x, eps) * norm                  // (n_embd, n_tok)

@@ -1,0 +1,29 @@
+#!/bin/sh
+# The per-ISA kernel files (src/cpu/arch/x86/) are compiled with AVX flags.
+# Code from them must never be shared with baseline code through the linker:
+# an inline function or template instantiation emitted as a weak (COMDAT)
+# symbol could be the copy the linker keeps, and then baseline code would
+# run AVX instructions on CPUs without them. Each of these objects may
+# define only its fill_* entry point as a global symbol.
+# usage: check_isa_objects.sh <object files...> (all of the library's; others are ignored)
+status=0
+checked=0
+for obj in "$@"; do
+  case "$obj" in
+    */cpu/arch/x86/*) ;;
+    *) continue ;;
+  esac
+  checked=$((checked + 1))
+  bad=$(nm -C --defined-only "$obj" | awk '$2 ~ /^[A-Z]$/ && $2 != "U" && !($2 == "T" && $0 ~ /lmggml::cpu::arch::x86::fill_/)')
+  if [ -n "$bad" ]; then
+    echo "FAIL: $obj exports symbols other than its fill_* function:"
+    echo "$bad"
+    status=1
+  fi
+done
+if [ "$checked" -eq 0 ]; then
+  echo "FAIL: no object of src/cpu/arch/x86 was given"
+  exit 1
+fi
+echo "checked $checked per-ISA objects"
+exit $status
