@@ -7,6 +7,10 @@
 #include <new>
 
 extern "C" struct lm_ggml_context * lm_ggml_init(struct lm_ggml_init_params params) {
+    if (!params.mem_buffer && params.mem_size > SIZE_MAX - LM_GGML_MEM_ALIGN) { // padding would wrap to 0
+        LM_GGML_LOG_ERROR("lm_ggml_init: mem_size %zu is too large\n", params.mem_size);
+        return nullptr;
+    }
     lm_ggml_context * ctx = lm_fault_should_fail() ? nullptr : new (std::nothrow) lm_ggml_context{}; // [reliability]
     if (!ctx) {
         LM_GGML_LOG_ERROR("lm_ggml_init: out of memory for the context struct\n");

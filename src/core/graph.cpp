@@ -1,8 +1,9 @@
 // Computation graphs: construction by reachability, node access, views, copies.
 #include "context.h"
 
+#include <algorithm>
 #include <cstdio>
-#include <vector>
+#include <new>
 
 namespace {
 
@@ -17,18 +18,52 @@ size_t graph_nbytes(size_t size, bool grads) {
     return n;
 }
 
-// Appends every not-yet-visited tensor reachable from `root` in dependency
-// order (sources before users). Iterative, so deep graphs cannot overflow the stack.
-void visit(lm_ggml_cgraph * g, lm_ggml_tensor * root) {
+// Depth-first stack of visit(): frames live on the C stack up to kInline
+// deep (every real model graph), beyond that in a heap block that doubles.
+// No exceptions: out of memory here is reported through the abort handler,
+// like a graph that is too small.
+class VisitStack {
+public:
     struct Frame {
         lm_ggml_tensor * t;
         int next_src;
     };
-    std::vector<Frame> stack;
+    VisitStack() = default;
+    VisitStack(const VisitStack &) = delete;
+    VisitStack & operator=(const VisitStack &) = delete;
+    ~VisitStack() { if (frames_ != inline_) delete[] frames_; }
+    bool empty() const { return n_ == 0; }
+    Frame & back() { return frames_[n_ - 1]; }
+    void pop() { n_--; }
+    void push(lm_ggml_tensor * t) {
+        if (n_ == cap_) grow();
+        frames_[n_++] = {t, 0};
+    }
+
+private:
+    static constexpr size_t kInline = 256;
+    void grow() {
+        Frame * bigger = new (std::nothrow) Frame[cap_ * 2];
+        if (!bigger) LM_GGML_ABORT("lm_ggml_build_forward_expand: out of memory for a graph %zu tensors deep", cap_);
+        std::copy(frames_, frames_ + n_, bigger);
+        if (frames_ != inline_) delete[] frames_;
+        frames_ = bigger;
+        cap_ *= 2;
+    }
+    Frame inline_[kInline];
+    Frame * frames_ = inline_;
+    size_t cap_ = kInline;
+    size_t n_ = 0;
+};
+
+// Appends every not-yet-visited tensor reachable from `root` in dependency
+// order (sources before users). Iterative, so deep graphs cannot overflow the stack.
+void visit(lm_ggml_cgraph * g, lm_ggml_tensor * root) {
+    VisitStack stack;
     if (lm_ggml_hash_insert(&g->visited_hash_set, root) == LM_GGML_HASHSET_ALREADY_EXISTS) return;
-    stack.push_back({root, 0});
+    stack.push(root);
     while (!stack.empty()) {
-        Frame & f = stack.back();
+        VisitStack::Frame & f = stack.back();
         if (f.next_src < LM_GGML_MAX_SRC) {
             const int k = g->order == LM_GGML_CGRAPH_EVAL_ORDER_LEFT_TO_RIGHT ? f.next_src : LM_GGML_MAX_SRC - 1 - f.next_src;
             f.next_src++;
@@ -36,11 +71,11 @@ void visit(lm_ggml_cgraph * g, lm_ggml_tensor * root) {
             if (!src) continue;
             const size_t slot = lm_ggml_hash_insert(&g->visited_hash_set, src);
             if (slot == LM_GGML_HASHSET_FULL) LM_GGML_ABORT("graph hash set is full (graph size %d too small)", g->size);
-            if (slot != LM_GGML_HASHSET_ALREADY_EXISTS) stack.push_back({src, 0});
+            if (slot != LM_GGML_HASHSET_ALREADY_EXISTS) stack.push(src);
             continue;
         }
         lm_ggml_tensor * t = f.t;
-        stack.pop_back();
+        stack.pop();
         if (t->op == LM_GGML_OP_NONE && !(t->flags & LM_GGML_TENSOR_FLAG_PARAM)) {
             if (g->n_leafs >= g->size) LM_GGML_ABORT("graph has more than %d leafs: create it with a larger size", g->size);
             if (t->name[0] == '\0') lm_ggml_format_name(t, "leaf_%d", g->n_leafs);

@@ -14,7 +14,9 @@ bool checked_mul(size_t a, size_t b, size_t * out) {
 
 // bytes of a contiguous tensor of this shape; false on overflow
 bool contiguous_size(enum lm_ggml_type type, const int64_t ne[4], size_t * out) {
-    size_t bytes = lm_ggml_row_size(type, ne[0]);
+    // row bytes = ne0 / block size * type size, checked: ne0 near INT64_MAX wraps it
+    size_t bytes = 0;
+    if (!checked_mul((size_t) (ne[0] / lm_ggml_blck_size(type)), lm_ggml_type_size(type), &bytes)) return false;
     for (int i = 1; i < LM_GGML_MAX_DIMS; i++) {
         if (!checked_mul(bytes, (size_t) ne[i], &bytes)) return false;
     }

@@ -458,9 +458,11 @@ extern "C" struct lm_gguf_context * lm_gguf_init_from_file(const char * fname, s
         return nullptr;
     }
     lm_gguf_context * ctx = nullptr;
-    {
+    try { // the reader's buffer and the name are allocated before parse_logged's own guard
         Reader r(f, (uint64_t) st.st_size);
         ctx = parse_logged(r, params, "lm_gguf_init_from_file", std::string("'") + fname + "'");
+    } catch (const std::bad_alloc &) {
+        LM_GGML_LOG_ERROR("lm_gguf_init_from_file: '%s': out of memory\n", fname);
     }
     std::fclose(f);
     return ctx;

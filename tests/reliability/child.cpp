@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstring>
 #include <cstdio>
+#include <exception>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,7 +25,9 @@ namespace rel {
 
 std::string ChildStatus::describe() const {
     char buf[96];
-    if (exited) {
+    if (exited && exit_code == kExitException) {
+        std::snprintf(buf, sizeof(buf), "a C++ exception escaped (exit %d)", exit_code);
+    } else if (exited) {
         std::snprintf(buf, sizeof(buf), "exit %d%s", exit_code, got_result ? "" : " without a result");
     } else if (signal != 0) {
         std::snprintf(buf, sizeof(buf), "signal %d (%s)", signal, strsignal(signal));
@@ -52,7 +55,20 @@ ChildStatus run_in_child(const std::function<void(void * out)> & body, void * ou
     if (pid == 0) {
         close(fds[0]);
         alarm(timeout_s);
-        body(out);
+        // an exception must never unwind into the test framework's copy in
+        // the child (it would run the parent's teardown); an exception that
+        // left a C function of the library is itself a finding
+        try {
+            body(out);
+        } catch (const std::exception & e) {
+            std::fprintf(stderr, "run_in_child: C++ exception escaped: %s\n", e.what());
+            std::fflush(stderr);
+            _exit(kExitException);
+        } catch (...) {
+            std::fprintf(stderr, "run_in_child: C++ exception escaped\n");
+            std::fflush(stderr);
+            _exit(kExitException);
+        }
         const char * p = static_cast<const char *>(out);
         size_t left = out_size;
         while (left > 0) {
@@ -103,22 +119,6 @@ bool have_leak_checker() {
 #else
     return false;
 #endif
-}
-
-} // namespace rel
-
-#include <gtest/gtest.h>
-
-namespace rel {
-
-void known_issue(bool still_broken, const char * id, const char * what) {
-    if (still_broken) {
-        std::printf("[ known    ] %s: %s\n", id, what);
-        ::testing::Test::RecordProperty(id, what);
-    } else {
-        ADD_FAILURE() << "known issue " << id << " no longer reproduces (fixed?): replace the rel::known_issue "
-                      << "marker with a plain expectation and update docs/RELIABILITY.md";
-    }
 }
 
 } // namespace rel

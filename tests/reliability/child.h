@@ -10,6 +10,9 @@
 
 namespace rel {
 
+// Exit code of a child whose body let a C++ exception escape.
+constexpr int kExitException = 86;
+
 struct ChildStatus {
     bool exited      = false; // ended through exit/_exit (not a signal)
     int  exit_code   = -1;
@@ -33,15 +36,5 @@ bool leak_check_now();
 
 // True when this binary was built with AddressSanitizer/LeakSanitizer.
 bool have_leak_checker();
-
-} // namespace rel
-
-namespace rel {
-
-// A contract violation found by these tests, reported to its owner and not
-// fixed yet. While `still_broken`, the test notes it and passes; once fixed,
-// the test fails so the marker is removed and the plain check guards against
-// a regression. Every marker is listed in docs/RELIABILITY.md.
-void known_issue(bool still_broken, const char * id, const char * what);
 
 } // namespace rel

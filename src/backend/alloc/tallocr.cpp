@@ -89,6 +89,7 @@ extern "C" struct lm_ggml_backend_buffer * lm_ggml_backend_alloc_ctx_tensors_fro
 
         // group consecutive tensors into buffers no larger than max_size
         std::vector<lm_ggml_backend_buffer_t> buffers;
+        buffers.reserve(todo.size() + 1); // push_back below must not throw while buffers are held
         size_t first = 0, cur = 0;
         for (size_t i = 0; i <= todo.size(); i++) {
             if (i == todo.size() || (cur > 0 && cur + sizes[i] > max_size)) {
