@@ -239,3 +239,31 @@ TEST(Cli, ChatAnswersEachLineAndStopsAtExit) {
     EXPECT_EQ(again.rc, 0);
     EXPECT_EQ(again.out, r.out);
 }
+
+TEST(Cli, ChatResetStartsOverAndSetChangesSampling) {
+    REQUIRE_MODEL(model);
+    // after /reset the same question is answered from an empty cache, exactly as the first time
+    auto r = run_cli({"chat", "-m", model, "-n", "8", "--temp", "0", "-v"},
+                     "What is 2+2?\n/reset\nWhat is 2+2?\n/set temp=bad\n/set nope=1\n/set top-p=2\n"
+                     "/set temp=1.5 top-k=0 top-p=1 min-p=0 seed=7\n/reset\nName a color.\n");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    std::vector<std::pair<int, int>> turns; // (fed, cached before)
+    const std::regex turn_re("chat: feeding ([0-9]+) new tokens after ([0-9]+) cached");
+    for (std::sregex_iterator it(r.err.begin(), r.err.end(), turn_re), end; it != end; ++it)
+        turns.emplace_back(std::stoi((*it)[1]), std::stoi((*it)[2]));
+    ASSERT_EQ(turns.size(), 3u) << r.err;
+    EXPECT_EQ(turns[1], turns[0]);
+    EXPECT_EQ(turns[2].second, 0);
+    const auto ls = lines(r.out);
+    ASSERT_GE(ls.size(), 3u) << r.out;
+    EXPECT_EQ(ls[0], ls[1]); // greedy, same conversation
+    // each bad /set is one error line and changes nothing
+    EXPECT_NE(r.err.find("'bad' is not a number"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("unknown key or bad value 'nope=1'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--top-p must be in [0, 1]"), std::string::npos) << r.err;
+    // the sampling set by /set is seeded: the same script gives the same third reply
+    auto again = run_cli({"chat", "-m", model, "-n", "8", "--temp", "0"},
+                         "/set temp=1.5 top-k=0 top-p=1 min-p=0 seed=7\nName a color.\n");
+    ASSERT_EQ(again.rc, 0) << again.err;
+    EXPECT_EQ(lines(again.out).at(0), ls[2]);
+}

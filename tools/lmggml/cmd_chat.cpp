@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <memory>
+#include <sstream>
 
 #include "commands.h"
 #include "common.h"
@@ -39,6 +42,33 @@ lmllm::Result<std::vector<lmllm::Token>> next_input(Conversation & c, lmllm::Con
     return tokens;
 }
 
+// "/set temp=0.7 top-k=20 ..." changes sampling parameters between turns.
+lmllm::Status apply_set(const std::string & line, lmllm::SamplerParams & sp) {
+    lmllm::SamplerParams next = sp;
+    std::istringstream in(line.substr(4));
+    std::string kv;
+    while (in >> kv) {
+        const size_t eq = kv.find('=');
+        if (eq == std::string::npos) return lmllm::Status::error("/set expects key=value, got '" + kv + "'");
+        const std::string key = kv.substr(0, eq), val = kv.substr(eq + 1);
+        char * end = nullptr;
+        const double v = std::strtod(val.c_str(), &end);
+        if (val.empty() || *end != '\0') return lmllm::Status::error("/set " + key + ": '" + val + "' is not a number");
+        if (key == "temp") next.temperature = float(v);
+        else if (key == "top-k") next.top_k = int32_t(v);
+        else if (key == "top-p") next.top_p = float(v);
+        else if (key == "min-p") next.min_p = float(v);
+        else if (key == "repeat-penalty") next.repeat_penalty = float(v);
+        else if (key == "repeat-last-n" && v >= 0) next.repeat_last_n = int32_t(v);
+        else if (key == "seed" && v >= 0) next.seed = uint64_t(v);
+        else return lmllm::Status::error("/set: unknown key or bad value '" + kv +
+                                         "' (temp, top-k, top-p, min-p, repeat-penalty, repeat-last-n, seed)");
+    }
+    if (lmllm::Status s = check_sampling(next); !s.ok()) return s;
+    sp = next;
+    return lmllm::Status();
+}
+
 } // namespace
 
 int cmd_chat(int argc, char ** argv) {
@@ -52,7 +82,9 @@ int cmd_chat(int argc, char ** argv) {
 
     ArgParser p(cmd, "chat -m MODEL.gguf [options]",
                 "Interactive chat in the model's chat template. Reads one message per line from stdin;\n"
-                "/exit or the end of input (Ctrl-D) ends the conversation.");
+                "/exit or the end of input (Ctrl-D) ends the conversation, /reset starts a new one,\n"
+                "/set KEY=VALUE... changes sampling (temp, top-k, top-p, min-p, repeat-penalty,\n"
+                "repeat-last-n, seed).");
     add_model_options(p, mo);
     p.option({"--system"}, &system, "TEXT", "a system message opening the conversation");
     p.option({"--template"}, &tmpl_name, "NAME", "chatml | llama3 | gemma | llama2 (default: the model's)");
@@ -94,7 +126,7 @@ int cmd_chat(int argc, char ** argv) {
                  lmllm::chat_template_name(conv.tmpl), ctx.n_ctx());
     if (!system.empty()) conv.messages.push_back({"system", system});
 
-    lmllm::Sampler sampler(sp);
+    auto sampler = std::make_unique<lmllm::Sampler>(sp);
     std::vector<lmllm::Token> history;
     const bool interactive = isatty(STDIN_FILENO) == 1;
     GenerationStats total;
@@ -108,6 +140,21 @@ int cmd_chat(int argc, char ** argv) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line == "/exit") break;
         if (line.empty()) continue;
+        if (line == "/reset") { // a new conversation: the system message stays
+            conv.messages.resize(system.empty() ? 0 : 1);
+            conv.cached.clear();
+            ctx.clear();
+            history.clear();
+            continue;
+        }
+        if (line.rfind("/set", 0) == 0 && (line.size() == 4 || line[4] == ' ')) {
+            if (lmllm::Status s = apply_set(line, sp); !s.ok()) {
+                std::fprintf(stderr, "lmggml chat: %s\n", s.message().c_str()); // the chat goes on
+                continue;
+            }
+            sampler = std::make_unique<lmllm::Sampler>(sp);
+            continue;
+        }
 
         conv.messages.push_back({"user", line});
         auto input = next_input(conv, ctx, m.vocab());
@@ -120,7 +167,7 @@ int cmd_chat(int argc, char ** argv) {
 
         std::string reply;
         GenerationStats st;
-        lmllm::Status s = generate(ctx, m.vocab(), sampler, input.value(), n_predict, history, stdout, reply, st);
+        lmllm::Status s = generate(ctx, m.vocab(), *sampler, input.value(), n_predict, history, stdout, reply, st);
         std::fputs("\n", stdout);
         std::fflush(stdout);
         if (!s.ok()) return fail(cmd, s.message());
