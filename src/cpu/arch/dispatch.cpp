@@ -25,6 +25,8 @@ void ggml_sig(int n, float * s, size_t, const void * x, size_t, const void * y, 
 }
 
 void fill_scalar(KernelSet & k) {
+    k.math.exp_sum = ref::exp_sum;
+    k.math.silu    = ref::silu;
     k.vec_dot[LM_GGML_TYPE_F32]  = ref::vec_dot_f32;
     k.vec_dot[LM_GGML_TYPE_F16]  = ref::vec_dot_f16;
     k.vec_dot[LM_GGML_TYPE_BF16] = ref::vec_dot_bf16;
@@ -86,6 +88,7 @@ void fill_level(KernelSet & k, Isa isa) {
         case Isa::avx512:
             x86::fill_avx512_fdot(k);
             x86::fill_avx512_gemm_f(k);
+            x86::fill_avx512_math(k);
             break;
         case Isa::avx512_vnni:
             x86::fill_vnni_qdot(k);

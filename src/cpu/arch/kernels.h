@@ -58,9 +58,19 @@ struct Gemm {
                     size_t ldd);
 };
 
+// Row-wise float math of the softmax and activation kernels.
+struct VecMath {
+    // y[i] = exp(x[i] - shift) for i < n; returns the sum of the y[i].
+    // x may be -inf (gives 0); y may alias x.
+    float (*exp_sum)(int64_t n, const float * x, float shift, float * y);
+    // y[i] = x[i] / (1 + exp(-x[i])); y may alias x.
+    void (*silu)(int64_t n, const float * x, float * y);
+};
+
 struct KernelSet {
     Isa          isa;
     const char * name;
+    VecMath      math;
     // by weight type (F32, F16, BF16, Q*): dot with one vec_dot_type row, nrc == 1
     lm_ggml_vec_dot_t vec_dot[LM_GGML_TYPE_COUNT];
     // by vec_dot_type (F16, BF16, Q8_0, Q8_1, Q8_K): F32 activation row -> that type

@@ -15,6 +15,10 @@ void quantize_row_q8_1(const float * x, void * y, int64_t k);
 void convert_row_f16(const float * x, void * y, int64_t k);
 void convert_row_bf16(const float * x, void * y, int64_t k);
 
+// ---------------------------------------------------------------- vector math (VecMath)
+float exp_sum(int64_t n, const float * x, float shift, float * y);
+void  silu(int64_t n, const float * x, float * y);
+
 // ---------------------------------------------------------------- float dots (ggml signature, nrc == 1)
 void vec_dot_f32(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);
 void vec_dot_f16(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);

@@ -5,6 +5,7 @@
 
 #include "ew_map.h"
 #include "ew_ops.h"
+#include "../arch/kernels.h"
 
 #include <cmath>
 
@@ -43,7 +44,7 @@ void sigmoid_fwd(const lm_cpu_params * p, lm_ggml_tensor * d) {
 void gelu_fwd(const lm_cpu_params * p, lm_ggml_tensor * d)       { map_rows(p, d, gelu); }
 void gelu_quick_fwd(const lm_cpu_params * p, lm_ggml_tensor * d) { map_rows(p, d, gelu_quick); }
 void silu_fwd(const lm_cpu_params * p, lm_ggml_tensor * d) {
-    map_rows(p, d, [](float x) { return x / (1.0f + std::exp(-x)); });
+    map_rows_vec(p, d, lmggml::cpu::arch::kernels().math.silu);
 }
 void hardswish_fwd(const lm_cpu_params * p, lm_ggml_tensor * d) {
     map_rows(p, d, [](float x) { return x * hardsigmoid(x); });

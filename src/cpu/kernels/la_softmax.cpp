@@ -8,6 +8,7 @@
 //   slope  = h < n_log2 ? m0^(h+1) : m1^(2(h - n_log2) + 1)
 #include "la_ops.h"
 #include "la_common.h"
+#include "../arch/kernels.h"
 
 namespace lmggml::cpu::la {
 namespace {
@@ -34,19 +35,14 @@ Alibi alibi_of(float max_bias, int64_t n_head) {
     return a;
 }
 
-// y = exp(x - max) / sum, the sum taken in double
+// y = exp(x - max) / sum (exp and sum by the CPU's vector kernel, arch/kernels.h)
 void softmax_row(int64_t n, const float * x, float * y) {
     float max = -INFINITY;
     for (int64_t i = 0; i < n; ++i) {
         max = std::max(max, x[i]);
     }
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-        const float e = expf(x[i] - max);
-        y[i] = e;
-        sum += (double) e;
-    }
-    scale_f32(n, y, (float) (1.0 / sum));
+    const float sum = arch::kernels().math.exp_sum(n, x, max, y);
+    scale_f32(n, y, 1.0f / sum);
 }
 
 void diag_mask(const lm_cpu_params * params, lm_ggml_tensor * dst, float value) {

@@ -12,6 +12,7 @@ void fill_avx2_act(KernelSet & k);
 void fill_avx2_qdot(KernelSet & k);
 void fill_avx512_fdot(KernelSet & k);
 void fill_avx512_gemm_f(KernelSet & k);
+void fill_avx512_math(KernelSet & k);
 void fill_vnni_qdot(KernelSet & k);
 void fill_vnni_rowdot(KernelSet & k);
 void fill_vnni_gemm_q(KernelSet & k);

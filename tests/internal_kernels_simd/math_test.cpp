@@ -1,0 +1,93 @@
+// Vector math (arch/kernels.h VecMath): every level, the scalar twin included,
+// against double-precision exp, on lengths around the vector width, with
+// inputs at the edges of float's exp range, -inf, and rows that end at an
+// unreadable page (masked tails must not read past n).
+#include "cpu/arch/ref.h"
+#include "simd_test_util.h"
+
+#include <limits>
+
+namespace {
+
+using namespace simdtest;
+
+std::vector<const arch::KernelSet *> all_levels() {
+    std::vector<const arch::KernelSet *> v = {&scalar_level()};
+    for (const arch::KernelSet * k : vector_levels()) v.push_back(k);
+    return v;
+}
+
+// n inputs in [lo, hi] with a few special values mixed in
+std::vector<float> inputs(int64_t n, double lo, double hi, uint64_t seed) {
+    lmtest::Rng rng(seed);
+    std::vector<float> x((size_t) n);
+    for (float & v : x) v = (float) rng.uniform(lo, hi);
+    if (n > 3) {
+        x[1] = 0.0f;
+        x[(size_t) n - 2] = (float) lo;
+    }
+    return x;
+}
+
+const int64_t kLengths[] = {1, 2, 7, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 100, 513};
+
+TEST(SimdMath, ExpSumMatchesDoubleExp) {
+    for (const arch::KernelSet * lv : all_levels()) {
+        for (int64_t n : kLengths) {
+            std::vector<float> x = inputs(n, -110.0, 10.0, (uint64_t) n);
+            if (n > 5) x[3] = -std::numeric_limits<float>::infinity();
+            const float shift = 1.5f;
+            GuardedBytes in((size_t) n * sizeof(float)), out((size_t) n * sizeof(float));
+            std::memcpy(in.data(), x.data(), (size_t) n * sizeof(float));
+            auto * y = reinterpret_cast<float *>(out.data());
+            const float sum = lv->math.exp_sum(n, reinterpret_cast<const float *>(in.data()), shift, y);
+            double want_sum = 0.0;
+            for (int64_t i = 0; i < n; ++i) {
+                // the kernel's contract: x - shift rounded to float, then exp
+                const double want = std::exp((double) (x[(size_t) i] - shift));
+                want_sum += want;
+                // a few ulp; results below float's normal range are allowed to flush to 0
+                EXPECT_NEAR(y[i], want, want * 4e-7 + 1.2e-38) << lv->name << " n " << n << " x " << x[(size_t) i];
+            }
+            EXPECT_NEAR(sum, want_sum, want_sum * 1e-6) << lv->name << " n " << n;
+        }
+    }
+}
+
+TEST(SimdMath, ExpSumInPlaceAndAtTheTopOfTheRange) {
+    for (const arch::KernelSet * lv : all_levels()) {
+        std::vector<float> x = {88.0f, 80.0f, -87.0f, 0.5f, -0.5f, 1e-8f, -1e-8f, 40.0f, 44.3f, 20.0f, 3.0f, 7.0f, 0.0f, 1.0f,
+                                2.0f, 4.0f, 8.0f};
+        std::vector<float> y = x;
+        lv->math.exp_sum((int64_t) y.size(), y.data(), 0.0f, y.data());
+        for (size_t i = 0; i < x.size(); ++i) {
+            const double want = std::exp((double) x[i]);
+            EXPECT_NEAR(y[i], want, want * 4e-7) << lv->name << " x " << x[i];
+        }
+    }
+}
+
+TEST(SimdMath, SiluMatchesDouble) {
+    for (const arch::KernelSet * lv : all_levels()) {
+        for (int64_t n : kLengths) {
+            const std::vector<float> x = inputs(n, -30.0, 30.0, 100 + (uint64_t) n);
+            GuardedBytes in((size_t) n * sizeof(float)), out((size_t) n * sizeof(float));
+            std::memcpy(in.data(), x.data(), (size_t) n * sizeof(float));
+            auto * y = reinterpret_cast<float *>(out.data());
+            lv->math.silu(n, reinterpret_cast<const float *>(in.data()), y);
+            for (int64_t i = 0; i < n; ++i) {
+                const double v = x[(size_t) i], want = v / (1.0 + std::exp(-v));
+                EXPECT_NEAR(y[i], want, std::fabs(want) * 6e-7 + 1e-30) << lv->name << " n " << n << " x " << v;
+            }
+        }
+        // in place, with the extremes: large negative inputs give -0 or a tiny negative, large positive x
+        std::vector<float> z = {-100.0f, -88.0f, 88.0f, 100.0f};
+        lv->math.silu((int64_t) z.size(), z.data(), z.data());
+        EXPECT_NEAR(z[0], 0.0f, 1e-30f);
+        EXPECT_NEAR(z[1], -88.0 * std::exp(-88.0), 1e-36);
+        EXPECT_FLOAT_EQ(z[2], 88.0f);
+        EXPECT_FLOAT_EQ(z[3], 100.0f);
+    }
+}
+
+} // namespace
