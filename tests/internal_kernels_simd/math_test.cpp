@@ -90,4 +90,48 @@ TEST(SimdMath, SiluMatchesDouble) {
     }
 }
 
+TEST(SimdMath, ScaleMaskMaxAndScaleMatchDouble) {
+    for (const arch::KernelSet * lv : all_levels()) {
+        for (int64_t n : kLengths) {
+            const std::vector<float> x = inputs(n, -8.0, 8.0, 200 + (uint64_t) n);
+            std::vector<float> m32 = inputs(n, -2.0, 2.0, 300 + (uint64_t) n);
+            m32[(size_t) n - 1] = -std::numeric_limits<float>::infinity(); // a causal mask's -inf
+            std::vector<uint16_t> m16((size_t) n);
+            for (size_t i = 0; i < m16.size(); ++i) m16[i] = lm_ggml_fp32_to_fp16(m32[i]);
+            for (int mode = 0; mode < 3; ++mode) { // no mask, F32, F16
+                GuardedBytes in((size_t) n * sizeof(float)), out((size_t) n * sizeof(float));
+                std::memcpy(in.data(), x.data(), (size_t) n * sizeof(float));
+                auto * y = reinterpret_cast<float *>(out.data());
+                const float scale = 0.125f, slope = 0.75f;
+                const float max = lv->math.scale_mask_max(n, reinterpret_cast<const float *>(in.data()), scale,
+                                                          mode == 1 ? m32.data() : nullptr,
+                                                          mode == 2 ? m16.data() : nullptr, slope, y);
+                double want_max = -INFINITY;
+                for (int64_t i = 0; i < n; ++i) {
+                    double m = mode == 1 ? m32[(size_t) i] : mode == 2 ? lm_ggml_fp16_to_fp32(m16[(size_t) i]) : 0.0;
+                    const double want = (double) x[(size_t) i] * scale + slope * m;
+                    want_max = std::max(want_max, want);
+                    if (std::isinf(want)) EXPECT_EQ(y[i], (float) want) << lv->name;
+                    else EXPECT_NEAR(y[i], want, 1e-6 * (1 + std::fabs(want))) << lv->name << " n " << n << " mode " << mode;
+                }
+                if (std::isinf(want_max)) {
+                    EXPECT_EQ(max, (float) want_max) << lv->name; // n == 1 with the masked element
+                } else {
+                    EXPECT_NEAR(max, want_max, 1e-6 * (1 + std::fabs(want_max))) << lv->name << " n " << n;
+                }
+                lv->math.scale(n, y, 2.0f);
+                for (int64_t i = 0; i < n; ++i) {
+                    double m = mode == 1 ? m32[(size_t) i] : mode == 2 ? lm_ggml_fp16_to_fp32(m16[(size_t) i]) : 0.0;
+                    const double want = 2.0 * ((double) x[(size_t) i] * scale + slope * m);
+                    if (!std::isinf(want)) {
+                        EXPECT_NEAR(y[i], want, 2e-6 * (1 + std::fabs(want))) << lv->name;
+                    }
+                }
+            }
+        }
+        EXPECT_EQ(lv->math.scale_mask_max(0, nullptr, 1.0f, nullptr, nullptr, 1.0f, nullptr),
+                  -std::numeric_limits<float>::infinity());
+    }
+}
+
 } // namespace

@@ -27,6 +27,8 @@ void ggml_sig(int n, float * s, size_t, const void * x, size_t, const void * y, 
 void fill_scalar(KernelSet & k) {
     k.math.exp_sum = ref::exp_sum;
     k.math.silu    = ref::silu;
+    k.math.scale_mask_max = ref::scale_mask_max;
+    k.math.scale   = ref::scale;
     k.vec_dot[LM_GGML_TYPE_F32]  = ref::vec_dot_f32;
     k.vec_dot[LM_GGML_TYPE_F16]  = ref::vec_dot_f16;
     k.vec_dot[LM_GGML_TYPE_BF16] = ref::vec_dot_bf16;

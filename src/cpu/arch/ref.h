@@ -18,6 +18,9 @@ void convert_row_bf16(const float * x, void * y, int64_t k);
 // ---------------------------------------------------------------- vector math (VecMath)
 float exp_sum(int64_t n, const float * x, float shift, float * y);
 void  silu(int64_t n, const float * x, float * y);
+float scale_mask_max(int64_t n, const float * x, float scale, const float * m32, const uint16_t * m16, float slope,
+                     float * y);
+void  scale(int64_t n, float * y, float s);
 
 // ---------------------------------------------------------------- float dots (ggml signature, nrc == 1)
 void vec_dot_f32(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);

@@ -2,6 +2,7 @@
 // SET, ACC and GET_ROWS.
 
 #include "ew_common.h"
+#include "../arch/kernels.h"
 
 namespace lm_cpu_ew {
 
@@ -51,12 +52,21 @@ void store_run(lm_ggml_type t, char * dst, size_t stride, int64_t n, const float
                 for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * stride, &in[i], sizeof(float));
             }
             break;
-        case LM_GGML_TYPE_F16:
-            for (int64_t i = 0; i < n; ++i) {
-                const lm_ggml_fp16_t h = lm_ggml_compute_fp32_to_fp16(in[i]);
-                std::memcpy(dst + i * stride, &h, sizeof(h));
+        case LM_GGML_TYPE_F16: {
+            // the CPU's vector converter (round to nearest even, as the scalar one)
+            const auto convert = lmggml::cpu::arch::kernels().from_float[LM_GGML_TYPE_F16];
+            if (stride == sizeof(lm_ggml_fp16_t)) {
+                convert(in, dst, n);
+                break;
+            }
+            lm_ggml_fp16_t h[kChunk];
+            for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+                const int64_t m = std::min<int64_t>(kChunk, n - i0);
+                convert(in + i0, h, m);
+                for (int64_t i = 0; i < m; ++i) std::memcpy(dst + (i0 + i) * stride, &h[i], sizeof(h[i]));
             }
             break;
+        }
         case LM_GGML_TYPE_BF16:
             for (int64_t i = 0; i < n; ++i) {
                 const lm_ggml_bf16_t h = lm_ggml_compute_fp32_to_bf16(in[i]);

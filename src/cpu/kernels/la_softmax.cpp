@@ -35,16 +35,6 @@ Alibi alibi_of(float max_bias, int64_t n_head) {
     return a;
 }
 
-// y = exp(x - max) / sum (exp and sum by the CPU's vector kernel, arch/kernels.h)
-void softmax_row(int64_t n, const float * x, float * y) {
-    float max = -INFINITY;
-    for (int64_t i = 0; i < n; ++i) {
-        max = std::max(max, x[i]);
-    }
-    const float sum = arch::kernels().math.exp_sum(n, x, max, y);
-    scale_f32(n, y, 1.0f / sum);
-}
-
 void diag_mask(const lm_cpu_params * params, lm_ggml_tensor * dst, float value) {
     const lm_ggml_tensor * src    = dst->src[0];
     const int64_t          n_past = lm_ggml_get_op_params_i32(dst, 0);
@@ -101,32 +91,22 @@ void soft_max_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const int64_t ne2 = src->ne[2];
     float *       wp  = (float *) ((char *) params->wdata + (size_t) params->ith * pad_line((size_t) nc * sizeof(float)));
 
+    // the row goes through the CPU's vector kernels (arch/kernels.h): scaled
+    // and masked into the scratch row, exp and sum into dst, then normalized
+    const arch::VecMath & vm = arch::kernels().math;
     const Range r = split(ne1 * ne2 * src->ne[3], params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const int64_t i3 = ir / (ne1 * ne2);
         const int64_t i2 = (ir / ne1) % ne2;
         const int64_t i1 = ir % ne1;
         const float * x  = (const float *) row_of(src, i1, i2, i3);
-
-        for (int64_t i = 0; i < nc; ++i) {
-            wp[i] = x[i] * scale;
-        }
-        if (mask != nullptr) {
-            const float slope = alibi.slope((uint32_t) i2);
-            const char * m    = (const char *) mask->data + i1 * mask->nb[1];
-            if (mask->type == LM_GGML_TYPE_F16) {
-                const auto * m16 = (const lm_ggml_fp16_t *) m;
-                for (int64_t i = 0; i < nc; ++i) {
-                    wp[i] += slope * fp16_to_f32(m16[i]);
-                }
-            } else {
-                const auto * m32 = (const float *) m;
-                for (int64_t i = 0; i < nc; ++i) {
-                    wp[i] += slope * m32[i];
-                }
-            }
-        }
-        softmax_row(nc, wp, (float *) row_of(dst, i1, i2, i3));
+        const char *  m  = mask ? (const char *) mask->data + i1 * mask->nb[1] : nullptr;
+        const bool    h  = mask && mask->type == LM_GGML_TYPE_F16;
+        const float max = vm.scale_mask_max(nc, x, scale, m && !h ? (const float *) m : nullptr,
+                                            h ? (const uint16_t *) m : nullptr, alibi.slope((uint32_t) i2), wp);
+        float * y = (float *) row_of(dst, i1, i2, i3);
+        const float sum = vm.exp_sum(nc, wp, max, y);
+        vm.scale(nc, y, 1.0f / sum);
     }
 }
 

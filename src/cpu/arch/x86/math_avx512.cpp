@@ -6,6 +6,8 @@
 
 #include <immintrin.h>
 
+#include <cmath>
+
 #include "x86.h"
 
 namespace lmggml::cpu::arch::x86 {
@@ -63,11 +65,36 @@ void silu(int64_t n, const float * x, float * y) {
     }
 }
 
+float scale_mask_max(int64_t n, const float * x, float scale, const float * m32, const uint16_t * m16, float slope,
+                     float * y) {
+    const __m512 sc = _mm512_set1_ps(scale), sl = _mm512_set1_ps(slope);
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 k = n - i >= 16 ? (__mmask16) 0xFFFF : (__mmask16) ((1u << (n - i)) - 1);
+        __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), sc);
+        if (m32) v = _mm512_fmadd_ps(sl, _mm512_maskz_loadu_ps(k, m32 + i), v);
+        if (m16) v = _mm512_fmadd_ps(sl, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, m16 + i)), v);
+        _mm512_mask_storeu_ps(y + i, k, v);
+        mx = _mm512_mask_max_ps(mx, k, mx, v);
+    }
+    return _mm512_reduce_max_ps(mx);
+}
+
+void scale(int64_t n, float * y, float s) {
+    const __m512 sv = _mm512_set1_ps(s);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 k = n - i >= 16 ? (__mmask16) 0xFFFF : (__mmask16) ((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, y + i), sv));
+    }
+}
+
 } // namespace
 
 void fill_avx512_math(KernelSet & k) {
     k.math.exp_sum = exp_sum;
     k.math.silu    = silu;
+    k.math.scale_mask_max = scale_mask_max;
+    k.math.scale   = scale;
 }
 
 } // namespace lmggml::cpu::arch::x86
