@@ -194,8 +194,9 @@ void pack_panel_f(const void * w, size_t ldw, int64_t m, int64_t k, void * vpane
     auto * panel = static_cast<float *>(vpanel);
     for (int64_t kk = 0; kk < k; ++kk) {
         for (int64_t i = 0; i < kPanelRows; ++i) {
-            panel[kk * kPanelRows + i] =
-                i < m ? Load(reinterpret_cast<const T *>(static_cast<const char *>(w) + i * ldw)[kk]) : 0.0f;
+            T v{}; // memcpy: the tests also hand in rows at unaligned addresses
+            if (i < m) std::memcpy(&v, static_cast<const char *>(w) + i * ldw + kk * sizeof(T), sizeof(T));
+            panel[kk * kPanelRows + i] = i < m ? Load(v) : 0.0f;
         }
     }
 }
