@@ -48,22 +48,12 @@ struct Levels {
     float   d, m;
 };
 
-Levels<32> levels_q4_K(const void * row, int64_t b) {
-    const auto & x = static_cast<const lm_block_q4_K *>(row)[b / 8];
+// Q4_K and Q5_K: 32-value sub-blocks with 6-bit scale and min
+template <typename Block, void (*Unpack)(const Block &, uint8_t *)>
+Levels<32> levels_k4(const void * row, int64_t b) {
+    const auto & x = static_cast<const Block *>(row)[b / 8];
     uint8_t      q[LM_QK_K], sc, mn;
-    lm_quant::unpack_q4_K(x, q);
-    lm_quant::get_scale_min_k4((int) (b % 8), x.scales, &sc, &mn);
-    Levels<32> l;
-    std::memcpy(l.v, q + 32 * (b % 8), 32);
-    l.d = lm_ggml_compute_fp16_to_fp32(x.d) * sc;
-    l.m = -lm_ggml_compute_fp16_to_fp32(x.dmin) * mn;
-    return l;
-}
-
-Levels<32> levels_q5_K(const void * row, int64_t b) {
-    const auto & x = static_cast<const lm_block_q5_K *>(row)[b / 8];
-    uint8_t      q[LM_QK_K], sc, mn;
-    lm_quant::unpack_q5_K(x, q);
+    Unpack(x, q);
     lm_quant::get_scale_min_k4((int) (b % 8), x.scales, &sc, &mn);
     Levels<32> l;
     std::memcpy(l.v, q + 32 * (b % 8), 32);
@@ -106,8 +96,8 @@ void pack_panel_k(const void * w, size_t ldw, int64_t m, int64_t k, void * vpane
 
 void gemm_pack_act_q4_K(const float * x, void * act, int64_t k) { pack_act_k<32>(x, act, k); }
 void gemm_pack_act_q6_K(const float * x, void * act, int64_t k) { pack_act_k<16>(x, act, k); }
-void gemm_pack_panel_q4_K(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_k<32, levels_q4_K>(w, ldw, m, k, p); }
-void gemm_pack_panel_q5_K(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_k<32, levels_q5_K>(w, ldw, m, k, p); }
+void gemm_pack_panel_q4_K(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_k<32, levels_k4<lm_block_q4_K, lm_quant::unpack_q4_K>>(w, ldw, m, k, p); }
+void gemm_pack_panel_q5_K(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_k<32, levels_k4<lm_block_q5_K, lm_quant::unpack_q5_K>>(w, ldw, m, k, p); }
 void gemm_pack_panel_q6_K(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_k<16, levels_q6_K>(w, ldw, m, k, p); }
 
 const Gemm kGemmQ4_K = {kPanelRows, gemm_q_act_size, gemm_pack_act_q4_K, gemm_q_panel_size, gemm_pack_panel_q4_K, gemm_compute_q};

@@ -9,38 +9,8 @@
 
 namespace lm_cpu_ew {
 
-// y = f(x) for every element; dst and src0 have the same shape.
-template <class F>
-void map_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
-    const lm_ggml_tensor * src = dst->src[0];
-    const int64_t ne0 = dst->ne[0];
-    const size_t snb0 = src->nb[0];
-    const size_t dnb0 = dst->nb[0];
-    const bool plain = src->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
-                       snb0 == sizeof(float) && dnb0 == sizeof(float);
-
-    const Range r = split(nrows(dst), params->ith, params->nth);
-    float buf[kChunk];
-    for (int64_t ir = r.begin; ir < r.end; ++ir) {
-        const RowIdx i = row_idx(ir, dst->ne);
-        const char * s = row_ptr(src, i.i1, i.i2, i.i3);
-        char *       d = row_ptr_mut(dst, i.i1, i.i2, i.i3);
-        if (plain) {
-            const float * x = reinterpret_cast<const float *>(s);
-            float *       y = reinterpret_cast<float *>(d);
-            for (int64_t k = 0; k < ne0; ++k) y[k] = f(x[k]);
-            continue;
-        }
-        for (int64_t k0 = 0; k0 < ne0; k0 += kChunk) {
-            const int64_t m = std::min<int64_t>(kChunk, ne0 - k0);
-            load_run(src->type, s + k0 * snb0, snb0, m, buf);
-            for (int64_t k = 0; k < m; ++k) buf[k] = f(buf[k]);
-            store_run(dst->type, d + k0 * dnb0, dnb0, m, buf);
-        }
-    }
-}
-
-// map_rows for a row kernel fn(n, x, y) (a vector kernel of arch/kernels.h).
+// y = fn(x) by rows: fn(n, x, y) handles n contiguous floats (a vector
+// kernel of arch/kernels.h, or map_rows' element loop); y may alias x.
 template <class RowFn>
 void map_rows_vec(const lm_cpu_params * params, lm_ggml_tensor * dst, RowFn fn) {
     const lm_ggml_tensor * src = dst->src[0];
@@ -67,6 +37,14 @@ void map_rows_vec(const lm_cpu_params * params, lm_ggml_tensor * dst, RowFn fn) 
             store_run(dst->type, d + k0 * dnb0, dnb0, m, buf);
         }
     }
+}
+
+// y = f(x) for every element; dst and src0 have the same shape.
+template <class F>
+void map_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
+    map_rows_vec(params, dst, [&f](int64_t n, const float * x, float * y) {
+        for (int64_t k = 0; k < n; ++k) y[k] = f(x[k]);
+    });
 }
 
 // y = f(a, b) with src1 repeated over src0 in every dim (ggml_can_repeat).
