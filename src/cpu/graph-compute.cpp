@@ -65,27 +65,18 @@ struct compute_state {
     // a flag: a slow thread that checks after node i-1 while thread 0 is
     // already asking about node i must not stop one node early.
     std::atomic<int>       stop_after{INT_MAX};
-    // Work counters of the nodes, by parity of the executed-node index:
-    // thread 0 zeroes the next node's counter while the current node runs,
-    // and the barrier after this node publishes it (the previous user of
-    // that counter finished before the last barrier).
-    alignas(kCacheLine) std::atomic<int64_t> chunk[2] = {0, 0};
 };
 
 void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
     compute_state * st = static_cast<compute_state *>(ctx);
-    lm_cpu_params       params = { ith, nth, st->wsize, st->wdata, barrier, nullptr };
-    const lm_cpu_params solo   = { 0, 1, st->wsize, st->wdata, barrier, nullptr };
+    const lm_cpu_params params = { ith, nth, st->wsize, st->wdata, barrier };
+    const lm_cpu_params solo   = { 0, 1, st->wsize, st->wdata, barrier };
 
-    int executed = 0; // the same sequence on every thread: no-op nodes are skipped by all
     for (int i = 0; i < st->cgraph->n_nodes; i++) {
         lm_ggml_tensor * node = st->cgraph->nodes[i];
         if (lm_cpu_node_is_noop(node)) {
             continue;
         }
-        params.chunk = &st->chunk[executed & 1];
-        if (ith == 0) st->chunk[(executed + 1) & 1].store(0, std::memory_order_relaxed);
-        executed++;
         const lm_cpu_op_desc * desc = lm_cpu_find_op(node); // validated before the walk
         if (desc->single_thread) {
             if (ith == 0) {

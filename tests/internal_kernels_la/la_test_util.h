@@ -16,7 +16,6 @@
 #include <functional>
 #include <string>
 #include <thread>
-#include <atomic>
 #include <vector>
 
 namespace latest {
@@ -208,15 +207,14 @@ inline void run(lm_ggml_tensor * dst, int nth, const Kernel & kernel = {}) {
 
     lm_cpu_barrier barrier;
     barrier.n = nth;
-    std::atomic<int64_t> chunk{0}; // the runtime's shared work counter, 0 at the node's start
     std::vector<std::thread> threads;
     for (int ith = 1; ith < nth; ++ith) {
         threads.emplace_back([&, ith] {
-            const lm_cpu_params p = {ith, nth, ws, w, &barrier, &chunk};
+            const lm_cpu_params p = {ith, nth, ws, w, &barrier};
             d.forward(&p, dst);
         });
     }
-    const lm_cpu_params p0 = {0, nth, ws, w, &barrier, &chunk};
+    const lm_cpu_params p0 = {0, nth, ws, w, &barrier};
     d.forward(&p0, dst);
     for (auto & t : threads) {
         t.join();

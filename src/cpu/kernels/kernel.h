@@ -6,8 +6,6 @@
 #include "ggml.h"
 #include "../../core/ggml-impl.h"
 
-#include <atomic>
-
 struct lm_cpu_barrier; // owned by the threadpool
 
 struct lm_cpu_params {
@@ -16,10 +14,6 @@ struct lm_cpu_params {
     size_t wsize;   // bytes of shared scratch, as asked for by work_size()
     void * wdata;   // shared scratch (64-byte aligned), the same pointer for every thread
     struct lm_cpu_barrier * barrier;
-    // Work counter shared by the node's threads, 0 when the node starts
-    // (NULL: none, split the work statically). Kernels hand out chunks of
-    // work with fetch_add so a thread that runs faster takes more of them.
-    std::atomic<int64_t> * chunk;
 };
 
 // Waits until all nth threads of this node reach it (e.g. after a kernel

@@ -8,8 +8,8 @@
 //   gemm    work items are (dst plane, panel of weight rows, column split),
 //           handed out in contiguous runs so a thread reuses a packed panel
 //           across the column splits of one panel.
-//   rowdot  runs of 64 weight rows, each dotted with every column, taken
-//           one at a time from the node's shared counter (params->chunk).
+//   rowdot  each thread takes a contiguous, equal share of the weight rows
+//           and dots it with every column, 64 rows at a time.
 // Every dst element is computed by one thread in one piece, so results do
 // not depend on the thread count.
 #include "la_mul_mat_fast.h"
@@ -87,24 +87,18 @@ void run_rowdot(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::
     const lm_ggml_tensor * b     = dst->src[1];
     const int64_t          k     = a->ne[0];
     const int64_t          r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-    // work items: (plane, run of kRows weight rows); with a shared counter the
-    // threads take them one by one (an SMT sibling or a preempted thread that
-    // runs slower does fewer), else each takes an equal contiguous share
-    const int64_t runs   = (a->ne[1] + kRows - 1) / kRows;
-    const int64_t items  = runs * b->ne[2] * b->ne[3];
-    const bool    shared = params->chunk != nullptr && params->nth > 1;
-    const Range   mine   = shared ? Range{0, items} : split(items, params->ith, params->nth);
-    for (int64_t it = mine.begin; it < mine.end; ++it) {
-        const int64_t item = shared ? params->chunk->fetch_add(1, std::memory_order_relaxed) : it;
-        if (item >= items) break;
-        const int64_t plane = item / runs, t0 = (item % runs) * kRows;
-        const int64_t i2 = plane % b->ne[2], i3 = plane / b->ne[2];
-        const int64_t m  = std::min(kRows, a->ne[1] - t0);
-        const char *  w  = row_of(a, t0, i2 / r2, i3 / r3);
-        for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
-            const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
-            float *      d = (float *) row_of(dst, i1, i2, i3) + t0;
-            rd.dot_rows(k, m, w, a->nb[1], x, d);
+    const Range            rows  = split(a->ne[1], params->ith, params->nth);
+    for (int64_t i3 = 0; i3 < b->ne[3]; ++i3) {
+        for (int64_t i2 = 0; i2 < b->ne[2]; ++i2) {
+            const char * w = row_of(a, 0, i2 / r2, i3 / r3);
+            for (int64_t t0 = rows.begin; t0 < rows.end; t0 += kRows) {
+                const int64_t m = std::min(kRows, rows.end - t0);
+                for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
+                    const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
+                    float *      d = (float *) row_of(dst, i1, i2, i3) + t0;
+                    rd.dot_rows(k, m, w + t0 * a->nb[1], a->nb[1], x, d);
+                }
+            }
         }
     }
 }
