@@ -13,6 +13,8 @@
 //                                N = 1: tokens/s and weight GB/s, to compare
 //                                with BM_StreamRead
 //   BM_Prompt/<types>/N          the layer matmuls for N prompt tokens: GFLOP/s
+//   BM_SoftMax/threads           a prompt's attention softmax (512 x 512 x 9,
+//                                causal F16 mask): GB/s beside BM_StreamRead
 //   BM_NodeOverhead              211 tiny nodes (a token's matmul count): the
 //                                graph runtime's cost per node (barriers), the
 //                                floor under BM_Gen with several threads
@@ -33,6 +35,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -273,6 +276,33 @@ void BM_Prompt(benchmark::State & st, lm_ggml_type lt) {
     run(st, g);
 }
 
+// Attention-shaped softmax: a prompt's KQ (512 keys x 512 queries x 9 heads)
+// with a causal F16 mask; range: threads. GB/s counts the F32 rows read and
+// written once, to compare with BM_StreamRead.
+void BM_SoftMax(benchmark::State & st) {
+    constexpr int64_t kKeys = 512, kQueries = 512, kHeads = 9;
+    const int         nth = (int) st.range(0);
+    Graph             g(64u << 20, nth);
+    lm_ggml_tensor *  kq = lm_ggml_new_tensor_3d(g.ctx, LM_GGML_TYPE_F32, kKeys, kQueries, kHeads);
+    auto *            p  = static_cast<float *>(kq->data);
+    for (int64_t i = 0; i < lm_ggml_nelements(kq); ++i) p[i] = (float) ((i * 37) % 101 - 50) / 10.0f;
+    lm_ggml_tensor * mask = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F16, kKeys, kQueries);
+    auto *           m    = static_cast<lm_ggml_fp16_t *>(mask->data);
+    for (int64_t q = 0; q < kQueries; ++q) {
+        for (int64_t k = 0; k < kKeys; ++k) m[q * kKeys + k] = lm_ggml_fp32_to_fp16(k <= q ? 0.0f : -INFINITY);
+    }
+    lm_ggml_build_forward_expand(g.gf, lm_ggml_soft_max_ext(g.ctx, kq, mask, 0.125f, 0.0f));
+    g.finish(nth);
+    for (auto _ : st) {
+        if (!g.compute()) {
+            st.SkipWithError("graph compute failed");
+            return;
+        }
+    }
+    st.counters["GBps"] = benchmark::Counter((double) st.iterations() * 2.0 * (double) lm_ggml_nbytes(kq) * 1e-9,
+                                             benchmark::Counter::kIsRate);
+}
+
 // range: threads. One SCALE of 64 floats per node, chained.
 void BM_NodeOverhead(benchmark::State & st) {
     constexpr int kNodes = kLayers * 7 + 1;
@@ -323,6 +353,8 @@ void register_all() {
         ->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
 
     benchmark::RegisterBenchmark("BM_NodeOverhead", BM_NodeOverhead)
+        ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+    benchmark::RegisterBenchmark("BM_SoftMax", BM_SoftMax)
         ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
     benchmark::RegisterBenchmark("BM_Gen/q4_1+q8_0_head", BM_Gen, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0)
         ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
