@@ -34,6 +34,9 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const Model::Impl & m, uint32_t
         if (layers.empty()) {
             continue;
         }
+        // room first: a push_back that throws after the handle exists would leak it
+        kv->ctxs_.reserve(kv->ctxs_.size() + 1);
+        kv->buffers_.reserve(kv->buffers_.size() + 1);
         lm_ggml_init_params ip = {2 * layers.size() * lm_ggml_tensor_overhead(), nullptr, /*no_alloc =*/true};
         lm_ggml_context * ctx = lm_ggml_init(ip);
         if (ctx == nullptr) {

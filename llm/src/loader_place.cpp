@@ -41,6 +41,7 @@ Status place_cpu_mapped(Model::Impl & m, const std::vector<const TensorSource *>
         max_tensor = std::max(max_tensor, lm_ggml_nbytes(s->tensor));
     }
     const MappedFile & map = *m.mapping;
+    m.buffers.reserve(m.buffers.size() + 1); // the push_back below must not throw while buf is held
     lm_ggml_backend_buffer_t buf = lm_ggml_backend_dev_buffer_from_host_ptr(m.cpu_dev, map.mutable_data(), map.size(), max_tensor);
     if (buf == nullptr) {
         buf = lm_ggml_backend_cpu_buffer_from_ptr(map.mutable_data(), map.size());
@@ -63,6 +64,7 @@ Status place_cpu_mapped(Model::Impl & m, const std::vector<const TensorSource *>
 // mapping (when present) or by reading the file.
 Status place_copied(Model::Impl & m, lm_ggml_context * ctx, lm_ggml_backend_buffer_type_t buft, const char * where,
                     const std::vector<const TensorSource *> & srcs, const FileReader * reader, Progress & progress) {
+    m.buffers.reserve(m.buffers.size() + 1); // the push_back below must not throw while buf is held
     lm_ggml_backend_buffer_t buf = lm_ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft);
     if (buf == nullptr) {
         size_t total = 0;

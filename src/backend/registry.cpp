@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <atomic>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -26,18 +27,26 @@ struct registry {
     std::recursive_mutex                mutex;
     std::vector<reg_entry>              entries;
     std::vector<lm_ggml_backend_dev_t>  devices; // all entries' devices, in order
+    std::atomic<bool>                   cpu_added{false};
 };
 
 bool add_locked(registry & r, lm_ggml_backend_reg_t reg, void * dl_handle, const char * fn);
 
 // Never destroyed: plugins and other threads may still use registry objects
 // while static destructors run at exit.
+// The built-in CPU backend is registered on first use; when that fails (out
+// of memory) the next use tries again instead of leaving a registry without
+// a CPU for the rest of the process.
 registry & get_registry() {
-    static registry * instance = [] {
-        auto * r = new registry;
-        add_locked(*r, lm_ggml_backend_cpu_reg(), nullptr, "lm_ggml_backend_registry");
-        return r;
-    }();
+    alignas(registry) static unsigned char storage[sizeof(registry)]; // no heap: construction cannot fail
+    static registry * instance = new (storage) registry;
+    if (!instance->cpu_added.load(std::memory_order_acquire)) {
+        std::lock_guard lock(instance->mutex);
+        if (!instance->cpu_added.load(std::memory_order_relaxed) &&
+            add_locked(*instance, lm_ggml_backend_cpu_reg(), nullptr, "lm_ggml_backend_registry")) {
+            instance->cpu_added.store(true, std::memory_order_release);
+        }
+    }
     return *instance;
 }
 

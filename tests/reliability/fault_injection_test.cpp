@@ -45,10 +45,14 @@ TEST(FaultInjection, NeedsTheFaultInjectionBuild) {
 
 // ------------------------------------------------ operator new as a counted site
 
-namespace {
-// Set in a child before the scenario runs: every operator new then asks the
-// library's counter whether to fail.
+namespace rel {
+// Set in a child before a scenario runs: every operator new then asks the
+// library's counter whether to fail (fault_runner_test.cpp uses it too).
 bool g_count_new = false;
+} // namespace rel
+
+namespace {
+using rel::g_count_new;
 
 // LMGGML_FAULT_TRACE=1 prints the stack of each injected operator-new
 // failure (ASan builds), to find where an escaping exception came from.
