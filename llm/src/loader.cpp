@@ -188,6 +188,9 @@ lm_ggml_tensor * TensorLoader::create(const std::string & name, std::vector<int6
         fail("tensor '" + name + "' data lies past the end of '" + file_.path() + "' (truncated file?)");
         return nullptr;
     }
+    if (where == Placement::DEVICE && !device_can_multiply(meta)) {
+        where = Placement::CPU; // as llama.cpp does: a weight the device cannot compute with stays on the CPU
+    }
     lm_ggml_context * ctx = where == Placement::CPU ? model_.ctx_cpu : model_.ctx_dev;
     lm_ggml_tensor * t = lm_ggml_dup_tensor(ctx, meta);
     if (t == nullptr) {
@@ -197,6 +200,25 @@ lm_ggml_tensor * TensorLoader::create(const std::string & name, std::vector<int6
     lm_ggml_set_name(t, name.c_str());
     sources_.push_back({t, offset, where});
     return t;
+}
+
+// True unless meta is a matrix the offload device cannot multiply with
+// (a MUL_MAT of it by a batch of F32 activations, asked of the device).
+bool TensorLoader::device_can_multiply(const lm_ggml_tensor * meta) const {
+    if (model_.dev == nullptr || meta->ne[1] <= 1) {
+        return true; // vectors (norms, biases) go through element-wise ops
+    }
+    lm_ggml_init_params ip = {3 * lm_ggml_tensor_overhead(), nullptr, /*no_alloc =*/true};
+    lm_ggml_context * ctx = lm_ggml_init(ip);
+    if (ctx == nullptr) {
+        return false; // out of memory: the CPU is the safe place
+    }
+    lm_ggml_tensor * w = lm_ggml_new_tensor(ctx, meta->type, LM_GGML_MAX_DIMS, meta->ne);
+    lm_ggml_tensor * x = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, meta->ne[0], 512);
+    lm_ggml_tensor * y = w && x ? lm_ggml_mul_mat(ctx, w, x) : nullptr;
+    const bool ok = y != nullptr && lm_ggml_backend_dev_supports_op(model_.dev, y);
+    lm_ggml_free(ctx);
+    return ok;
 }
 
 lm_ggml_tensor * TensorLoader::layer(uint32_t il, const char * suffix, std::vector<int64_t> shape, bool required) {

@@ -78,6 +78,7 @@ public:
 
 private:
     void fail(std::string message);
+    bool device_can_multiply(const lm_ggml_tensor * meta) const;
     const GgufFile & file_;
     Model::Impl & model_;
     Status status_;

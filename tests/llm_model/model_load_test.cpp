@@ -195,6 +195,45 @@ TEST(ModelLoad, OffloadToSecondDevice) {
     EXPECT_GT(refdev_nodes(), nodes_before) << "the device computed part of the graph";
 }
 
+// Quantized weights the device cannot multiply with (refdev: F32 only) stay
+// on the CPU, as llama.cpp does; the rest of the offloaded layer still goes
+// to the device and the logits stay those of the reference.
+TEST(ModelLoad, OffloadKeepsWeightsTheDeviceCannotUseOnTheCpu) {
+    lm_ggml_backend_load_all_from_path(LMGGML_PLUGIN_DIR);
+    if (lm_ggml_backend_dev_by_name("REFDEV0") == nullptr) {
+        GTEST_SKIP() << "refdev plugin not built in " << LMGGML_PLUGIN_DIR;
+    }
+    tiny::Spec spec = tiny::llama_spec();
+    spec.wtype = LM_GGML_TYPE_Q8_0;
+    const tiny::Weights w = tiny::make_weights(spec, 12);
+    const std::string path = lmtest_tmp_path("offload_q8.gguf");
+    ASSERT_TRUE(tiny::write_gguf(spec, w, path));
+    const auto want = tiny::reference_forward(spec, w, kTokens);
+
+    lmllm::ModelParams mp;
+    mp.devices = {"REFDEV0"};
+    mp.n_gpu_layers = 1;
+    auto m = lmllm::Model::load(path, mp);
+    std::remove(path.c_str());
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    const lmllm::Model::Impl & mi = m.value()->impl();
+    ASSERT_NE(mi.dev, nullptr);
+    EXPECT_TRUE(lm_ggml_backend_buffer_is_host(mi.w.layers[1].wq->buffer)) << "a Q8_0 matrix stays on the CPU";
+    EXPECT_FALSE(lm_ggml_backend_buffer_is_host(mi.w.layers[1].attn_norm->buffer)) << "the F32 norm goes to the device";
+
+    lmllm::ContextParams cp;
+    cp.n_ctx = 32;
+    cp.all_logits = true;
+    cp.type_k = cp.type_v = LM_GGML_TYPE_F32;
+    auto c = lmllm::Context::create(*m.value(), cp);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    ASSERT_TRUE(c.value()->decode(kTokens).ok());
+    for (size_t t = 0; t < kTokens.size(); t++) {
+        // Q8_0 products round the activations to Q8_0 (SPEC limit for quantized MUL_MAT: 5e-4)
+        EXPECT_LT(tiny::nmse(c.value()->logits(int32_t(t)), want[t]), 5e-4) << "token " << t;
+    }
+}
+
 TEST(ContextLimits, PromptLongerThanContext) {
     auto m = load_spec(tiny::llama_spec(), "limits.gguf");
     ASSERT_TRUE(m.ok()) << m.status().message();
