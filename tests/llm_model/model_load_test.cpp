@@ -153,22 +153,30 @@ TEST(ModelLoad, UnknownDevice) {
 
 // The last layer and the output on the refdev plugin (its own memory): the
 // scheduler splits the graph and the logits stay those of the reference.
-TEST(ModelLoad, OffloadToSecondDevice) {
+// A tiny model with its last layer offloaded to REFDEV0 (the refdev plugin),
+// and the reference logits of kTokens; false (test skipped) without the plugin.
+bool load_offloaded(const tiny::Spec & spec, uint64_t seed, const char * file, lmllm::Result<std::unique_ptr<lmllm::Model>> * m,
+                    std::vector<std::vector<double>> * want) {
     lm_ggml_backend_load_all_from_path(LMGGML_PLUGIN_DIR);
-    if (lm_ggml_backend_dev_by_name("REFDEV0") == nullptr) {
-        GTEST_SKIP() << "refdev plugin not built in " << LMGGML_PLUGIN_DIR;
-    }
-    const tiny::Spec spec = tiny::llama_spec();
-    const tiny::Weights w = tiny::make_weights(spec, 11);
-    const std::string path = lmtest_tmp_path("offload.gguf");
-    ASSERT_TRUE(tiny::write_gguf(spec, w, path));
-    const auto want = tiny::reference_forward(spec, w, kTokens);
-
+    if (lm_ggml_backend_dev_by_name("REFDEV0") == nullptr) return false;
+    const tiny::Weights w = tiny::make_weights(spec, seed);
+    const std::string path = lmtest_tmp_path(file);
+    EXPECT_TRUE(tiny::write_gguf(spec, w, path));
+    *want = tiny::reference_forward(spec, w, kTokens);
     lmllm::ModelParams mp;
     mp.devices = {"REFDEV0"};
     mp.n_gpu_layers = 1;
-    auto m = lmllm::Model::load(path, mp);
+    *m = lmllm::Model::load(path, mp);
     std::remove(path.c_str());
+    return true;
+}
+
+TEST(ModelLoad, OffloadToSecondDevice) {
+    lmllm::Result<std::unique_ptr<lmllm::Model>> m = lmllm::Status::error("not loaded");
+    std::vector<std::vector<double>> want;
+    if (!load_offloaded(tiny::llama_spec(), 11, "offload.gguf", &m, &want)) {
+        GTEST_SKIP() << "refdev plugin not built in " << LMGGML_PLUGIN_DIR;
+    }
     ASSERT_TRUE(m.ok()) << m.status().message();
     const lmllm::Model::Impl & mi = m.value()->impl();
     ASSERT_NE(mi.dev, nullptr);
@@ -199,22 +207,13 @@ TEST(ModelLoad, OffloadToSecondDevice) {
 // on the CPU, as llama.cpp does; the rest of the offloaded layer still goes
 // to the device and the logits stay those of the reference.
 TEST(ModelLoad, OffloadKeepsWeightsTheDeviceCannotUseOnTheCpu) {
-    lm_ggml_backend_load_all_from_path(LMGGML_PLUGIN_DIR);
-    if (lm_ggml_backend_dev_by_name("REFDEV0") == nullptr) {
-        GTEST_SKIP() << "refdev plugin not built in " << LMGGML_PLUGIN_DIR;
-    }
     tiny::Spec spec = tiny::llama_spec();
     spec.wtype = LM_GGML_TYPE_Q8_0;
-    const tiny::Weights w = tiny::make_weights(spec, 12);
-    const std::string path = lmtest_tmp_path("offload_q8.gguf");
-    ASSERT_TRUE(tiny::write_gguf(spec, w, path));
-    const auto want = tiny::reference_forward(spec, w, kTokens);
-
-    lmllm::ModelParams mp;
-    mp.devices = {"REFDEV0"};
-    mp.n_gpu_layers = 1;
-    auto m = lmllm::Model::load(path, mp);
-    std::remove(path.c_str());
+    lmllm::Result<std::unique_ptr<lmllm::Model>> m = lmllm::Status::error("not loaded");
+    std::vector<std::vector<double>> want;
+    if (!load_offloaded(spec, 12, "offload_q8.gguf", &m, &want)) {
+        GTEST_SKIP() << "refdev plugin not built in " << LMGGML_PLUGIN_DIR;
+    }
     ASSERT_TRUE(m.ok()) << m.status().message();
     const lmllm::Model::Impl & mi = m.value()->impl();
     ASSERT_NE(mi.dev, nullptr);
