@@ -48,8 +48,9 @@ out.write("// General-category class of every code point as (first code point, c
 out.write("// ranges; a range ends where the next one starts, the last at U+10FFFF.\n\n")
 out.write('#include "unicode.h"\n\nnamespace lmllm::uni {\n\n')
 out.write("const CategoryRange k_category_ranges[] = {\n")
-for cp, k in ranges:
-    out.write(f"    {{0x{cp:06X}, {k}}},\n")
+PER_LINE = 5  # entries per line: keeps the file a few hundred lines long
+for i in range(0, len(ranges), PER_LINE):
+    out.write("    " + " ".join(f"{{0x{cp:06X}, {k}}}," for cp, k in ranges[i:i + PER_LINE]) + "\n")
 out.write("};\n\n")
 out.write("const size_t k_n_category_ranges = sizeof(k_category_ranges) / sizeof(k_category_ranges[0]);\n\n")
 out.write("} // namespace lmllm::uni\n")

@@ -17,6 +17,8 @@ namespace {
 #ifdef LMGGML_CLI
 #define REQUIRE_CLI() (void) 0
 #else
+// The sanitizer builds configure LMGGML_BUILD_TOOLS=OFF (they test the library);
+// the plain build, the one CI runs first, has the program and runs these tests.
 #define REQUIRE_CLI() GTEST_SKIP() << "the lmggml program is not built (LMGGML_BUILD_TOOLS=OFF)"
 #endif
 

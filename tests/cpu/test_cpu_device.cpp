@@ -158,6 +158,7 @@ TEST(CpuDevice, ProcAddressesAndFeatures) {
 #if defined(__x86_64__)
 TEST(CpuDevice, FeatureProbesMatchProcCpuinfo) {
     const CpuInfo info = read_cpuinfo();
+    // containers and some hypervisors hide the flags line: nothing to compare with then
     if (info.flags.empty()) GTEST_SKIP() << "/proc/cpuinfo has no flags";
     auto has = [&](const char * f) { return info.flags.count(f) ? 1 : 0; };
     EXPECT_EQ(lm_ggml_cpu_has_sse3(), has("pni"));

@@ -61,6 +61,8 @@ std::string venv_python(std::string * why) {
     return "";
 }
 
+// The cross-checks need the gguf/numpy packages in a venv (pip, network); without
+// them (the sanitizer builds exclude these tests) they skip with the reason.
 #define REQUIRE_PYTHON(py)                                       \
     std::string why_;                                            \
     const std::string py = venv_python(&why_);                   \

@@ -171,6 +171,20 @@ bool load_offloaded(const tiny::Spec & spec, uint64_t seed, const char * file, l
     return true;
 }
 
+// Decodes kTokens in a fresh context and checks every position's logits.
+void expect_logits(const lmllm::Model & m, const std::vector<std::vector<double>> & want, double limit) {
+    lmllm::ContextParams cp;
+    cp.n_ctx = 32;
+    cp.all_logits = true;
+    cp.type_k = cp.type_v = LM_GGML_TYPE_F32;
+    auto c = lmllm::Context::create(m, cp);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    ASSERT_TRUE(c.value()->decode(kTokens).ok());
+    for (size_t t = 0; t < kTokens.size(); t++) {
+        EXPECT_LT(tiny::nmse(c.value()->logits(int32_t(t)), want[t]), limit) << "token " << t;
+    }
+}
+
 TEST(ModelLoad, OffloadToSecondDevice) {
     lmllm::Result<std::unique_ptr<lmllm::Model>> m = lmllm::Status::error("not loaded");
     std::vector<std::vector<double>> want;
@@ -190,16 +204,7 @@ TEST(ModelLoad, OffloadToSecondDevice) {
     ASSERT_NE(refdev_nodes, nullptr);
     const uint64_t nodes_before = refdev_nodes();
 
-    lmllm::ContextParams cp;
-    cp.n_ctx = 32;
-    cp.all_logits = true;
-    cp.type_k = cp.type_v = LM_GGML_TYPE_F32;
-    auto c = lmllm::Context::create(*m.value(), cp);
-    ASSERT_TRUE(c.ok()) << c.status().message();
-    ASSERT_TRUE(c.value()->decode(kTokens).ok());
-    for (size_t t = 0; t < kTokens.size(); t++) {
-        EXPECT_LT(tiny::nmse(c.value()->logits(int32_t(t)), want[t]), 1e-9) << "token " << t;
-    }
+    expect_logits(*m.value(), want, 1e-9);
     EXPECT_GT(refdev_nodes(), nodes_before) << "the device computed part of the graph";
 }
 
@@ -220,17 +225,7 @@ TEST(ModelLoad, OffloadKeepsWeightsTheDeviceCannotUseOnTheCpu) {
     EXPECT_TRUE(lm_ggml_backend_buffer_is_host(mi.w.layers[1].wq->buffer)) << "a Q8_0 matrix stays on the CPU";
     EXPECT_FALSE(lm_ggml_backend_buffer_is_host(mi.w.layers[1].attn_norm->buffer)) << "the F32 norm goes to the device";
 
-    lmllm::ContextParams cp;
-    cp.n_ctx = 32;
-    cp.all_logits = true;
-    cp.type_k = cp.type_v = LM_GGML_TYPE_F32;
-    auto c = lmllm::Context::create(*m.value(), cp);
-    ASSERT_TRUE(c.ok()) << c.status().message();
-    ASSERT_TRUE(c.value()->decode(kTokens).ok());
-    for (size_t t = 0; t < kTokens.size(); t++) {
-        // Q8_0 products round the activations to Q8_0 (SPEC limit for quantized MUL_MAT: 5e-4)
-        EXPECT_LT(tiny::nmse(c.value()->logits(int32_t(t)), want[t]), 5e-4) << "token " << t;
-    }
+    expect_logits(*m.value(), want, 5e-4); // Q8_0 products round activations (SPEC: 5e-4 for quantized MUL_MAT)
 }
 
 TEST(ContextLimits, PromptLongerThanContext) {
