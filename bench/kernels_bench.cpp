@@ -3,9 +3,10 @@
 //
 // Roofline:
 //   BM_StreamRead     reading a 96 MiB buffer (SmolLM2-135M Q4_1's weights
-//                     are ~96 MB per token) with AVX-512 loads: GB/s
-//   BM_PeakVnni       independent vpdpbusd zmm chains: int8 GOP/s (2 per MAC)
-//   BM_PeakFma        independent vfmadd zmm chains: GFLOP/s
+//                     are ~96 MB per token) with AVX-512 (else AVX2) loads: GB/s
+//   BM_PeakVnni       independent vpdpbusd zmm chains (without VNNI: the AVX2
+//                     vpmaddubsw + vpmaddwd pair): int8 GOP/s (2 per MAC)
+//   BM_PeakFma        independent vfmadd zmm (else ymm) chains: GFLOP/s
 // Kernels (one MUL_MAT graph per case, a persistent threadpool):
 //   BM_MulMat/<type>/K/M/N       one product, weights hot in cache: GFLOP/s
 //   BM_Gen/<types>/layers        every matmul of a SmolLM2-135M token (30 layers
@@ -53,7 +54,7 @@ constexpr int kEmbd = 576, kFF = 1536, kKV = 192, kVocab = 49152, kLayers = 30;
 // ---------------------------------------------------------------- roofline
 constexpr size_t kStreamBytes = 96u << 20;
 
-__attribute__((target("avx512f"))) int64_t read_all(const char * p, size_t n) {
+__attribute__((target("avx512f"))) int64_t read_all_avx512(const char * p, size_t n) {
     __m512i a = _mm512_setzero_si512(), b = a, c = a, d = a;
     for (size_t i = 0; i < n; i += 256) {
         a = _mm512_add_epi32(a, _mm512_load_si512(p + i));
@@ -62,6 +63,25 @@ __attribute__((target("avx512f"))) int64_t read_all(const char * p, size_t n) {
         d = _mm512_add_epi32(d, _mm512_load_si512(p + i + 192));
     }
     return _mm512_reduce_add_epi32(_mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(c, d)));
+}
+
+__attribute__((target("avx2"))) int64_t read_all_avx2(const char * p, size_t n) {
+    __m256i a = _mm256_setzero_si256(), b = a, c = a, d = a;
+    for (size_t i = 0; i < n; i += 128) {
+        a = _mm256_add_epi32(a, _mm256_load_si256((const __m256i *) (p + i)));
+        b = _mm256_add_epi32(b, _mm256_load_si256((const __m256i *) (p + i + 32)));
+        c = _mm256_add_epi32(c, _mm256_load_si256((const __m256i *) (p + i + 64)));
+        d = _mm256_add_epi32(d, _mm256_load_si256((const __m256i *) (p + i + 96)));
+    }
+    const __m256i s = _mm256_add_epi32(_mm256_add_epi32(a, b), _mm256_add_epi32(c, d));
+    alignas(32) int32_t v[8];
+    _mm256_store_si256((__m256i *) v, s);
+    return (int64_t) v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+}
+
+// the widest loads this CPU has (both saturate the memory bus; the wide one is the kernels' own)
+int64_t read_all(const char * p, size_t n) {
+    return __builtin_cpu_supports("avx512f") ? read_all_avx512(p, n) : read_all_avx2(p, n);
 }
 
 // Runs fn(thread index) on `threads` threads (fresh ones: spawning costs
@@ -76,8 +96,8 @@ void on_threads(int threads, Fn fn) {
 
 // range: threads; each reads its share of the 96 MiB.
 void BM_StreamRead(benchmark::State & st) {
-    if (!__builtin_cpu_supports("avx512f")) {
-        st.SkipWithError("no AVX-512");
+    if (!__builtin_cpu_supports("avx2")) {
+        st.SkipWithError("no AVX2");
         return;
     }
     const int    nth = (int) st.range(0);
@@ -122,28 +142,71 @@ __attribute__((target("avx512f,fma"))) float fma_loop(int64_t iters) {
     return _mm512_reduce_add_ps(s);
 }
 
+// AVX2 (no VNNI): vpmaddubsw + vpmaddwd, the pair the AVX2 int8 kernels use; 32 MACs per pair
+__attribute__((target("avx2"))) int maddubs_loop(int64_t iters) {
+    __m256i acc[kChains];
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_epi32(i);
+    __m256i       x = _mm256_set1_epi32(0x01010101), y = _mm256_set1_epi32(0x02020202);
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int64_t it = 0; it < iters; ++it) {
+        for (int i = 0; i < kChains; ++i) {
+            acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones));
+        }
+        __asm__ volatile("" : "+x"(x), "+x"(y));
+    }
+    __m256i s = acc[0];
+    for (int i = 1; i < kChains; ++i) s = _mm256_add_epi32(s, acc[i]);
+    return _mm256_extract_epi32(s, 0);
+}
+
+__attribute__((target("avx2,fma"))) float fma_loop_avx2(int64_t iters) {
+    __m256 acc[kChains];
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps((float) i);
+    __m256 x = _mm256_set1_ps(1.0001f), y = _mm256_set1_ps(0.999f);
+    for (int64_t it = 0; it < iters; ++it) {
+        for (int i = 0; i < kChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], x, y);
+        __asm__ volatile("" : "+x"(x), "+x"(y));
+    }
+    __m256 s = acc[0];
+    for (int i = 1; i < kChains; ++i) s = _mm256_add_ps(s, acc[i]);
+    return _mm256_cvtss_f32(s);
+}
+
 constexpr int64_t kPeakIters = 1 << 20;
 
 // range: threads, each running the whole loop
 void BM_PeakVnni(benchmark::State & st) {
-    if (!__builtin_cpu_supports("avx512vnni")) {
-        st.SkipWithError("no AVX-512 VNNI");
+    const bool vnni = __builtin_cpu_supports("avx512vnni");
+    if (!vnni && !__builtin_cpu_supports("avx2")) {
+        st.SkipWithError("no AVX2");
         return;
     }
     const int nth = (int) st.range(0);
-    for (auto _ : st) on_threads(nth, [](int) { benchmark::DoNotOptimize(vnni_loop(kPeakIters)); });
-    st.counters["GOPS"] = benchmark::Counter((double) st.iterations() * nth * kPeakIters * kChains * 64 * 2 * 1e-9,
+    if (vnni) {
+        for (auto _ : st) on_threads(nth, [](int) { benchmark::DoNotOptimize(vnni_loop(kPeakIters)); });
+    } else {
+        for (auto _ : st) on_threads(nth, [](int) { benchmark::DoNotOptimize(maddubs_loop(kPeakIters)); });
+    }
+    st.SetLabel(vnni ? "vpdpbusd zmm" : "vpmaddubsw+vpmaddwd ymm");
+    const double macs = vnni ? 64 : 32;
+    st.counters["GOPS"] = benchmark::Counter((double) st.iterations() * nth * kPeakIters * kChains * macs * 2 * 1e-9,
                                              benchmark::Counter::kIsRate);
 }
 
 void BM_PeakFma(benchmark::State & st) {
-    if (!__builtin_cpu_supports("avx512f")) {
-        st.SkipWithError("no AVX-512");
+    const bool wide = __builtin_cpu_supports("avx512f");
+    if (!wide && !__builtin_cpu_supports("fma")) {
+        st.SkipWithError("no FMA");
         return;
     }
     const int nth = (int) st.range(0);
-    for (auto _ : st) on_threads(nth, [](int) { benchmark::DoNotOptimize(fma_loop(kPeakIters)); });
-    st.counters["GFLOPS"] = benchmark::Counter((double) st.iterations() * nth * kPeakIters * kChains * 16 * 2 * 1e-9,
+    if (wide) {
+        for (auto _ : st) on_threads(nth, [](int) { benchmark::DoNotOptimize(fma_loop(kPeakIters)); });
+    } else {
+        for (auto _ : st) on_threads(nth, [](int) { benchmark::DoNotOptimize(fma_loop_avx2(kPeakIters)); });
+    }
+    st.SetLabel(wide ? "zmm" : "ymm");
+    st.counters["GFLOPS"] = benchmark::Counter((double) st.iterations() * nth * kPeakIters * kChains * (wide ? 16 : 8) * 2 * 1e-9,
                                                benchmark::Counter::kIsRate);
 }
 

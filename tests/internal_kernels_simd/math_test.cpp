@@ -29,7 +29,8 @@ std::vector<float> inputs(int64_t n, double lo, double hi, uint64_t seed) {
     return x;
 }
 
-const int64_t kLengths[] = {1, 2, 7, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 100, 513};
+// around 8 (AVX2) and 16 (AVX-512) floats per vector, and their multiples
+const int64_t kLengths[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 48, 63, 64, 65, 100, 513};
 
 TEST(SimdMath, ExpSumMatchesDoubleExp) {
     for (const arch::KernelSet * lv : all_levels()) {
@@ -56,8 +57,9 @@ TEST(SimdMath, ExpSumMatchesDoubleExp) {
 
 TEST(SimdMath, ExpSumInPlaceAndAtTheTopOfTheRange) {
     for (const arch::KernelSet * lv : all_levels()) {
+        // 88.7: exp(x) is finite but 2^round(x / ln2) = 2^128 is not
         std::vector<float> x = {88.0f, 80.0f, -87.0f, 0.5f, -0.5f, 1e-8f, -1e-8f, 40.0f, 44.3f, 20.0f, 3.0f, 7.0f, 0.0f, 1.0f,
-                                2.0f, 4.0f, 8.0f};
+                                2.0f, 4.0f, 8.0f, 88.7f};
         std::vector<float> y = x;
         lv->math.exp_sum((int64_t) y.size(), y.data(), 0.0f, y.data());
         for (size_t i = 0; i < x.size(); ++i) {
@@ -79,6 +81,13 @@ TEST(SimdMath, SiluMatchesDouble) {
                 const double v = x[(size_t) i], want = v / (1.0 + std::exp(-v));
                 EXPECT_NEAR(y[i], want, std::fabs(want) * 6e-7 + 1e-30) << lv->name << " n " << n << " x " << v;
             }
+        }
+        // in place over a vector and a tail: the same as out of place
+        {
+            std::vector<float> a = inputs(19, -30.0, 30.0, 7), b(a.size());
+            lv->math.silu((int64_t) a.size(), a.data(), b.data());
+            lv->math.silu((int64_t) a.size(), a.data(), a.data());
+            for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], b[i]) << lv->name << " i " << i;
         }
         // in place, with the extremes: large negative inputs give -0 or a tiny negative, large positive x
         std::vector<float> z = {-100.0f, -88.0f, 88.0f, 100.0f};
@@ -131,6 +140,10 @@ TEST(SimdMath, ScaleMaskMaxAndScaleMatchDouble) {
         }
         EXPECT_EQ(lv->math.scale_mask_max(0, nullptr, 1.0f, nullptr, nullptr, 1.0f, nullptr),
                   -std::numeric_limits<float>::infinity());
+        // n == 0 touches nothing
+        EXPECT_EQ(lv->math.exp_sum(0, nullptr, 0.0f, nullptr), 0.0f) << lv->name;
+        lv->math.silu(0, nullptr, nullptr);
+        lv->math.scale(0, nullptr, 2.0f);
     }
 }
 

@@ -234,13 +234,14 @@ TEST(SimdGemm, Floats) {
     if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
     for (lm_ggml_type t : {LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
         for (int64_t k : {1, 5, 16, 17, 64, 100}) {
-            for (int64_t m : {1, 7, 16, 17, 31, 32}) {
+            for (int64_t m : {1, 7, 8, 9, 16, 17, 24, 31, 32}) { // AVX2 works in 8-row halves
                 for (int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 25}) check_gemm(t, k, m, n);
             }
         }
         // several chunks of k (partial sums parked in dst between them)
         check_gemm(t, 400, 20, 9);
         check_gemm(t, 577, 32, 17);
+        check_gemm(t, 2100, 31, 13); // AVX2 chunks are 1024 steps
     }
 }
 

@@ -86,6 +86,10 @@ void fill_level(KernelSet & k, Isa isa) {
         case Isa::avx2:
             x86::fill_avx2_act(k);
             x86::fill_avx2_qdot(k);
+            x86::fill_avx2_gemm_f(k);
+            x86::fill_avx2_math(k);
+            x86::fill_avx2_rowdot(k);
+            x86::fill_avx2_gemm_q(k);
             break;
         case Isa::avx512:
             x86::fill_avx512_fdot(k);

@@ -10,6 +10,7 @@
 // a single horizontal sum per row. Twins: ref::rowdot_*.
 #if defined(__x86_64__) || defined(__i386__)
 
+#include "rowdot_pack.h"
 #include "simd_avx2.h"
 #include "x86.h"
 
@@ -127,35 +128,6 @@ void dot_rows_q4(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
     }
 }
 
-template <bool kMin>
-void pack_q4(const float * x, void * vact, int64_t k) {
-    const int64_t nb  = k / kQK;
-    auto *        out = static_cast<uint8_t *>(vact);
-    std::memset(out, 0, rowdot_q4_size(k));
-    for (int64_t b = 0; b < nb; ++b) {
-        uint8_t * g  = out + (b / 4) * kQ4GroupBytes;
-        const int bi = (int) (b % 4);
-        alignas(32) int8_t q[32];
-        int               sum;
-        const float       d  = quantize_block_avx2(x + b * kQK, q, &sum);
-        const float       dr = from_f16(to_f16(d));
-        std::memcpy(g + 16 * bi, q, 16);
-        std::memcpy(g + 64 + 16 * bi, q + 16, 16);
-        const float s4 = from_f16(to_f16(d * (float) sum)) / 4;
-        for (int j = 0; j < 4; ++j) {
-            const int l = 4 * bi + j;
-            reinterpret_cast<float *>(g + 128)[l] = dr;
-            if constexpr (kMin) {
-                reinterpret_cast<float *>(g + 192)[l] = s4;
-            } else {
-                int s = 0;
-                for (int i = 0; i < 4; ++i) s += q[4 * j + i] + q[16 + 4 * j + i];
-                reinterpret_cast<int32_t *>(g + 192)[l] = 8 * s;
-            }
-        }
-    }
-}
-
 // ---------------------------------------------------------------- Q8_0
 float dot_row_q8(const uint8_t * x, int64_t nb, const uint8_t * act) {
     const __m512i iq   = _mm512_load_si512(kQ8Index.q);
@@ -182,27 +154,9 @@ void dot_rows_q8(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
     }
 }
 
-void pack_q8(const float * x, void * vact, int64_t k) {
-    const int64_t nb  = k / kQK;
-    auto *        out = static_cast<uint8_t *>(vact);
-    std::memset(out, 0, rowdot_q8_size(k));
-    for (int64_t b = 0; b < nb; ++b) {
-        uint8_t *   g  = out + (b / 2) * kQ8GroupBytes;
-        const int   bi = (int) (b % 2);
-        auto *      q  = reinterpret_cast<int8_t *>(g + 32 * bi);
-        int         sum;
-        const float dr = from_f16(to_f16(quantize_block_avx2(x + b * kQK, q, &sum)));
-        for (int j = 0; j < 8; ++j) {
-            const int l = 8 * bi + j;
-            reinterpret_cast<float *>(g + 64)[l]    = dr;
-            reinterpret_cast<int32_t *>(g + 128)[l] = 128 * (q[4 * j] + q[4 * j + 1] + q[4 * j + 2] + q[4 * j + 3]);
-        }
-    }
-}
-
-const RowDot kQ4_0 = {rowdot_q4_size, pack_q4<false>, dot_rows_q4<false>};
-const RowDot kQ4_1 = {rowdot_q4_size, pack_q4<true>, dot_rows_q4<true>};
-const RowDot kQ8_0 = {rowdot_q8_size, pack_q8, dot_rows_q8};
+const RowDot kQ4_0 = {rowdot_q4_size, rowdot_pack_q4<false>, dot_rows_q4<false>};
+const RowDot kQ4_1 = {rowdot_q4_size, rowdot_pack_q4<true>, dot_rows_q4<true>};
+const RowDot kQ8_0 = {rowdot_q8_size, rowdot_pack_q8, dot_rows_q8};
 
 } // namespace
 

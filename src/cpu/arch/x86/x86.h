@@ -9,7 +9,11 @@
 namespace lmggml::cpu::arch::x86 {
 
 void fill_avx2_act(KernelSet & k);
+void fill_avx2_gemm_f(KernelSet & k);
+void fill_avx2_math(KernelSet & k);
 void fill_avx2_qdot(KernelSet & k);
+void fill_avx2_rowdot(KernelSet & k);
+void fill_avx2_gemm_q(KernelSet & k);
 void fill_avx512_fdot(KernelSet & k);
 void fill_avx512_gemm_f(KernelSet & k);
 void fill_avx512_math(KernelSet & k);

@@ -1,0 +1,154 @@
+// AVX2 matrix x vector on ggml's block formats (RowDot, layouts.h) for
+// Q4_0, Q4_1 and Q8_0 weights: generation on CPUs without AVX-512.
+//
+// Same packed activation rows as the VNNI kernels (rowdot_pack.h); a 256-bit
+// vector covers half of a 64-byte group, i.e. 2 blocks, and lane l of it
+// belongs to block l / 4 (Q4) or to one block (Q8_0), so the packed per-lane
+// scales line up. maddubs multiplies unsigned weights by signed activations;
+// Q8_0's signed weights go through the sign trick (|w| times sign(w) * y),
+// because the +128 offset of the VNNI kernel would saturate maddubs' int16
+// pair sums. Block scales of a whole group are converted with one vcvtph2ps
+// and spread over the lanes by permutes. Twins: ref::rowdot_*.
+#if defined(__x86_64__) || defined(__i386__)
+
+#include "rowdot_pack.h"
+#include "simd_avx2.h"
+#include "x86.h"
+
+#include "../layouts.h"
+
+#include <immintrin.h>
+
+#include <cstring>
+
+namespace lmggml::cpu::arch::x86 {
+namespace {
+
+using namespace layout;
+
+// Weight rows stream from memory once per token: prefetching ahead keeps
+// loads in flight while the row's arithmetic runs.
+constexpr int64_t kPrefetchBytes = 1024;
+
+static inline int32_t load32(const uint8_t * p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline int32_t load16(const uint8_t * p) {
+    uint16_t v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+// 16 bytes of block i at p, or zeros when i >= n (past the row's end)
+static inline __m128i load_qs(const uint8_t * p, int i, int n) {
+    return i < n ? _mm_loadu_si128((const __m128i *) p) : _mm_setzero_si128();
+}
+
+static inline __m256i pair(__m128i lo, __m128i hi) { return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1); }
+
+static inline __m256i lanes_of(int a, int b) { return _mm256_setr_epi32(a, a, a, a, b, b, b, b); }
+
+// ---------------------------------------------------------------- Q4_0 / Q4_1
+// One group of n <= 4 blocks at x (the packed row is zero past the row, so
+// missing blocks only need zero weights and scales, never a read).
+template <bool kMin, int kBlock, int kQs>
+static inline void group_q4(const uint8_t * x, int n, const uint8_t * act, __m256 * acc, __m256 * accm) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i ones = _mm256_set1_epi16(1);
+    // F16 d (and m for Q4_1, else 2 level bytes, unused) of the 4 blocks
+    const __m128i hdr = _mm_setr_epi32(load32(x), n > 1 ? load32(x + kBlock) : 0, n > 2 ? load32(x + 2 * kBlock) : 0,
+                                       n > 3 ? load32(x + 3 * kBlock) : 0);
+    const __m256  dm  = _mm256_cvtph_ps(hdr); // d0 m0 d1 m1 d2 m2 d3 m3
+    for (int h = 0; h < 2; ++h) {
+        const uint8_t * q = x + 2 * h * kBlock + kQs;
+        const __m256i   v = pair(load_qs(q, 2 * h, n), load_qs(q + kBlock, 2 * h + 1, n));
+        const __m256i   lo = _mm256_and_si256(v, low4);
+        const __m256i   hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+        // pair sums of both halves stay within int16: 2 * 2 * 15 * 127
+        const __m256i p16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_load_si256((const __m256i *) (act + 32 * h))),
+                                             _mm256_maddubs_epi16(hi, _mm256_load_si256((const __m256i *) (act + 64 + 32 * h))));
+        __m256i p = _mm256_madd_epi16(p16, ones);
+        if constexpr (!kMin) p = _mm256_sub_epi32(p, _mm256_load_si256((const __m256i *) (act + 192 + 32 * h)));
+        const __m256 dx = _mm256_permutevar8x32_ps(dm, lanes_of(4 * h, 4 * h + 2));
+        const __m256 dy = _mm256_load_ps((const float *) (act + 128 + 32 * h));
+        *acc            = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy), *acc);
+        if constexpr (kMin) {
+            const __m256 mx = _mm256_permutevar8x32_ps(dm, lanes_of(4 * h + 1, 4 * h + 3));
+            *accm           = _mm256_fmadd_ps(mx, _mm256_load_ps((const float *) (act + 192 + 32 * h)), *accm);
+        }
+    }
+}
+
+template <bool kMin>
+float dot_row_q4(const uint8_t * x, int64_t nb, const uint8_t * act) {
+    constexpr int kBlock = kMin ? 20 : 18;
+    constexpr int kQs    = kMin ? 4 : 2;
+    __m256        acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+    int64_t       b   = 0;
+    for (; b + 4 <= nb; b += 4, x += 4 * kBlock, act += kQ4GroupBytes) {
+        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
+        group_q4<kMin, kBlock, kQs>(x, 4, act, &acc, &accm);
+    }
+    if (b < nb) group_q4<kMin, kBlock, kQs>(x, (int) (nb - b), act, &acc, &accm);
+    return hsum8(_mm256_add_ps(acc, accm));
+}
+
+template <bool kMin>
+void dot_rows_q4(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
+    for (int64_t r = 0; r < m; ++r) {
+        dst[r] = dot_row_q4<kMin>(static_cast<const uint8_t *>(w) + r * ldw, k / kQK, static_cast<const uint8_t *>(act));
+    }
+}
+
+// ---------------------------------------------------------------- Q8_0
+// One group of n <= 2 blocks (34 bytes: F16 d, 32 int8 levels).
+static inline __m256 group_q8(const uint8_t * x, int n, const uint8_t * act, __m256 acc) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256  d    = _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128(load16(x) | (n > 1 ? load16(x + 34) << 16 : 0))));
+    for (int h = 0; h < n; ++h) {
+        const __m256i w = _mm256_loadu_si256((const __m256i *) (x + 34 * h + 2));
+        const __m256i y = _mm256_load_si256((const __m256i *) (act + 32 * h));
+        // |w| * (sign(w) y): pair sums at most 2 * 128 * 127, within int16
+        const __m256i p  = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(y, w)), ones);
+        const __m256  dx = _mm256_permutevar8x32_ps(d, _mm256_set1_epi32(h));
+        const __m256  dy = _mm256_load_ps((const float *) (act + 64 + 32 * h));
+        acc              = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy), acc);
+    }
+    return acc;
+}
+
+float dot_row_q8(const uint8_t * x, int64_t nb, const uint8_t * act) {
+    __m256  acc = _mm256_setzero_ps();
+    int64_t b   = 0;
+    for (; b + 2 <= nb; b += 2, x += 68, act += kQ8GroupBytes) {
+        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
+        acc = group_q8(x, 2, act, acc);
+    }
+    if (b < nb) acc = group_q8(x, 1, act, acc);
+    return hsum8(acc);
+}
+
+void dot_rows_q8(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
+    for (int64_t r = 0; r < m; ++r) {
+        dst[r] = dot_row_q8(static_cast<const uint8_t *>(w) + r * ldw, k / kQK, static_cast<const uint8_t *>(act));
+    }
+}
+
+const RowDot kQ4_0 = {rowdot_q4_size, rowdot_pack_q4<false>, dot_rows_q4<false>};
+const RowDot kQ4_1 = {rowdot_q4_size, rowdot_pack_q4<true>, dot_rows_q4<true>};
+const RowDot kQ8_0 = {rowdot_q8_size, rowdot_pack_q8, dot_rows_q8};
+
+} // namespace
+
+void fill_avx2_rowdot(KernelSet & k) {
+    k.rowdot[LM_GGML_TYPE_Q4_0] = &kQ4_0;
+    k.rowdot[LM_GGML_TYPE_Q4_1] = &kQ4_1;
+    k.rowdot[LM_GGML_TYPE_Q8_0] = &kQ8_0;
+}
+
+} // namespace lmggml::cpu::arch::x86
+
+#endif
