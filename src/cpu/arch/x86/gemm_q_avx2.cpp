@@ -76,7 +76,8 @@ void tile(const uint8_t * panel, int hf, int64_t rows, int64_t k, int64_t b0, in
         __m256i         isum[kN];
 #pragma GCC unroll 8
         for (int j = 0; j < kN; ++j) isum[j] = _mm256_setzero_si256();
-#pragma GCC unroll 8
+        // not unrolled: GCC 12 would hoist all 8 steps' products and spill them
+#pragma GCC unroll 1
         for (int t = 0; t < 8; ++t) {
             const __m256i w = _mm256_load_si256((const __m256i *) (pb + 64 * t));
             if constexpr (kKind == Kind::q8) {

@@ -28,7 +28,7 @@ using namespace layout;
 
 // Weight rows stream from memory once per token: prefetching ahead keeps
 // loads in flight while the row's arithmetic runs.
-constexpr int64_t kPrefetchBytes = 1024;
+constexpr int64_t kPrefetchBytes = 2048;
 
 static inline int32_t load32(const uint8_t * p) {
     int32_t v;
