@@ -7,6 +7,7 @@
 // ref::gemm_compute_f.
 #if defined(__x86_64__) || defined(__i386__)
 
+#include "simd_avx2.h"
 #include "x86.h"
 
 #include "../layouts.h"
@@ -57,28 +58,6 @@ static inline __m256 load_part(const char * row, int64_t kk, int64_t n) {
     alignas(32) T tmp[8] = {};
     std::memcpy(tmp, reinterpret_cast<const T *>(row) + kk, (size_t) n * sizeof(T));
     return load8<kHalf>(reinterpret_cast<const char *>(tmp), 0);
-}
-
-// r[i] = row i of an 8x8 block in, column i out.
-static inline void transpose8(__m256 r[8]) {
-    __m256 t[8], s[8];
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i += 2) {
-        t[i]     = _mm256_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i += 4) {
-        s[i]     = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-        s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-        s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < 4; ++i) {
-        r[i]     = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
-        r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
-    }
 }
 
 // 8 rows x 8 steps of k at a time, transposed in registers, so the panel is

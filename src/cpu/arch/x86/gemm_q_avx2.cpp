@@ -159,27 +159,7 @@ void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t
 
 // Panel packing: for each block and 16-row group, vector t holds dword t
 // (levels 4t..4t+3) of each row: a transpose of 16 rows x 8 dwords, done
-// as two 8x8 dword transposes.
-static inline void transpose8(__m256i r[8]) {
-    __m256i t[8];
-    for (int i = 0; i < 4; ++i) {
-        t[2 * i]     = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-    }
-    __m256i u[8];
-    for (int i = 0; i < 2; ++i) {
-        u[4 * i]     = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-        u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-        u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-        u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-    }
-    // u[0..3]: rows 0-3 dwords {0,4},{1,5},{2,6},{3,7}; u[4..7] rows 4-7
-    for (int i = 0; i < 4; ++i) {
-        r[i]     = _mm256_permute2x128_si256(u[i], u[4 + i], 0x20);
-        r[4 + i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x31);
-    }
-}
-
+// as two 8x8 transposes (simd_avx2.h's, on the dwords cast to floats).
 template <class Decode>
 void pack_panel(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel) {
     auto * panel = static_cast<uint8_t *>(vpanel);
@@ -191,20 +171,20 @@ void pack_panel(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel)
             const int64_t has = m - g * kGroupRows;
             for (int hf = 0; hf < 2; ++hf) {
                 alignas(32) uint8_t lv[32];
-                __m256i             r[8];
+                __m256              r[8];
                 for (int i = 0; i < 8; ++i) {
                     const int64_t row = 8 * hf + i;
                     if (row < has) {
                         Decode::run(static_cast<const char *>(w) + (g * kGroupRows + row) * ldw, b, lv, &d[row], &mn[row]);
-                        r[i] = _mm256_load_si256((const __m256i *) lv);
+                        r[i] = _mm256_load_ps(reinterpret_cast<const float *>(lv));
                     } else {
-                        r[i]    = _mm256_setzero_si256();
+                        r[i]    = _mm256_setzero_ps();
                         d[row]  = 0.0f;
                         mn[row] = 0.0f;
                     }
                 }
                 transpose8(r); // r[t]: dword t of rows 0..7
-                for (int t = 0; t < 8; ++t) _mm256_store_si256((__m256i *) (pb + 64 * t + 32 * hf), r[t]);
+                for (int t = 0; t < 8; ++t) _mm256_store_ps(reinterpret_cast<float *>(pb + 64 * t + 32 * hf), r[t]);
             }
         }
     }

@@ -30,6 +30,29 @@ static inline int hsum8_i32(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
+// r[i] = row i of an 8x8 block of 32-bit values in, column i out (the
+// Gemm panel packers: floats, or 4 int8 levels per lane through a cast).
+static inline void transpose8(__m256 r[8]) {
+    __m256 t[8], s[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i += 2) {
+        t[i]     = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i += 4) {
+        s[i]     = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 4; ++i) {
+        r[i]     = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
+    }
+}
+
 static inline uint16_t to_f16(float f) { return (uint16_t) _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
 static inline float    from_f16(uint16_t h) { return _cvtsh_ss(h); }
 
