@@ -13,6 +13,21 @@
 #include "ggml-cpu.h"
 
 namespace lmllm {
+namespace {
+
+// Points the graph's KV stores at cells kv_head.. instead of the cells it was
+// last run for; everything else in the graph is independent of kv_head.
+void move_kv_stores(BuiltGraph & g, int32_t kv_head) {
+    const int64_t cells = static_cast<int64_t>(kv_head) - g.layout.kv_head;
+    for (const KvStoreView & s : g.kv_stores) {
+        const int64_t bytes = cells * static_cast<int64_t>(s.bytes_per_cell);
+        s.t->data = static_cast<char *>(s.t->data) + bytes;
+        s.t->view_offs = static_cast<size_t>(static_cast<int64_t>(s.t->view_offs) + bytes);
+    }
+    g.layout.kv_head = kv_head;
+}
+
+} // namespace
 
 Context::Impl::~Impl() {
     if (graph_ctx != nullptr) {
@@ -58,6 +73,8 @@ BuiltGraph Context::Impl::build(const BatchLayout & layout) {
     lm_ggml_set_output(g.logits);
     lm_ggml_build_forward_expand(g.gf, g.logits);
     g.in = b.in;
+    g.layout = layout;
+    g.kv_stores = std::move(b.kv_stores);
     return g;
 }
 
@@ -107,23 +124,38 @@ Status Context::Impl::run_batch(const Token * tokens, int32_t n_tokens, int32_t 
     layout.n_kv = static_cast<int32_t>(kv->n_kv_for(static_cast<uint32_t>(n_tokens)));
     layout.kv_head = static_cast<int32_t>(kv->used());
 
-    lm_ggml_backend_sched_reset(sched);
-    BuiltGraph g = build(layout);
-    if (g.gf == nullptr) {
-        return Status::error("cannot create the graph context");
+    if (can_reuse(layout)) {
+        move_kv_stores(last, layout.kv_head);
+    } else {
+        last = BuiltGraph{};
+        lm_ggml_backend_sched_reset(sched);
+        BuiltGraph g = build(layout);
+        if (g.gf == nullptr) {
+            return Status::error("cannot create the graph context");
+        }
+        if (!lm_ggml_backend_sched_alloc_graph(sched, g.gf)) {
+            return Status::error("cannot allocate the compute graph for " + std::to_string(n_tokens) + " tokens");
+        }
+        last = std::move(g);
     }
-    if (!lm_ggml_backend_sched_alloc_graph(sched, g.gf)) {
-        return Status::error("cannot allocate the compute graph for " + std::to_string(n_tokens) + " tokens");
-    }
-    set_inputs(g, layout, tokens);
-    const lm_ggml_status st = lm_ggml_backend_sched_graph_compute(sched, g.gf);
+    set_inputs(last, layout, tokens);
+    const lm_ggml_status st = lm_ggml_backend_sched_graph_compute(sched, last.gf);
     if (st != LM_GGML_STATUS_SUCCESS) {
+        last = BuiltGraph{};
         return Status::error("graph compute failed (status " + std::to_string(static_cast<int>(st)) + ")");
     }
     if (logits_out != nullptr) {
-        lm_ggml_backend_tensor_get(g.logits, logits_out, 0, sizeof(float) * size_t(n_outputs) * m.hp.n_vocab);
+        lm_ggml_backend_tensor_get(last.logits, logits_out, 0, sizeof(float) * size_t(n_outputs) * m.hp.n_vocab);
     }
     return {};
+}
+
+// Only the CPU runs the graph: a device backend may keep state (captured
+// graphs, copies) tied to the tensors' addresses, so it rebuilds every batch.
+bool Context::Impl::can_reuse(const BatchLayout & layout) const {
+    const BatchLayout & was = last.layout;
+    return last.gf != nullptr && backend_dev == nullptr && was.n_tokens == layout.n_tokens &&
+           was.n_outputs == layout.n_outputs && was.n_kv == layout.n_kv;
 }
 
 Result<std::unique_ptr<Context>> Context::create(const Model & model, const ContextParams & params) {

@@ -15,6 +15,8 @@ struct BuiltGraph {
     lm_ggml_cgraph * gf = nullptr;
     lm_ggml_tensor * logits = nullptr; // (n_vocab, n_outputs)
     GraphInputs in;
+    BatchLayout layout;                 // what it was built for
+    std::vector<KvStoreView> kv_stores; // moved when it runs again at another kv_head
 };
 
 struct Context::Impl {
@@ -36,6 +38,9 @@ struct Context::Impl {
     int32_t max_nodes = 0;
     std::vector<uint8_t> graph_buf; // holds the per-batch graph context (tensor metadata only)
     lm_ggml_context * graph_ctx = nullptr;
+    // The last graph, built and allocated; runs again when the next batch has
+    // the same shape (generation: 32 tokens in a row share n_kv). gf null: none.
+    BuiltGraph last;
     std::vector<float> mask_buf;
 
     std::vector<float> logits; // (n_vocab, logit_rows)
@@ -46,6 +51,7 @@ struct Context::Impl {
     Status init(const ContextParams & p);
     Status decode(const std::vector<Token> & tokens);
     BuiltGraph build(const BatchLayout & layout);
+    bool can_reuse(const BatchLayout & layout) const;
     void set_inputs(const BuiltGraph & g, const BatchLayout & layout, const Token * tokens);
     Status run_batch(const Token * tokens, int32_t n_tokens, int32_t n_outputs, float * logits_out);
 };

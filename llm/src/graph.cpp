@@ -74,11 +74,15 @@ lm_ggml_tensor * GraphBuilder::attention(uint32_t il, lm_ggml_tensor * q, lm_ggm
     // Store: K rows at cells kv_head.., V columns at cells kv_head..
     lm_ggml_tensor * k_dst = lm_ggml_view_1d(ctx, k_cache, n_tokens * n_embd_k_gqa,
                                        lm_ggml_row_size(k_cache->type, n_embd_k_gqa) * batch.kv_head);
-    lm_ggml_build_forward_expand(gf, lm_ggml_cpy(ctx, k, k_dst));
+    lm_ggml_tensor * k_store = lm_ggml_cpy(ctx, k, k_dst); // a view of k_dst
+    lm_ggml_build_forward_expand(gf, k_store);
     const size_t v_es = lm_ggml_element_size(v_cache);
     lm_ggml_tensor * v_dst = lm_ggml_view_2d(ctx, v_cache, n_tokens, n_embd_v_gqa, n_ctx * v_es, batch.kv_head * v_es); // (n_tokens, n_embd_v_gqa)
     lm_ggml_tensor * v_t = lm_ggml_transpose(ctx, lm_ggml_reshape_2d(ctx, v, n_embd_v_gqa, n_tokens));           // (n_tokens, n_embd_v_gqa)
-    lm_ggml_build_forward_expand(gf, lm_ggml_cpy(ctx, v_t, v_dst));
+    lm_ggml_tensor * v_store = lm_ggml_cpy(ctx, v_t, v_dst); // a view of v_dst
+    lm_ggml_build_forward_expand(gf, v_store);
+    const size_t k_cell = lm_ggml_row_size(k_cache->type, n_embd_k_gqa);
+    kv_stores.insert(kv_stores.end(), {{k_dst, k_cell}, {k_store, k_cell}, {v_dst, v_es}, {v_store, v_es}});
 
     lm_ggml_tensor * qp = lm_ggml_permute(ctx, q, 0, 2, 1, 3); // (hd_k, n_tokens, n_head)
     lm_ggml_tensor * kc = lm_ggml_view_3d(ctx, k_cache, hd_k, n_kv, n_head_kv, lm_ggml_row_size(k_cache->type, n_embd_k_gqa),

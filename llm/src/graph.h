@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "ggml.h"
 #include "kv_cache.h"
@@ -29,6 +30,14 @@ struct GraphInputs {
     lm_ggml_tensor * out_ids = nullptr;  // (n_outputs) I32 rows kept after the last layer
 };
 
+// A tensor whose data sits at (cache cell kv_head) * bytes_per_cell past a
+// fixed base: the KV stores. Shifting these is all it takes to run a built
+// graph for another kv_head.
+struct KvStoreView {
+    lm_ggml_tensor * t = nullptr;
+    size_t bytes_per_cell = 0;
+};
+
 enum class FfnAct { SILU, GELU };
 
 class GraphBuilder {
@@ -42,6 +51,7 @@ public:
     lm_ggml_cgraph * gf;
     BatchLayout batch;
     GraphInputs in;
+    std::vector<KvStoreView> kv_stores; // every tensor that depends on batch.kv_head
     // Called on each layer's norm output with the layer index, so the context
     // can pin it to the layer's device (the scheduler would otherwise leave it
     // on the previous layer's device and copy more).

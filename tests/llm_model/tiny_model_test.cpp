@@ -126,6 +126,28 @@ TEST_P(TinyModel, TokenByTokenMatchesReference) {
     EXPECT_LT(tiny::nmse(ctx->logits(), want_[2]), GetParam().limit);
 }
 
+// Generation runs one built graph again while n_kv stays the same, moving
+// only its KV stores: 40 tokens cross the 32-cell windows, and after clear()
+// the stores move back to cell 0 in a graph of the same shape.
+TEST_P(TinyModel, LongTokenByTokenAcrossWindowsAndClear) {
+    std::vector<int32_t> seq;
+    for (int i = 0; i < 40; i++) {
+        seq.push_back((kTokens[size_t(i * 7) % kTokens.size()] + i % 3) % spec_.n_vocab);
+    }
+    const std::vector<std::vector<double>> want = tiny::reference_forward(spec_, weights_, seq);
+    auto ctx = context(8, false);
+    ASSERT_NE(ctx, nullptr);
+    for (int round = 0; round < 2; round++) {
+        const size_t n = round == 0 ? seq.size() : 20;
+        for (size_t t = 0; t < n; t++) {
+            const lmllm::Status st = ctx->decode({seq[t]});
+            ASSERT_TRUE(st.ok()) << st.message();
+            EXPECT_LT(tiny::nmse(ctx->logits(), want[t]), GetParam().limit) << "round " << round << " token " << t;
+        }
+        ctx->clear();
+    }
+}
+
 TEST_P(TinyModel, PromptThenTokens) {
     auto ctx = context(64, false);
     ASSERT_NE(ctx, nullptr);
