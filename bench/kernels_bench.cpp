@@ -398,7 +398,8 @@ void register_all() {
     struct Shape {
         int64_t k, m, n;
     };
-    const Shape shapes[] = {{kEmbd, kFF, 1}, {kFF, kEmbd, 1}, {kEmbd, kFF, 512}, {kFF, kEmbd, 512}};
+    // {kFF, 128, 1}: generation with the weights in L2, the kernel's arithmetic limit
+    const Shape shapes[] = {{kEmbd, kFF, 1}, {kFF, kEmbd, 1}, {kFF, 128, 1}, {kEmbd, kFF, 512}, {kFF, kEmbd, 512}};
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_F16}) {
         for (const Shape & s : shapes) {
             const std::string name = std::string("BM_MulMat/") + lm_ggml_type_name(t);

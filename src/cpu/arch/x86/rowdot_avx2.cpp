@@ -49,8 +49,6 @@ static inline __m128i load_qs(const uint8_t * p, int i, int n) {
 
 static inline __m256i pair(__m128i lo, __m128i hi) { return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1); }
 
-static inline __m256i lanes_of(int a, int b) { return _mm256_setr_epi32(a, a, a, a, b, b, b, b); }
-
 // ---------------------------------------------------------------- Q4_0 / Q4_1
 // One group of n <= 4 blocks at x (the packed row is zero past the row, so
 // missing blocks only need zero weights and scales, never a read).
@@ -58,10 +56,13 @@ template <bool kMin, int kBlock, int kQs>
 static inline void group_q4(const uint8_t * x, int n, const uint8_t * act, __m256 * acc, __m256 * accm) {
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i ones = _mm256_set1_epi16(1);
-    // F16 d (and m for Q4_1, else 2 level bytes, unused) of the 4 blocks
-    const __m128i hdr = _mm_setr_epi32(load32(x), n > 1 ? load32(x + kBlock) : 0, n > 2 ? load32(x + 2 * kBlock) : 0,
+    // F16 d (and m for Q4_1, else 2 level bytes, unused) of the 4 blocks,
+    // ordered so that block 2h + i sits in 128-bit lane i: the per-lane
+    // scales are then in-lane shuffles (vpermilps), not vpermps, whose
+    // cross-lane port was this loop's bottleneck on Zen 3
+    const __m128i hdr = _mm_setr_epi32(load32(x), n > 2 ? load32(x + 2 * kBlock) : 0, n > 1 ? load32(x + kBlock) : 0,
                                        n > 3 ? load32(x + 3 * kBlock) : 0);
-    const __m256  dm  = _mm256_cvtph_ps(hdr); // d0 m0 d1 m1 d2 m2 d3 m3
+    const __m256  dm  = _mm256_cvtph_ps(hdr); // d0 m0 d2 m2 | d1 m1 d3 m3
     for (int h = 0; h < 2; ++h) {
         const uint8_t * q = x + 2 * h * kBlock + kQs;
         const __m256i   v = pair(load_qs(q, 2 * h, n), load_qs(q + kBlock, 2 * h + 1, n));
@@ -72,11 +73,11 @@ static inline void group_q4(const uint8_t * x, int n, const uint8_t * act, __m25
                                              _mm256_maddubs_epi16(hi, _mm256_load_si256((const __m256i *) (act + 64 + 32 * h))));
         __m256i p = _mm256_madd_epi16(p16, ones);
         if constexpr (!kMin) p = _mm256_sub_epi32(p, _mm256_load_si256((const __m256i *) (act + 192 + 32 * h)));
-        const __m256 dx = _mm256_permutevar8x32_ps(dm, lanes_of(4 * h, 4 * h + 2));
+        const __m256 dx = h == 0 ? _mm256_permute_ps(dm, 0x00) : _mm256_permute_ps(dm, 0xAA); // d(2h) x4 | d(2h+1) x4
         const __m256 dy = _mm256_load_ps((const float *) (act + 128 + 32 * h));
         *acc            = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy), *acc);
         if constexpr (kMin) {
-            const __m256 mx = _mm256_permutevar8x32_ps(dm, lanes_of(4 * h + 1, 4 * h + 3));
+            const __m256 mx = h == 0 ? _mm256_permute_ps(dm, 0x55) : _mm256_permute_ps(dm, 0xFF);
             *accm           = _mm256_fmadd_ps(mx, _mm256_load_ps((const float *) (act + 192 + 32 * h)), *accm);
         }
     }
@@ -107,13 +108,14 @@ void dot_rows_q4(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
 // One group of n <= 2 blocks (34 bytes: F16 d, 32 int8 levels).
 static inline __m256 group_q8(const uint8_t * x, int n, const uint8_t * act, __m256 acc) {
     const __m256i ones = _mm256_set1_epi16(1);
-    const __m256  d    = _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128(load16(x) | (n > 1 ? load16(x + 34) << 16 : 0))));
+    // d0 d1 repeated over all lanes: each block's scale is then an in-lane shuffle
+    const __m256  d    = _mm256_cvtph_ps(_mm_set1_epi32(load16(x) | (n > 1 ? load16(x + 34) << 16 : 0)));
     for (int h = 0; h < n; ++h) {
         const __m256i w = _mm256_loadu_si256((const __m256i *) (x + 34 * h + 2));
         const __m256i y = _mm256_load_si256((const __m256i *) (act + 32 * h));
         // |w| * (sign(w) y): pair sums at most 2 * 128 * 127, within int16
         const __m256i p  = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(y, w)), ones);
-        const __m256  dx = _mm256_permutevar8x32_ps(d, _mm256_set1_epi32(h));
+        const __m256  dx = h == 0 ? _mm256_permute_ps(d, 0x00) : _mm256_permute_ps(d, 0x55);
         const __m256  dy = _mm256_load_ps((const float *) (act + 64 + 32 * h));
         acc              = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy), acc);
     }
