@@ -20,6 +20,8 @@ const arch::RowDot * ref_rowdot(lm_ggml_type t) {
         case LM_GGML_TYPE_Q4_0: return &ref::kRowDotQ4_0;
         case LM_GGML_TYPE_Q4_1: return &ref::kRowDotQ4_1;
         case LM_GGML_TYPE_Q8_0: return &ref::kRowDotQ8_0;
+        case LM_GGML_TYPE_F32:  return &ref::kRowDotF32;
+        case LM_GGML_TYPE_F16:  return &ref::kRowDotF16;
         default:                return nullptr;
     }
 }
@@ -107,12 +109,16 @@ Expected expected(const WeightRows & w, int64_t r, const Decoded & a) {
 // ---------------------------------------------------------------- RowDot
 TEST(SimdRowDot, PackAndProductMatchTwin) {
     if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
-    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0}) {
+    const std::vector<int64_t> block_ks = {32, 64, 96, 128, 160, 192, 224, 256, 288, 576, 1536};
+    // float rows: around the 8-float vector and its multiples, 4-row groups plus leftovers
+    const std::vector<int64_t> float_ks = {1, 3, 7, 8, 9, 15, 16, 17, 33, 64, 100, 576};
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
         const arch::RowDot * tw = ref_rowdot(t);
-        for (int64_t nb : {1, 2, 3, 4, 5, 6, 7, 8, 9, 18, 48}) {
-            const int64_t k = 32 * nb;
+        const bool is_float = t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16;
+        for (int64_t k : is_float ? float_ks : block_ks) {
+            const int64_t nb = (k + 31) / 32;
             SCOPED_TRACE(std::string(lm_ggml_type_name(t)) + " k " + std::to_string(k));
-            const int64_t m = 5;
+            const int64_t m = is_float ? 9 : 5;
             const WeightRows w = make_weights(t, k, m, nb % 2 ? 0 : 6, 500 + k);
             const std::vector<float> x = activations((size_t) k, 600 + k);
             const Decoded a = decode_act(t, x);

@@ -35,6 +35,8 @@ void rowdot_q4_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
 void rowdot_q4_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
 void rowdot_q8_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
 extern const RowDot kRowDotQ4_0, kRowDotQ4_1, kRowDotQ8_0;
+// F32 / F16: the Gemm's activation rows (gemm_pack_act_f*), one float sum per row
+extern const RowDot kRowDotF32, kRowDotF16;
 
 // ---------------------------------------------------------------- Gemm
 // Block types: activation rows per weight type, panels per weight type, one compute.

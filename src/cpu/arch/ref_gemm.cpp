@@ -229,4 +229,25 @@ const Gemm kGemmQ8_0 = {kPanelRows, gemm_q_act_size, gemm_pack_act_q8_0, gemm_q_
 const Gemm kGemmF32  = {kPanelRows, gemm_f_act_size, gemm_pack_act_f32, gemm_f_panel_size, gemm_pack_panel_f32, gemm_compute_f};
 const Gemm kGemmF16  = {kPanelRows, gemm_f_act_size, gemm_pack_act_f16, gemm_f_panel_size, gemm_pack_panel_f16, gemm_compute_f};
 
+namespace {
+
+template <typename T, float (*Load)(T)>
+void rowdot_f(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    const auto * x = static_cast<const float *>(vact);
+    for (int64_t i = 0; i < m; ++i) {
+        float acc = 0;
+        for (int64_t kk = 0; kk < k; ++kk) {
+            T v;
+            std::memcpy(&v, static_cast<const char *>(w) + i * ldw + kk * sizeof(T), sizeof(T));
+            acc += Load(v) * x[kk];
+        }
+        dst[i] = acc;
+    }
+}
+
+} // namespace
+
+const RowDot kRowDotF32 = {gemm_f_act_size, gemm_pack_act_f32, rowdot_f<float, load_f32>};
+const RowDot kRowDotF16 = {gemm_f_act_size, gemm_pack_act_f16, rowdot_f<lm_half, f16>};
+
 } // namespace lmggml::cpu::arch::ref

@@ -1,5 +1,7 @@
-// AVX2 Gemm for F32 and F16 weights (layouts.h), same bytes as the AVX-512
-// file: a panel of 32 weight rows stored k-major, times activation columns.
+// AVX2 products for F32 and F16 weights (layouts.h): Gemm, same bytes as
+// the AVX-512 file: a panel of 32 weight rows stored k-major, times
+// activation columns; and RowDot on the same activation rows (generation,
+// and attention's K and V products with a few query rows).
 // 16 ymm registers: the microkernel takes one 16-row group (2 vectors) x 6
 // columns = 12 accumulators + 2 panel vectors + 1 broadcast. Each step of k
 // is 2 panel loads, 6 broadcasts and 12 FMAs, enough independent chains to
@@ -178,6 +180,49 @@ void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t
     }
 }
 
+// ---------------------------------------------------------------- RowDot
+// Weight rows straight from memory, 4 at a time so each activation load
+// serves 4 FMAs; the 4 sums are reduced together.
+// Lane i: the sum of acc[i]'s lanes. A leftover row goes through it too, so
+// a row's result does not depend on where a thread's share of rows starts.
+static inline __m128 reduce4(const __m256 * acc) {
+    const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(acc[0], acc[1]), _mm256_hadd_ps(acc[2], acc[3]));
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+template <bool kHalf>
+void dot_rows(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    const auto *  x    = static_cast<const float *>(vact);
+    const char *  rows = static_cast<const char *>(w);
+    const int64_t k8   = k & ~(int64_t) 7;
+    alignas(32) float tail[8] = {};
+    std::memcpy(tail, x + k8, (size_t) (k - k8) * sizeof(float)); // zeros past k
+    const __m256 xt = _mm256_load_ps(tail);
+    int64_t      r  = 0;
+    for (; r + 4 <= m; r += 4) {
+        const char * wr[4] = {rows + r * ldw, rows + (r + 1) * ldw, rows + (r + 2) * ldw, rows + (r + 3) * ldw};
+        __m256       acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+        for (int64_t kk = 0; kk < k8; kk += 8) {
+            const __m256 xv = _mm256_loadu_ps(x + kk);
+            for (int i = 0; i < 4; ++i) acc[i] = _mm256_fmadd_ps(load8<kHalf>(wr[i], kk), xv, acc[i]);
+        }
+        if (k8 < k) {
+            for (int i = 0; i < 4; ++i) acc[i] = _mm256_fmadd_ps(load_part<kHalf>(wr[i], k8, k - k8), xt, acc[i]);
+        }
+        _mm_storeu_ps(dst + r, reduce4(acc));
+    }
+    for (; r < m; ++r) {
+        const char * row = rows + r * ldw;
+        __m256       acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+        for (int64_t kk = 0; kk < k8; kk += 8) acc[0] = _mm256_fmadd_ps(load8<kHalf>(row, kk), _mm256_loadu_ps(x + kk), acc[0]);
+        if (k8 < k) acc[0] = _mm256_fmadd_ps(load_part<kHalf>(row, k8, k - k8), xt, acc[0]);
+        dst[r] = _mm_cvtss_f32(reduce4(acc));
+    }
+}
+
+const RowDot kRowDotF32 = {gemm_f_act_size, pack_act_f32, dot_rows<false>};
+const RowDot kRowDotF16 = {gemm_f_act_size, pack_act_f16, dot_rows<true>};
+
 const Gemm kF32 = {kPanelRows, gemm_f_act_size, pack_act_f32, gemm_f_panel_size, pack_panel_f32, compute};
 const Gemm kF16 = {kPanelRows, gemm_f_act_size, pack_act_f16, gemm_f_panel_size, pack_panel_f16, compute};
 
@@ -186,6 +231,8 @@ const Gemm kF16 = {kPanelRows, gemm_f_act_size, pack_act_f16, gemm_f_panel_size,
 void fill_avx2_gemm_f(KernelSet & k) {
     k.gemm[LM_GGML_TYPE_F32] = &kF32;
     k.gemm[LM_GGML_TYPE_F16] = &kF16;
+    k.rowdot[LM_GGML_TYPE_F32] = &kRowDotF32;
+    k.rowdot[LM_GGML_TYPE_F16] = &kRowDotF16;
 }
 
 } // namespace lmggml::cpu::arch::x86
