@@ -20,6 +20,12 @@
 //   Q4_1: float sy[16]   lane l: s of block l / 4, divided by 4 (4 lanes add it up)
 //   Q4_0: int32 cy[16]   lane l: 8 * (the 8 values lane l multiplies), the
 //                        offset of the weights' unsigned nibbles (q - 8)
+//   Q4_1: float ds[8]    d0 s0 d2 s2 d1 s1 d3 s3 (d, s as above): times the
+//                        weights' d m of the blocks in the same order, one
+//                        multiply gives every block's d * dy and m * s
+//                        (AVX2; the 128-bit halves hold blocks 2h and 2h+1)
+//   Q4_0: float ds[8]    zeros
+//   32 bytes of zeros (each group is 320 bytes, a multiple of 64)
 // Lane l of a 64-byte vector covers bytes 4l..4l+3: block l / 4, values
 // 4 (l % 4) .. +3 of lo (and of hi, + 16).
 //
@@ -73,7 +79,7 @@ namespace lmggml::cpu::arch::layout {
 constexpr int64_t kQK = 32; // values per block of the 32-value formats
 
 // RowDot rows
-constexpr size_t kQ4GroupBytes = 256; // one group of 4 blocks
+constexpr size_t kQ4GroupBytes = 320; // one group of 4 blocks
 constexpr size_t kQ8GroupBytes = 192; // one group of 2 blocks
 
 static inline size_t rowdot_q4_size(int64_t k) { return (size_t) ((k / kQK + 3) / 4) * kQ4GroupBytes; }

@@ -49,6 +49,11 @@ void pack_q4(const float * x, void * vact, int64_t k) {
         std::memcpy(g + 16 * bi, q.q, 16);
         std::memcpy(g + 64 + 16 * bi, q.q + 16, 16);
         auto * dy = reinterpret_cast<float *>(g + 128);
+        if constexpr (kMin) {
+            const int slot = 2 * ((bi % 2) * 2 + bi / 2); // d0 s0 d2 s2 d1 s1 d3 s3
+            reinterpret_cast<float *>(g + 256)[slot]     = q.d;
+            reinterpret_cast<float *>(g + 256)[slot + 1] = q.s;
+        }
         for (int l = 4 * bi; l < 4 * bi + 4; ++l) {
             dy[l] = q.d;
             if constexpr (kMin) {

@@ -63,6 +63,13 @@ static inline void group_q4(const uint8_t * x, int n, const uint8_t * act, __m25
     const __m128i hdr = _mm_setr_epi32(load32(x), n > 2 ? load32(x + 2 * kBlock) : 0, n > 1 ? load32(x + kBlock) : 0,
                                        n > 3 ? load32(x + 3 * kBlock) : 0);
     const __m256  dm  = _mm256_cvtph_ps(hdr); // d0 m0 d2 m2 | d1 m1 d3 m3
+    // Q4_1: one multiply by the row's d0 s0 d2 s2 | d1 s1 d3 s3 gives every
+    // block's d * dy (even lanes) and m * s (odd lanes, summed in accm)
+    __m256 ds = dm;
+    if constexpr (kMin) {
+        ds    = _mm256_mul_ps(dm, _mm256_load_ps((const float *) (act + 256)));
+        *accm = _mm256_add_ps(*accm, ds);
+    }
     for (int h = 0; h < 2; ++h) {
         const uint8_t * q = x + 2 * h * kBlock + kQs;
         const __m256i   v = pair(load_qs(q, 2 * h, n), load_qs(q + kBlock, 2 * h + 1, n));
@@ -73,12 +80,13 @@ static inline void group_q4(const uint8_t * x, int n, const uint8_t * act, __m25
                                              _mm256_maddubs_epi16(hi, _mm256_load_si256((const __m256i *) (act + 64 + 32 * h))));
         __m256i p = _mm256_madd_epi16(p16, ones);
         if constexpr (!kMin) p = _mm256_sub_epi32(p, _mm256_load_si256((const __m256i *) (act + 192 + 32 * h)));
-        const __m256 dx = h == 0 ? _mm256_permute_ps(dm, 0x00) : _mm256_permute_ps(dm, 0xAA); // d(2h) x4 | d(2h+1) x4
-        const __m256 dy = _mm256_load_ps((const float *) (act + 128 + 32 * h));
-        *acc            = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy), *acc);
+        // lanes of block 2h, then of block 2h + 1
+        const __m256 dx = h == 0 ? _mm256_permute_ps(ds, 0x00) : _mm256_permute_ps(ds, 0xAA);
         if constexpr (kMin) {
-            const __m256 mx = h == 0 ? _mm256_permute_ps(dm, 0x55) : _mm256_permute_ps(dm, 0xFF);
-            *accm           = _mm256_fmadd_ps(mx, _mm256_load_ps((const float *) (act + 192 + 32 * h)), *accm);
+            *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), dx, *acc);
+        } else {
+            const __m256 dy = _mm256_load_ps((const float *) (act + 128 + 32 * h));
+            *acc            = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy), *acc);
         }
     }
 }
@@ -94,7 +102,8 @@ float dot_row_q4(const uint8_t * x, int64_t nb, const uint8_t * act) {
         group_q4<kMin, kBlock, kQs>(x, 4, act, &acc, &accm);
     }
     if (b < nb) group_q4<kMin, kBlock, kQs>(x, (int) (nb - b), act, &acc, &accm);
-    return hsum8(_mm256_add_ps(acc, accm));
+    // accm's even lanes hold d * dy products, not minimum terms
+    return hsum8(_mm256_add_ps(acc, _mm256_blend_ps(_mm256_setzero_ps(), accm, 0xAA)));
 }
 
 template <bool kMin>

@@ -26,7 +26,13 @@ static void rowdot_pack_q4(const float * x, void * vact, int64_t k) {
         const float       dr = from_f16(to_f16(d));
         std::memcpy(g + 16 * bi, q, 16);
         std::memcpy(g + 64 + 16 * bi, q + 16, 16);
-        const float s4 = from_f16(to_f16(d * (float) sum)) / 4;
+        const float s  = from_f16(to_f16(d * (float) sum));
+        const float s4 = s / 4;
+        if constexpr (kMin) {
+            const int slot = 2 * ((bi % 2) * 2 + bi / 2); // d0 s0 d2 s2 d1 s1 d3 s3
+            reinterpret_cast<float *>(g + 256)[slot]     = dr;
+            reinterpret_cast<float *>(g + 256)[slot + 1] = s;
+        }
         for (int j = 0; j < 4; ++j) {
             const int l = 4 * bi + j;
             reinterpret_cast<float *>(g + 128)[l] = dr;
