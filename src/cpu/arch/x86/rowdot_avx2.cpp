@@ -52,8 +52,8 @@ static inline __m256i pair(__m128i lo, __m128i hi) { return _mm256_inserti128_si
 // ---------------------------------------------------------------- Q4_0 / Q4_1
 // One group of n <= 4 blocks at x (the packed row is zero past the row, so
 // missing blocks only need zero weights and scales, never a read).
-template <bool kMin, int kBlock, int kQs>
-static inline void group_q4(const uint8_t * x, int n, const uint8_t * act, __m256 * acc, __m256 * accm) {
+template <bool kMin, int kBlock, int kQs, int n>
+static inline void group_q4(const uint8_t * x, const uint8_t * act, __m256 * acc, __m256 * accm) {
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i ones = _mm256_set1_epi16(1);
     // F16 d (and m for Q4_1, else 2 level bytes, unused) of the 4 blocks,
@@ -70,7 +70,7 @@ static inline void group_q4(const uint8_t * x, int n, const uint8_t * act, __m25
         ds    = _mm256_mul_ps(dm, _mm256_load_ps((const float *) (act + 256)));
         *accm = _mm256_add_ps(*accm, ds);
     }
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < (n + 1) / 2; ++h) { // a half without blocks adds nothing
         const uint8_t * q = x + 2 * h * kBlock + kQs;
         const __m256i   v = pair(load_qs(q, 2 * h, n), load_qs(q + kBlock, 2 * h + 1, n));
         const __m256i   lo = _mm256_and_si256(v, low4);
@@ -99,9 +99,14 @@ float dot_row_q4(const uint8_t * x, int64_t nb, const uint8_t * act) {
     int64_t       b   = 0;
     for (; b + 4 <= nb; b += 4, x += 4 * kBlock, act += kQ4GroupBytes) {
         _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
-        group_q4<kMin, kBlock, kQs>(x, 4, act, &acc, &accm);
+        group_q4<kMin, kBlock, kQs, 4>(x, act, &acc, &accm);
     }
-    if (b < nb) group_q4<kMin, kBlock, kQs>(x, (int) (nb - b), act, &acc, &accm);
+    switch (nb - b) { // the row's last, partial group
+        case 1: group_q4<kMin, kBlock, kQs, 1>(x, act, &acc, &accm); break;
+        case 2: group_q4<kMin, kBlock, kQs, 2>(x, act, &acc, &accm); break;
+        case 3: group_q4<kMin, kBlock, kQs, 3>(x, act, &acc, &accm); break;
+        default: break;
+    }
     // accm's even lanes hold d * dy products, not minimum terms
     return hsum8(_mm256_add_ps(acc, _mm256_blend_ps(_mm256_setzero_ps(), accm, 0xAA)));
 }
