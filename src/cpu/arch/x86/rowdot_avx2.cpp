@@ -119,8 +119,11 @@ void dot_rows_q4(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
 }
 
 // ---------------------------------------------------------------- Q8_0
-// One group of n <= 2 blocks (34 bytes: F16 d, 32 int8 levels).
-static inline __m256 group_q8(const uint8_t * x, int n, const uint8_t * act, __m256 acc) {
+// One group of n <= 2 blocks (34 bytes: F16 d, 32 int8 levels); block h adds
+// into acc[h]: one FMA chain per block, as a single chain of latency 4 per
+// block would bound the loop.
+template <int n>
+static inline void group_q8(const uint8_t * x, const uint8_t * act, __m256 * acc) {
     const __m256i ones = _mm256_set1_epi16(1);
     // d0 d1 repeated over all lanes: each block's scale is then an in-lane shuffle
     const __m256  d    = _mm256_cvtph_ps(_mm_set1_epi32(load16(x) | (n > 1 ? load16(x + 34) << 16 : 0)));
@@ -131,20 +134,19 @@ static inline __m256 group_q8(const uint8_t * x, int n, const uint8_t * act, __m
         const __m256i p  = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(y, w)), ones);
         const __m256  dx = h == 0 ? _mm256_permute_ps(d, 0x00) : _mm256_permute_ps(d, 0x55);
         const __m256  dy = _mm256_load_ps((const float *) (act + 64 + 32 * h));
-        acc              = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy), acc);
+        acc[h]           = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy), acc[h]);
     }
-    return acc;
 }
 
 float dot_row_q8(const uint8_t * x, int64_t nb, const uint8_t * act) {
-    __m256  acc = _mm256_setzero_ps();
-    int64_t b   = 0;
+    __m256  acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    int64_t b      = 0;
     for (; b + 2 <= nb; b += 2, x += 68, act += kQ8GroupBytes) {
         _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
-        acc = group_q8(x, 2, act, acc);
+        group_q8<2>(x, act, acc);
     }
-    if (b < nb) acc = group_q8(x, 1, act, acc);
-    return hsum8(acc);
+    if (b < nb) group_q8<1>(x, act, acc);
+    return hsum8(_mm256_add_ps(acc[0], acc[1]));
 }
 
 void dot_rows_q8(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
