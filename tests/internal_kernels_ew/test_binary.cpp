@@ -55,6 +55,32 @@ TEST(EwBinary, BroadcastShapes) {
     }
 }
 
+// One row and more threads than rows (generation): the row is cut into
+// pieces, one per thread; a shorter src1 row keeps the whole-row path.
+TEST(EwBinary, SingleRowSplitAcrossThreads) {
+    for (lm_ggml_op op : kOps) {
+        for (int64_t ne0 : {64, 100, 576, 1536}) {
+            for (int64_t ne10 : {ne0, (int64_t) 4}) {
+                for (int nth : {2, 3}) {
+                    Context ctx;
+                    lm_ggml_tensor * a = make(ctx.get(), LM_GGML_TYPE_F32, {ne0, 1, 1, 1});
+                    lm_ggml_tensor * b = make(ctx.get(), LM_GGML_TYPE_F32, {ne10, 1, 1, 1});
+                    fill(a, 3);
+                    fill(b, 4, 0.5, 2.0);
+                    lm_ggml_tensor * d = make(ctx.get(), LM_GGML_TYPE_F32, {ne0, 1, 1, 1}, Layout::Padded);
+                    poison(d);
+                    set_srcs(d, a, b);
+                    run_op(op, d, nth);
+                    SCOPED_TRACE(std::string(lm_ggml_op_name(op)) + " ne0 " + std::to_string(ne0) + " ne10 " +
+                                 std::to_string(ne10) + " threads " + std::to_string(nth));
+                    expect_close(d, binary_ref(op, a, b), tol_for(LM_GGML_TYPE_F32), "single row");
+                    expect_guards_intact(d);
+                }
+            }
+        }
+    }
+}
+
 // Mixed F32/F16/BF16 operands and outputs, strided and permuted operands.
 TEST(EwBinary, MixedTypesAndLayouts) {
     const lm_ggml_type types[] = {LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, LM_GGML_TYPE_BF16};

@@ -36,12 +36,13 @@ Tol unary_tol(lm_ggml_type t) {
     return tol;
 }
 
-void run_unary(lm_ggml_unary_op op, lm_ggml_type t, Layout l, bool inplace, int nth, bool through_dispatcher) {
+void run_unary(lm_ggml_unary_op op, lm_ggml_type t, Layout l, bool inplace, int nth, bool through_dispatcher,
+               Shape shape = {37, 3, 2, 2}) {
     Context ctx;
-    lm_ggml_tensor * a = make(ctx.get(), t, {37, 3, 2, 2}, l);
+    lm_ggml_tensor * a = make(ctx.get(), t, shape, l);
     fill(a, 100 + op, -6.0, 6.0);
     const std::vector<double> in = values(a);
-    lm_ggml_tensor * d = inplace ? lm_ggml_view_tensor(ctx.get(), a) : make(ctx.get(), t, {37, 3, 2, 2}, Layout::Padded);
+    lm_ggml_tensor * d = inplace ? lm_ggml_view_tensor(ctx.get(), a) : make(ctx.get(), t, shape, Layout::Padded);
     if (!inplace) poison(d);
     set_srcs(d, a);
     lm_ggml_set_op_params_i32(d, 0, op);
@@ -62,6 +63,21 @@ TEST(EwUnary, EveryOpF32) {
         for (Layout l : {Layout::Contiguous, Layout::Padded, Layout::Cycle}) {
             SCOPED_TRACE(std::string(lm_ggml_unary_op_name(lm_ggml_unary_op(op))) + " " + layout_name(l));
             run_unary(lm_ggml_unary_op(op), LM_GGML_TYPE_F32, l, false, 2, false);
+        }
+    }
+}
+
+// One row and more threads than rows (generation): the row is cut into
+// pieces, one per thread, in place too.
+TEST(EwUnary, SingleRowSplitAcrossThreads) {
+    for (int op = 0; op < LM_GGML_UNARY_OP_COUNT; ++op) {
+        for (int64_t ne0 : {64, 100, 1536}) {
+            for (int nth : {2, 3}) {
+                SCOPED_TRACE(std::string(lm_ggml_unary_op_name(lm_ggml_unary_op(op))) + " ne0 " + std::to_string(ne0) +
+                             " threads " + std::to_string(nth));
+                run_unary(lm_ggml_unary_op(op), LM_GGML_TYPE_F32, Layout::Contiguous, false, nth, true, {ne0, 1, 1, 1});
+                run_unary(lm_ggml_unary_op(op), LM_GGML_TYPE_F32, Layout::Contiguous, true, nth, true, {ne0, 1, 1, 1});
+            }
         }
     }
 }

@@ -47,6 +47,21 @@ TEST(LaNorm, NormAndRmsNorm) {
     }
 }
 
+// One row (generation): RMS_NORM's threads each scale a piece of it; in
+// place it stays on one thread.
+TEST(LaNorm, SingleRow) {
+    for (bool rms : {false, true}) {
+        for (int64_t ne0 : {64, 65, 576, 1000}) {
+            latest::Context ctx;
+            lmtest::Rng     rng(ne0 + 7 * rms);
+            lm_ggml_tensor * x = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, ne0);
+            latest::fill(x, rng, -2.0, 3.0);
+            lm_ggml_tensor * dst = rms ? lm_ggml_rms_norm(ctx, x, 1e-5f) : lm_ggml_norm(ctx, x, 1e-5f);
+            latest::check(dst, norm_ref(x, dst, 1e-5, rms), kLimit, "single row ne0 " + std::to_string(ne0));
+        }
+    }
+}
+
 TEST(LaNorm, StridedRowsAndInPlace) {
     for (bool rms : {false, true}) {
         latest::Context ctx;

@@ -11,6 +11,26 @@ namespace lm_cpu_ew {
 
 // y = fn(x) by rows: fn(n, x, y) handles n contiguous floats (a vector
 // kernel of arch/kernels.h, or map_rows' element loop); y may alias x.
+// Calls fn(ir, k0, k1) for this thread's share of rows x elements: whole
+// rows, or, with fewer rows than threads (generation's single row) and a
+// splittable row, pieces of rows, 16 floats aligned so that threads do not
+// share cache lines. Elementwise results do not depend on the split.
+template <class Fn>
+void for_row_parts(const lm_cpu_params * params, int64_t nrows, int64_t ne0, bool splittable, Fn fn) {
+    if (!splittable || nrows >= params->nth || ne0 < 64) {
+        const Range r = split(nrows, params->ith, params->nth);
+        for (int64_t ir = r.begin; ir < r.end; ++ir) fn(ir, (int64_t) 0, ne0);
+        return;
+    }
+    const int64_t segs = (params->nth + nrows - 1) / nrows;
+    const int64_t len  = ((ne0 + segs - 1) / segs + 15) / 16 * 16;
+    const Range   r    = split(nrows * segs, params->ith, params->nth);
+    for (int64_t u = r.begin; u < r.end; ++u) {
+        const int64_t k0 = (u % segs) * len;
+        if (k0 < ne0) fn(u / segs, k0, std::min(ne0, k0 + len));
+    }
+}
+
 template <class RowFn>
 void map_rows_vec(const lm_cpu_params * params, lm_ggml_tensor * dst, RowFn fn) {
     const lm_ggml_tensor * src = dst->src[0];
@@ -20,23 +40,22 @@ void map_rows_vec(const lm_cpu_params * params, lm_ggml_tensor * dst, RowFn fn) 
     const bool plain = src->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
                        snb0 == sizeof(float) && dnb0 == sizeof(float);
 
-    const Range r = split(nrows(dst), params->ith, params->nth);
     float buf[kChunk];
-    for (int64_t ir = r.begin; ir < r.end; ++ir) {
+    for_row_parts(params, nrows(dst), ne0, plain, [&](int64_t ir, int64_t k0, int64_t k1) {
         const RowIdx i = row_idx(ir, dst->ne);
         const char * s = row_ptr(src, i.i1, i.i2, i.i3);
         char *       d = row_ptr_mut(dst, i.i1, i.i2, i.i3);
         if (plain) {
-            fn(ne0, reinterpret_cast<const float *>(s), reinterpret_cast<float *>(d));
-            continue;
+            fn(k1 - k0, reinterpret_cast<const float *>(s) + k0, reinterpret_cast<float *>(d) + k0);
+            return;
         }
-        for (int64_t k0 = 0; k0 < ne0; k0 += kChunk) {
-            const int64_t m = std::min<int64_t>(kChunk, ne0 - k0);
-            load_run(src->type, s + k0 * snb0, snb0, m, buf);
+        for (int64_t c0 = 0; c0 < ne0; c0 += kChunk) {
+            const int64_t m = std::min<int64_t>(kChunk, ne0 - c0);
+            load_run(src->type, s + c0 * snb0, snb0, m, buf);
             fn(m, buf, buf);
-            store_run(dst->type, d + k0 * dnb0, dnb0, m, buf);
+            store_run(dst->type, d + c0 * dnb0, dnb0, m, buf);
         }
-    }
+    });
 }
 
 // y = f(x) for every element; dst and src0 have the same shape.
@@ -60,10 +79,10 @@ void zip_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
     const bool plain = a->type == LM_GGML_TYPE_F32 && b->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
                        anb0 == sizeof(float) && bnb0 == sizeof(float) && dnb0 == sizeof(float);
 
-    const Range r = split(nrows(dst), params->ith, params->nth);
     float abuf[kChunk];
     float bbuf[kChunk];
-    for (int64_t ir = r.begin; ir < r.end; ++ir) {
+    // rows split into pieces only where src1's row is as long as dst's
+    for_row_parts(params, nrows(dst), ne0, plain && ne10 == ne0, [&](int64_t ir, int64_t p0, int64_t p1) {
         const RowIdx i = row_idx(ir, dst->ne);
         const char * ap = row_ptr(a, i.i1, i.i2, i.i3);
         const char * bp = row_ptr(b, i.i1 % b->ne[1], i.i2 % b->ne[2], i.i3 % b->ne[3]);
@@ -72,11 +91,15 @@ void zip_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
             const float * x = reinterpret_cast<const float *>(ap);
             const float * y = reinterpret_cast<const float *>(bp);
             float *       z = reinterpret_cast<float *>(dp);
+            if (ne10 == ne0) {
+                for (int64_t k = p0; k < p1; ++k) z[k] = f(x[k], y[k]);
+                return;
+            }
             // src1's row repeats ne0/ne10 times along the row
             for (int64_t k0 = 0; k0 < ne0; k0 += ne10) {
                 for (int64_t k = 0; k < ne10; ++k) z[k0 + k] = f(x[k0 + k], y[k]);
             }
-            continue;
+            return;
         }
         for (int64_t k0 = 0; k0 < ne0; k0 += kChunk) {
             const int64_t m = std::min<int64_t>(kChunk, ne0 - k0);
@@ -89,7 +112,7 @@ void zip_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
             for (int64_t k = 0; k < m; ++k) abuf[k] = f(abuf[k], bbuf[k]);
             store_run(dst->type, dp + k0 * dnb0, dnb0, m, abuf);
         }
-    }
+    });
 }
 
 // Shared supports() rule of unary maps: float types in and out, same shape.
