@@ -183,13 +183,6 @@ void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t
 // ---------------------------------------------------------------- RowDot
 // Weight rows straight from memory, 4 at a time so each activation load
 // serves 4 FMAs; the 4 sums are reduced together.
-// Lane i: the sum of acc[i]'s lanes. A leftover row goes through it too, so
-// a row's result does not depend on where a thread's share of rows starts.
-static inline __m128 reduce4(const __m256 * acc) {
-    const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(acc[0], acc[1]), _mm256_hadd_ps(acc[2], acc[3]));
-    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-}
-
 template <bool kHalf>
 void dot_rows(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
     const auto *  x    = static_cast<const float *>(vact);
@@ -209,14 +202,14 @@ void dot_rows(int64_t k, int64_t m, const void * w, size_t ldw, const void * vac
         if (k8 < k) {
             for (int i = 0; i < 4; ++i) acc[i] = _mm256_fmadd_ps(load_part<kHalf>(wr[i], k8, k - k8), xt, acc[i]);
         }
-        _mm_storeu_ps(dst + r, reduce4(acc));
+        _mm_storeu_ps(dst + r, hsum8x4(acc));
     }
     for (; r < m; ++r) {
         const char * row = rows + r * ldw;
         __m256       acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
         for (int64_t kk = 0; kk < k8; kk += 8) acc[0] = _mm256_fmadd_ps(load8<kHalf>(row, kk), _mm256_loadu_ps(x + kk), acc[0]);
         if (k8 < k) acc[0] = _mm256_fmadd_ps(load_part<kHalf>(row, k8, k - k8), xt, acc[0]);
-        dst[r] = _mm_cvtss_f32(reduce4(acc));
+        dst[r] = _mm_cvtss_f32(hsum8x4(acc));
     }
 }
 

@@ -23,6 +23,14 @@ static inline float hsum8(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
+// Lane i: the sum of v[i]'s lanes. Sums that go through it alone (v[1..3]
+// zero) have the same bits as in a batch of 4, so batching rows does not
+// make a row's result depend on where a thread's share starts.
+static inline __m128 hsum8x4(const __m256 * v) {
+    const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
 static inline int hsum8_i32(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     s         = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
