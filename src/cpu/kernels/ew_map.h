@@ -9,8 +9,6 @@
 
 namespace lm_cpu_ew {
 
-// y = fn(x) by rows: fn(n, x, y) handles n contiguous floats (a vector
-// kernel of arch/kernels.h, or map_rows' element loop); y may alias x.
 // Calls fn(ir, k0, k1) for this thread's share of rows x elements: whole
 // rows, or, with fewer rows than threads (generation's single row) and a
 // splittable row, pieces of rows, 16 floats aligned so that threads do not
@@ -31,6 +29,8 @@ void for_row_parts(const lm_cpu_params * params, int64_t nrows, int64_t ne0, boo
     }
 }
 
+// y = fn(x) by rows: fn(n, x, y) handles n contiguous floats (a vector
+// kernel of arch/kernels.h, or map_rows' element loop); y may alias x.
 template <class RowFn>
 void map_rows_vec(const lm_cpu_params * params, lm_ggml_tensor * dst, RowFn fn) {
     const lm_ggml_tensor * src = dst->src[0];
