@@ -48,7 +48,8 @@ void fill_scalar(KernelSet & k) {
     k.from_float[LM_GGML_TYPE_Q8_0] = ref::quantize_row_q8_0;
     k.from_float[LM_GGML_TYPE_Q8_1] = ref::quantize_row_q8_1;
     k.from_float[LM_GGML_TYPE_Q8_K] = lm_quant_quantize_row_q8_K_ref; // ggml's x86 path uses its reference too
-    // no RowDot / Gemm: the scalar twins are not faster than vec_dot
+    // no RowDot / Gemm / RowDotX8: the scalar twins are not faster than
+    // vec_dot (and without RowDotX8 the CPU does not repack weights)
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -89,6 +90,7 @@ void fill_level(KernelSet & k, Isa isa) {
             x86::fill_avx2_gemm_f(k);
             x86::fill_avx2_math(k);
             x86::fill_avx2_rowdot(k);
+            x86::fill_avx2_rowdot_x8(k);
             x86::fill_avx2_gemm_q(k);
             break;
         case Isa::avx512:

@@ -44,6 +44,15 @@ struct RowDot {
     void (*dot_rows)(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
 };
 
+// Matrix x vector on weights repacked 8 rows at a time (layouts.h,
+// "RowDotX8"): dst[i] = dot(row i, act) for i < 8 * groups, the groups one
+// after another from w; act was made by pack_act from k floats.
+struct RowDotX8 {
+    size_t (*act_size)(int64_t k);
+    void (*pack_act)(const float * x, void * act, int64_t k);
+    void (*dot_groups)(int64_t k, int64_t groups, const void * w, const void * act, float * dst);
+};
+
 // Panels of panel_rows weight rows (the last one may have fewer: m rows,
 // the rest padded) times n packed activation rows:
 //   dst[j * ldd + i] = dot(weight row i, activation row j), i < m, j < n.
@@ -84,6 +93,8 @@ struct KernelSet {
     // by weight type; NULL where this level (and the ones below) has none
     const RowDot * rowdot[LM_GGML_TYPE_COUNT];
     const Gemm *   gemm[LM_GGML_TYPE_COUNT];
+    // by weight type, for repacked weights; NULL: this level does not repack the type
+    const RowDotX8 * rowdot_x8[LM_GGML_TYPE_COUNT];
 };
 
 // The set for this CPU (capped by LMGGML_CPU_ISA), built once, thread-safe.

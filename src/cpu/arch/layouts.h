@@ -35,6 +35,22 @@
 //   int32 cy[16]    lane l: 128 * (sum of the 4 values of lane l); the kernel
 //                   makes the weights unsigned by adding 128
 //
+// ---------------------------------------------------------------- RowDotX8 (repacked weights)
+// Weights of Q4_0, Q4_1 and Q8_0 repacked at load (the CPU_REPACK buffer
+// type, src/cpu/repack/) 8 rows at a time: a group of 8 rows keeps the bytes
+// of those 8 rows (8 * row bytes), reordered block by block. Block b of the
+// group is 8 * (block bytes) long:
+//   F16 field f of rows 0..7 (f: d; Q4_1: d, then m), 16 bytes per field
+//   then the levels: chunk t = bytes 4t..4t+3 of rows 0..7's qs (32 bytes)
+// So a 32-byte load holds 4 level bytes of every row: lane r = row r.
+// Activation row (k values, nb = k / 32 blocks, padded to 64 bytes):
+//   int8  q[nb][32]     the levels in order (kernels broadcast each 4-value
+//                       chunk to all lanes: pre-broadcast rows 8 times as
+//                       long measured 7-10 % slower, crowding L1)
+//   float d[nb]         F16-rounded block scale
+//   float s[nb]         Q4_1: q8_1's s; Q4_0: -8 * d * sum(q) (the offset of
+//                       the unsigned nibbles); Q8_0: 0
+//
 // ---------------------------------------------------------------- Gemm (block types)
 // Activation row (k values, nb = k / 32 blocks), then padded to 64 bytes:
 //   int8  q[k]      the values in order
@@ -84,6 +100,10 @@ constexpr size_t kQ8GroupBytes = 192; // one group of 2 blocks
 
 static inline size_t rowdot_q4_size(int64_t k) { return (size_t) ((k / kQK + 3) / 4) * kQ4GroupBytes; }
 static inline size_t rowdot_q8_size(int64_t k) { return (size_t) ((k / kQK + 1) / 2) * kQ8GroupBytes; }
+
+// RowDotX8: rows per repacked group, activation row bytes
+constexpr int64_t kX8Rows = 8;
+static inline size_t rowdot_x8_act_size(int64_t k) { return ((size_t) (k / kQK) * (32 + 8) + 63) & ~(size_t) 63; }
 
 // Gemm rows and panels
 constexpr int64_t kPanelRows       = 32;

@@ -38,6 +38,10 @@ extern const RowDot kRowDotQ4_0, kRowDotQ4_1, kRowDotQ8_0;
 // F32 / F16: the Gemm's activation rows (gemm_pack_act_f*), one float sum per row
 extern const RowDot kRowDotF32, kRowDotF16;
 
+// ---------------------------------------------------------------- RowDotX8 (repacked weights)
+// Activation rows from x8::pack_act_* (x8.h), shared by every level.
+extern const RowDotX8 kRowDotX8Q4_0, kRowDotX8Q4_1, kRowDotX8Q8_0;
+
 // ---------------------------------------------------------------- Gemm
 // Block types: activation rows per weight type, panels per weight type, one compute.
 void gemm_pack_act_q4_0(const float * x, void * act, int64_t k);

@@ -13,6 +13,7 @@ void fill_avx2_gemm_f(KernelSet & k);
 void fill_avx2_math(KernelSet & k);
 void fill_avx2_qdot(KernelSet & k);
 void fill_avx2_rowdot(KernelSet & k);
+void fill_avx2_rowdot_x8(KernelSet & k);
 void fill_avx2_gemm_q(KernelSet & k);
 void fill_avx512_fdot(KernelSet & k);
 void fill_avx512_gemm_f(KernelSet & k);
