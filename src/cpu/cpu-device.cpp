@@ -3,6 +3,7 @@
 
 #include "cpu/cpu-features.h"
 #include "cpu/cpu-internal.h"
+#include "cpu/repack/repack.h"
 
 #include "core/ggml-impl.h"
 #include "ggml-backend-impl.h"
@@ -133,7 +134,8 @@ lm_ggml_backend_buffer_t cpu_device_buffer_from_host_ptr(lm_ggml_backend_dev_t d
 }
 
 // Supported: layout ops always; otherwise every source must be in host
-// memory and the op table must have a kernel that accepts the node.
+// memory (or a CPU_REPACK buffer) and the op table must have a kernel that
+// accepts the node (lm_cpu_can_compute, which also checks repacked sources).
 bool cpu_device_supports_op(lm_ggml_backend_dev_t dev, const struct lm_ggml_tensor * op) {
     (void)dev;
     if (op == nullptr) {
@@ -144,7 +146,14 @@ bool cpu_device_supports_op(lm_ggml_backend_dev_t dev, const struct lm_ggml_tens
     }
     for (int i = 0; i < LM_GGML_MAX_SRC; i++) {
         const lm_ggml_tensor * src = op->src[i];
-        if (src != nullptr && src->buffer != nullptr && !lm_ggml_backend_buft_is_host(src->buffer->buft)) {
+        if (src != nullptr && src->buffer != nullptr && !lm_cpu_buft_readable(src->buffer->buft)) {
+            return false;
+        }
+        // As ggml's extra buffer types: CPU_REPACK takes only the tensors it
+        // repacks, so a loader asking about a weight it cannot repack keeps
+        // it elsewhere (graphs with such a tensor still compute: it is plain).
+        if (src != nullptr && src->buffer != nullptr && src->buffer->buft == lm_cpu_repack_buffer_type() &&
+            !lm_cpu_is_repacked(src->view_src != nullptr ? src->view_src : src)) {
             return false;
         }
     }
@@ -153,7 +162,7 @@ bool cpu_device_supports_op(lm_ggml_backend_dev_t dev, const struct lm_ggml_tens
 
 bool cpu_device_supports_buft(lm_ggml_backend_dev_t dev, lm_ggml_backend_buffer_type_t buft) {
     (void)dev;
-    return buft != nullptr && lm_ggml_backend_buft_is_host(buft);
+    return buft != nullptr && lm_cpu_buft_readable(buft);
 }
 
 constexpr struct lm_ggml_backend_device_i cpu_device_iface = {
@@ -195,11 +204,13 @@ lm_ggml_backend_dev_t cpu_reg_get_device(lm_ggml_backend_reg_t reg, size_t index
     return lm_cpu_device();
 }
 
-// No extra buffer types (repacked weights etc.): a NULL-terminated empty list.
+// Extra buffer types, NULL-terminated: CPU_REPACK (weights repacked for the
+// matrix kernels, repack.h) when this CPU's kernel level repacks any type.
 lm_ggml_backend_buffer_type_t * cpu_device_get_extra_bufts(lm_ggml_backend_dev_t dev) {
     (void)dev;
-    static lm_ggml_backend_buffer_type_t none[1] = { nullptr };
-    return none;
+    static lm_ggml_backend_buffer_type_t list[2] = {
+        lm_cpu_repack_available() ? lm_cpu_repack_buffer_type() : nullptr, nullptr };
+    return list;
 }
 
 // Detected features as {name, value} pairs, terminated by {NULL, NULL}.

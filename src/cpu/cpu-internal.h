@@ -20,6 +20,10 @@ bool lm_cpu_node_is_noop(const struct lm_ggml_tensor * node);
 // when the op value is out of range. The entry's forward may still be NULL.
 const struct lm_cpu_op_desc * lm_cpu_find_op(const struct lm_ggml_tensor * node);
 
+// Buffers whose tensors CPU kernels may read: host memory and CPU_REPACK
+// (whose repacked tensors only some ops read, lm_cpu_repack_op_ok).
+bool lm_cpu_buft_readable(lm_ggml_backend_buffer_type_t buft);
+
 // True when the CPU can compute node: a layout op, or a kernel exists and its
 // supports() accepts the node's types.
 bool lm_cpu_can_compute(const struct lm_ggml_tensor * node);

@@ -9,6 +9,7 @@
 // at the same node.
 
 #include "cpu/cpu-internal.h"
+#include "cpu/repack/repack.h"
 #include "cpu/threadpool.h"
 #include "cpu/kernels/q_convert.h"
 
@@ -117,6 +118,11 @@ bool validate_graph(const lm_ggml_cgraph * cgraph) {
                               i, node->name, op_label(node), lm_ggml_type_name(node->type));
             return false;
         }
+        if (!lm_cpu_repack_op_ok(node)) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s cannot read a repacked (CPU_REPACK) tensor this way\n",
+                              i, node->name, op_label(node));
+            return false;
+        }
         if (node->data == nullptr) {
             LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': tensor has no data (not allocated)\n",
                               i, node->name);
@@ -137,7 +143,7 @@ bool validate_graph(const lm_ggml_cgraph * cgraph) {
                                   i, node->name, s, src->name);
                 return false;
             }
-            if (src->buffer != nullptr && !lm_ggml_backend_buffer_is_host(src->buffer)) {
+            if (src->buffer != nullptr && !lm_cpu_buft_readable(src->buffer->buft)) {
                 LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': src[%d] '%s' is not in host memory (buffer %s)\n",
                                   i, node->name, s, src->name, lm_ggml_backend_buffer_name(src->buffer));
                 return false;
@@ -200,9 +206,16 @@ const struct lm_cpu_op_desc * lm_cpu_find_op(const struct lm_ggml_tensor * node)
     return &table->ops[node->op];
 }
 
+bool lm_cpu_buft_readable(lm_ggml_backend_buffer_type_t buft) {
+    return lm_ggml_backend_buft_is_host(buft) || buft == lm_cpu_repack_buffer_type();
+}
+
 bool lm_cpu_can_compute(const struct lm_ggml_tensor * node) {
     if (lm_cpu_is_layout_op(node->op)) {
         return true;
+    }
+    if (!lm_cpu_repack_op_ok(node)) {
+        return false;
     }
     const lm_cpu_op_desc * desc = lm_cpu_find_op(node);
     if (desc == nullptr || desc->forward == nullptr) {

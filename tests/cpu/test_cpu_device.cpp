@@ -139,7 +139,12 @@ TEST(CpuDevice, ProcAddressesAndFeatures) {
     auto extra = (lm_ggml_backend_dev_get_extra_bufts_t)lm_ggml_backend_reg_get_proc_address(
         reg, "lm_ggml_backend_dev_get_extra_bufts");
     ASSERT_NE(extra, nullptr);
-    EXPECT_EQ(extra(cpu_dev())[0], nullptr) << "no extra buffer types";
+    // CPU_REPACK (repacked weights) where the kernel level repacks, else none
+    lm_ggml_backend_buffer_type_t * bufts = extra(cpu_dev());
+    if (bufts[0] != nullptr) {
+        EXPECT_STREQ(lm_ggml_backend_buft_name(bufts[0]), "CPU_REPACK");
+        EXPECT_EQ(bufts[1], nullptr) << "one extra buffer type";
+    }
 
     auto get_features = (lm_ggml_backend_get_features_t)lm_ggml_backend_reg_get_proc_address(
         reg, "lm_ggml_backend_get_features");

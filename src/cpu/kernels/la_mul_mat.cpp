@@ -12,6 +12,8 @@
 #include "la_ops.h"
 #include "la_vec_dot.h"
 
+#include "../repack/repack.h"
+
 namespace lmggml::cpu::la {
 namespace {
 
@@ -99,6 +101,9 @@ bool mul_mat_supports(const lm_ggml_tensor * dst) {
     const Plan p = plan_for(a->type);
     if (!p.ok || (b->type != LM_GGML_TYPE_F32 && b->type != p.vec_dot_type)) {
         return false;
+    }
+    if (lm_cpu_is_repacked(a) && b->type != LM_GGML_TYPE_F32) {
+        return false; // repacked weights are only read by the F32 paths (la_mul_mat_fast.h)
     }
     // rows must be packed along dim 0 (ggml does not take transposed operands)
     if (a->nb[0] != lm_ggml_type_size(a->type) || b->nb[0] != lm_ggml_type_size(b->type)) {

@@ -10,9 +10,16 @@
 //           across the column splits of one panel.
 //   rowdot  each thread takes a contiguous, equal share of the weight rows
 //           and dots it with every column, 64 rows at a time.
+//   x8      the same with shares of whole 8-row groups.
+//   gemm on repacked weights: a panel's rows are unpacked into the thread's
+//           scratch (after its panel) before the usual panel packing.
 // Every dst element is computed by one thread in one piece, so results do
 // not depend on the thread count.
 #include "la_mul_mat_fast.h"
+
+#include "../arch/layouts.h"
+#include "../arch/x8.h"
+#include "../repack/repack.h"
 
 namespace lmggml::cpu::la {
 namespace {
@@ -24,16 +31,25 @@ int64_t n_b_rows(const lm_ggml_tensor * b) { return b->ne[1] * b->ne[2] * b->ne[
 constexpr int64_t kPrivateRows = 4;
 
 bool private_pack(const FastPath & f, const lm_ggml_tensor * b) {
-    return f.kind == FastPath::rowdot && n_b_rows(b) <= kPrivateRows;
+    return (f.kind == FastPath::rowdot || f.kind == FastPath::x8) && n_b_rows(b) <= kPrivateRows;
 }
 
 size_t act_row_bytes(const FastPath & f, int64_t k) {
-    return pad_line(f.kind == FastPath::gemm ? f.gm->act_size(k) : f.rd->act_size(k));
+    switch (f.kind) {
+        case FastPath::gemm: return pad_line(f.gm->act_size(k));
+        case FastPath::x8: return pad_line(f.rx->act_size(k));
+        default: return pad_line(f.rd->act_size(k));
+    }
+}
+
+// Per thread with repacked weights on the gemm path: one panel's rows unpacked.
+size_t unpacked_panel_bytes(const FastPath & f, const lm_ggml_tensor * a) {
+    return f.kind == FastPath::gemm && f.repacked ? pad_line((size_t) f.gm->panel_rows * a->nb[1]) : 0;
 }
 
 // Packs rows r of b (flat index ir = (i3*ne2 + i2)*ne1 + i1).
 void pack_b(const FastPath & f, const lm_ggml_tensor * b, Range r, char * out, size_t row) {
-    const auto pack = f.kind == FastPath::gemm ? f.gm->pack_act : f.rd->pack_act;
+    const auto pack = f.kind == FastPath::gemm ? f.gm->pack_act : f.kind == FastPath::x8 ? f.rx->pack_act : f.rd->pack_act;
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const int64_t i3 = ir / (b->ne[1] * b->ne[2]);
         const int64_t i2 = (ir / b->ne[1]) % b->ne[2];
@@ -42,8 +58,9 @@ void pack_b(const FastPath & f, const lm_ggml_tensor * b, Range r, char * out, s
     }
 }
 
+// unpacked: NULL, or room for a panel's rows when a is repacked
 void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::Gemm & gm, const char * act, size_t row,
-              char * panel) {
+              char * panel, char * unpacked) {
     const lm_ggml_tensor * a  = dst->src[0];
     const lm_ggml_tensor * b  = dst->src[1];
     const int64_t          k  = a->ne[0];
@@ -71,7 +88,17 @@ void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::Ge
         const int64_t m    = std::min(gm.panel_rows, a->ne[1] - row0);
         const char *  w    = row_of(a, row0, i2 / r2, i3 / r3);
         if (w != packed) {
-            gm.pack_panel(w, a->nb[1], m, k, panel);
+            if (unpacked != nullptr) { // m is whole groups: panels start at multiples of 8 rows
+                arch::x8::Format fmt;
+                arch::x8::format_of(a->type, &fmt);
+                const size_t group = arch::layout::kX8Rows * a->nb[1];
+                for (int64_t g = 0; g < m / arch::layout::kX8Rows; ++g) {
+                    arch::x8::unpack_group(fmt, k, w + g * group, unpacked + g * group, a->nb[1]);
+                }
+                gm.pack_panel(unpacked, a->nb[1], m, k, panel);
+            } else {
+                gm.pack_panel(w, a->nb[1], m, k, panel);
+            }
             packed = w;
         }
         const char * x = act + ((i3 * b->ne[2] + i2) * n1 + c0) * (int64_t) row;
@@ -103,6 +130,29 @@ void run_rowdot(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::
     }
 }
 
+void run_x8(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::RowDotX8 & rx, const char * act, size_t row) {
+    constexpr int64_t      kGroups = 8; // groups dotted with all columns before moving on
+    const lm_ggml_tensor * a       = dst->src[0];
+    const lm_ggml_tensor * b       = dst->src[1];
+    const int64_t          k       = a->ne[0];
+    const int64_t          r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+    const size_t           group   = arch::layout::kX8Rows * a->nb[1];
+    const Range            groups  = split(a->ne[1] / arch::layout::kX8Rows, params->ith, params->nth);
+    for (int64_t i3 = 0; i3 < b->ne[3]; ++i3) {
+        for (int64_t i2 = 0; i2 < b->ne[2]; ++i2) {
+            const char * w = row_of(a, 0, i2 / r2, i3 / r3);
+            for (int64_t g0 = groups.begin; g0 < groups.end; g0 += kGroups) {
+                const int64_t n = std::min(kGroups, groups.end - g0);
+                for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
+                    const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
+                    float *      d = (float *) row_of(dst, i1, i2, i3) + g0 * arch::layout::kX8Rows;
+                    rx.dot_groups(k, n, w + g0 * group, x, d);
+                }
+            }
+        }
+    }
+}
+
 } // namespace
 
 FastPath fast_path_for(const Plan & p, const lm_ggml_tensor * dst) {
@@ -110,6 +160,20 @@ FastPath fast_path_for(const Plan & p, const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * b = dst->src[1];
     FastPath               f;
     const arch::KernelSet & ks = arch::kernels();
+    if (lm_cpu_is_repacked(a)) { // its bytes are only readable by these paths
+        if (b->type != LM_GGML_TYPE_F32) {
+            return f; // mul_mat_supports refuses this
+        }
+        f.repacked = true;
+        if (ks.gemm[a->type] != nullptr && b->ne[1] >= kGemmMinCols) {
+            f.kind = FastPath::gemm;
+            f.gm   = ks.gemm[a->type];
+        } else {
+            f.kind = FastPath::x8;
+            f.rx   = ks.rowdot_x8[a->type];
+        }
+        return f;
+    }
     // only the weight type's own plan (tests force others) and F32 activations we can pack
     if (b->type != LM_GGML_TYPE_F32 || p.vec_dot == nullptr || p.vec_dot != ks.vec_dot[a->type]) {
         return f;
@@ -132,7 +196,7 @@ size_t fast_work_size(const FastPath & f, const lm_ggml_tensor * dst, int n_thre
         s *= (size_t) n_threads;
     }
     if (f.kind == FastPath::gemm) {
-        s += (size_t) n_threads * pad_line(f.gm->panel_size(k));
+        s += (size_t) n_threads * (pad_line(f.gm->panel_size(k)) + unpacked_panel_bytes(f, dst->src[0]));
     }
     return s;
 }
@@ -154,8 +218,12 @@ void fast_forward(const lm_cpu_params * params, lm_ggml_tensor * dst, const Fast
         return;
     }
     if (f.kind == FastPath::gemm) {
-        char * panel = act + pad_line(row * (size_t) n_b_rows(b)) + (size_t) params->ith * pad_line(f.gm->panel_size(k));
-        run_gemm(params, dst, *f.gm, act, row, panel);
+        const size_t unpacked = unpacked_panel_bytes(f, dst->src[0]);
+        char *       panel    = act + pad_line(row * (size_t) n_b_rows(b)) +
+                       (size_t) params->ith * (pad_line(f.gm->panel_size(k)) + unpacked);
+        run_gemm(params, dst, *f.gm, act, row, panel, unpacked > 0 ? panel + pad_line(f.gm->panel_size(k)) : nullptr);
+    } else if (f.kind == FastPath::x8) {
+        run_x8(params, dst, *f.rx, act, row);
     } else {
         run_rowdot(params, dst, *f.rd, act, row);
     }

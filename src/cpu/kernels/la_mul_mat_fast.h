@@ -5,6 +5,9 @@
 //           weight panels repacked per thread, register-tiled microkernel
 //   rowdot  few columns (generation): packed activation row, one pass over
 //           the weight rows per column
+//   x8      rowdot on weights repacked 8 rows at a time (a CPU_REPACK
+//           tensor, src/cpu/repack/); with many columns such weights take
+//           the gemm path, each panel's rows unpacked first
 // Otherwise la_mul_mat.cpp's row-dot loop runs.
 
 #include "la_vec_dot.h"
@@ -13,16 +16,19 @@
 namespace lmggml::cpu::la {
 
 struct FastPath {
-    enum Kind { none, rowdot, gemm } kind = none;
-    const arch::RowDot * rd = nullptr;
-    const arch::Gemm *   gm = nullptr;
+    enum Kind { none, rowdot, gemm, x8 } kind = none;
+    const arch::RowDot *   rd = nullptr;
+    const arch::Gemm *     gm = nullptr;
+    const arch::RowDotX8 * rx = nullptr;
+    bool                   repacked = false; // a is in the x8 layout (gemm unpacks its panels)
 };
 
 // Columns per weight plane from which the gemm path is taken.
 constexpr int64_t kGemmMinCols = 8;
 
 // The path for dst = mul_mat(a, b) under plan p (none unless p is the
-// weight type's default plan and b is F32).
+// weight type's default plan and b is F32). Repacked weights always get a
+// path (x8 or gemm), whatever the plan.
 FastPath fast_path_for(const Plan & p, const lm_ggml_tensor * dst);
 
 size_t fast_work_size(const FastPath & f, const lm_ggml_tensor * dst, int n_threads);

@@ -4,6 +4,10 @@
 #include "ew_common.h"
 #include "ew_ops.h"
 
+#include "../arch/layouts.h"
+#include "../arch/x8.h"
+#include "../repack/repack.h"
+
 namespace {
 
 using lm_cpu_ew::Range;
@@ -48,6 +52,11 @@ void lm_cpu_q_get_rows_forward(const lm_cpu_params * params, lm_ggml_tensor * ds
     const lm_ggml_tensor * a   = dst->src[0];
     const lm_ggml_tensor * ids = dst->src[1];
     const lm_cpu_qtype_ops * ops = lm_cpu_get_qtype_ops(a->type);
+    const bool repacked = lm_cpu_is_repacked(a);
+    lmggml::cpu::arch::x8::Format fmt{};
+    if (repacked) {
+        lmggml::cpu::arch::x8::format_of(a->type, &fmt);
+    }
     const Range r = split(nrows(dst), params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const RowIdx i = row_idx(ir, dst->ne);
@@ -56,7 +65,19 @@ void lm_cpu_q_get_rows_forward(const lm_cpu_params * params, lm_ggml_tensor * ds
                     sizeof(id));
         // an id outside the table is a caller bug that would read out of bounds
         LM_GGML_ASSERT(id >= 0 && id < a->ne[1]);
-        ops->to_float(row_ptr(a, id, i.i2, i.i3), reinterpret_cast<float *>(row_ptr_mut(dst, i.i1, i.i2, i.i3)), a->ne[0]);
+        auto * out = reinterpret_cast<float *>(row_ptr_mut(dst, i.i1, i.i2, i.i3));
+        if (repacked) { // the row's blocks are spread over its group of 8 rows (x8.h)
+            const int64_t r = id % lmggml::cpu::arch::layout::kX8Rows;
+            const void *  group = row_ptr(a, id - r, i.i2, i.i3);
+            const int64_t blck  = lm_ggml_blck_size(a->type);
+            for (int64_t b = 0; b < a->ne[0] / blck; ++b) {
+                alignas(8) uint8_t block[64];
+                lmggml::cpu::arch::x8::gather_block(fmt, a->ne[0], group, (int) r, b, block);
+                ops->to_float(block, out + b * blck, blck);
+            }
+        } else {
+            ops->to_float(row_ptr(a, id, i.i2, i.i3), out, a->ne[0]);
+        }
     }
 }
 
