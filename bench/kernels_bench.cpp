@@ -9,10 +9,11 @@
 //   BM_PeakFma        independent vfmadd zmm (else ymm) chains: GFLOP/s
 // Kernels (one MUL_MAT graph per case, a persistent threadpool):
 //   BM_MulMat/<type>/K/M/N       one product, weights hot in cache: GFLOP/s
+//                                (<type>_x8: weights in the CPU_REPACK buffer)
 //   BM_Gen/<types>/layers        every matmul of a SmolLM2-135M token (30 layers
 //                                x q,k,v,o,gate,up,down + the output head),
 //                                N = 1: tokens/s and weight GB/s, to compare
-//                                with BM_StreamRead
+//                                with BM_StreamRead (_x8: repacked weights)
 //   BM_Prompt/<types>/N          the layer matmuls for N prompt tokens: GFLOP/s
 //   BM_SoftMax/threads           a prompt's attention softmax (512 x 512 x 9,
 //                                causal F16 mask): GB/s beside BM_StreamRead
@@ -44,6 +45,8 @@
 #include <utility>
 #include <vector>
 
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
 #include "ggml-cpu.h"
 #include "ggml.h"
 
@@ -211,32 +214,56 @@ void BM_PeakFma(benchmark::State & st) {
 }
 
 // ---------------------------------------------------------------- matmul graphs
+// The CPU's buffer type for repacked weights (CPU_REPACK), or NULL.
+lm_ggml_backend_buffer_type_t repack_buft() {
+    lm_ggml_backend_reg_t reg = lm_ggml_backend_cpu_reg();
+    auto get = (lm_ggml_backend_dev_get_extra_bufts_t) lm_ggml_backend_reg_get_proc_address(reg, "lm_ggml_backend_dev_get_extra_bufts");
+    lm_ggml_backend_buffer_type_t * list = get ? get(lm_ggml_backend_reg_dev_get(reg, 0)) : nullptr;
+    return list != nullptr ? list[0] : nullptr;
+}
+
 // A context with every weight (random values, quantized), the activations,
-// and a graph of MUL_MAT nodes, computed on a persistent threadpool.
+// and a graph of MUL_MAT nodes, computed on a persistent threadpool. With a
+// weight buffer type (repacked weights) the weights live in one buffer of it.
 struct Graph {
     lm_ggml_context *        ctx  = nullptr;
+    lm_ggml_context *        wctx = nullptr; // weights, when they go to wbuft
+    lm_ggml_backend_buffer_type_t wbuft = nullptr;
+    lm_ggml_backend_buffer_t wbuf = nullptr;
+    std::vector<std::pair<lm_ggml_tensor *, std::vector<uint8_t>>> pending; // weight bytes to upload
     lm_ggml_cgraph *         gf   = nullptr;
     lm_ggml_threadpool *     pool = nullptr;
     lm_ggml_cplan            plan{};
     std::vector<uint8_t>     work;
     double                   flops = 0, weight_bytes = 0;
 
-    Graph(size_t mem, int n_threads) {
+    Graph(size_t mem, int n_threads, lm_ggml_backend_buffer_type_t weight_buft = nullptr) : wbuft(weight_buft) {
         lm_ggml_init_params ip = {mem, nullptr, false};
         ctx                    = lm_ggml_init(ip);
+        if (wbuft != nullptr) {
+            lm_ggml_init_params wp = {4096 * lm_ggml_tensor_overhead(), nullptr, true};
+            wctx                   = lm_ggml_init(wp);
+        }
         gf                     = lm_ggml_new_graph_custom(ctx, 2048, false);
         lm_ggml_threadpool_params tp = lm_ggml_threadpool_params_default(n_threads);
         pool                   = lm_ggml_threadpool_new(&tp);
     }
     ~Graph() {
         lm_ggml_threadpool_free(pool);
+        if (wbuf != nullptr) lm_ggml_backend_buffer_free(wbuf);
+        if (wctx != nullptr) lm_ggml_free(wctx);
         lm_ggml_free(ctx);
     }
     Graph(const Graph &) = delete;
     Graph & operator=(const Graph &) = delete;
 
     lm_ggml_tensor * weights(lm_ggml_type type, int64_t k, int64_t m) {
-        lm_ggml_tensor *   w = lm_ggml_new_tensor_2d(ctx, type, k, m);
+        lm_ggml_tensor * w = wctx != nullptr ? lm_ggml_new_tensor_2d(wctx, type, k, m) : lm_ggml_new_tensor_2d(ctx, type, k, m);
+        std::vector<uint8_t> staged;
+        if (wctx != nullptr) {
+            staged.resize(lm_ggml_nbytes(w));
+            w->data = staged.data(); // filled below, uploaded by finish()
+        }
         std::vector<float> src((size_t) (k * m));
         uint32_t           s = 12345u + (uint32_t) (k * 7 + m);
         for (float & v : src) {
@@ -251,6 +278,10 @@ struct Graph {
             lm_ggml_quantize_chunk(type, src.data(), w->data, 0, m, k, nullptr);
         }
         weight_bytes += (double) lm_ggml_nbytes(w);
+        if (wctx != nullptr) {
+            w->data = nullptr;
+            pending.emplace_back(w, std::move(staged));
+        }
         return w;
     }
 
@@ -266,10 +297,18 @@ struct Graph {
         flops += 2.0 * (double) w->ne[0] * (double) w->ne[1] * (double) x->ne[1];
     }
 
-    void finish(int n_threads) {
+    // false when the weight buffer cannot be allocated
+    bool finish(int n_threads) {
+        if (wctx != nullptr) {
+            wbuf = lm_ggml_backend_alloc_ctx_tensors_from_buft(wctx, wbuft);
+            if (wbuf == nullptr) return false;
+            for (auto & [t, bytes] : pending) lm_ggml_backend_tensor_set(t, bytes.data(), 0, bytes.size());
+            pending.clear();
+        }
         plan = lm_ggml_graph_plan(gf, n_threads, pool);
         work.resize(plan.work_size + 64);
         plan.work_data = work.data();
+        return true;
     }
 
     bool compute() { return lm_ggml_graph_compute(gf, &plan) == LM_GGML_STATUS_SUCCESS; }
@@ -291,22 +330,39 @@ void run(benchmark::State & st, Graph & g) {
     report(st, g);
 }
 
-// range: type, K, M, N, threads
-void BM_MulMat(benchmark::State & st) {
+// Builds the graph's weights in a CPU_REPACK buffer when repacked; false
+// (with the benchmark skipped) when this CPU has none or allocation fails.
+bool finish(benchmark::State & st, Graph & g, int nth) {
+    if (!g.finish(nth)) {
+        st.SkipWithError("cannot allocate the weight buffer");
+        return false;
+    }
+    return true;
+}
+
+// range: type, K, M, N, threads; repacked: weights in the CPU_REPACK buffer type
+void BM_MulMat(benchmark::State & st, bool repacked) {
     const auto    type = (lm_ggml_type) st.range(0);
     const int64_t K = st.range(1), M = st.range(2), N = st.range(3);
     const int     nth = (int) st.range(4);
-    Graph         g((size_t) (K * M * 4 + K * N * 4 + M * N * 4) + (64u << 20), nth);
+    if (repacked && repack_buft() == nullptr) {
+        st.SkipWithError("no CPU_REPACK buffer type on this CPU");
+        return;
+    }
+    Graph g((size_t) (K * M * 4 + K * N * 4 + M * N * 4) + (64u << 20), nth, repacked ? repack_buft() : nullptr);
     g.mul_mat(g.weights(type, K, M), g.input(K, N));
-    g.finish(nth);
-    run(st, g);
+    if (finish(st, g, nth)) run(st, g);
 }
 
 // A token's matmuls: layer weights of type lt, output head of type ht; range: threads.
 // N = 1 activations; tokens/s = 1 / time.
-void BM_Gen(benchmark::State & st, lm_ggml_type lt, lm_ggml_type ht) {
+void BM_Gen(benchmark::State & st, lm_ggml_type lt, lm_ggml_type ht, bool repacked) {
     const int nth = (int) st.range(0);
-    Graph     g(200u << 20, nth);
+    if (repacked && repack_buft() == nullptr) {
+        st.SkipWithError("no CPU_REPACK buffer type on this CPU");
+        return;
+    }
+    Graph g(200u << 20, nth, repacked ? repack_buft() : nullptr);
     lm_ggml_tensor * xe = g.input(kEmbd, 1);
     lm_ggml_tensor * xf = g.input(kFF, 1);
     for (int l = 0; l < kLayers; ++l) {
@@ -316,7 +372,7 @@ void BM_Gen(benchmark::State & st, lm_ggml_type lt, lm_ggml_type ht) {
         g.mul_mat(g.weights(lt, kFF, kEmbd), xf);                                          // down
     }
     g.mul_mat(g.weights(ht, kEmbd, kVocab), xe); // output head (tied embeddings)
-    g.finish(nth);
+    if (!finish(st, g, nth)) return;
     run(st, g);
     st.counters["tok_per_s"] = benchmark::Counter((double) st.iterations(), benchmark::Counter::kIsRate);
 }
@@ -335,7 +391,7 @@ void BM_Prompt(benchmark::State & st, lm_ggml_type lt) {
         g.mul_mat(g.weights(lt, kEmbd, kFF), xe);
         g.mul_mat(g.weights(lt, kFF, kEmbd), xf);
     }
-    g.finish(nth);
+    if (!finish(st, g, nth)) return;
     run(st, g);
 }
 
@@ -355,7 +411,7 @@ void BM_SoftMax(benchmark::State & st) {
         for (int64_t k = 0; k < kKeys; ++k) m[q * kKeys + k] = lm_ggml_fp32_to_fp16(k <= q ? 0.0f : -INFINITY);
     }
     lm_ggml_build_forward_expand(g.gf, lm_ggml_soft_max_ext(g.ctx, kq, mask, 0.125f, 0.0f));
-    g.finish(nth);
+    if (!finish(st, g, nth)) return;
     for (auto _ : st) {
         if (!g.compute()) {
             st.SkipWithError("graph compute failed");
@@ -374,7 +430,7 @@ void BM_NodeOverhead(benchmark::State & st) {
     lm_ggml_tensor * x = g.input(64, 1);
     for (int i = 0; i < kNodes; ++i) x = lm_ggml_scale(g.ctx, x, 1.0f);
     lm_ggml_build_forward_expand(g.gf, x);
-    g.finish(nth);
+    if (!finish(st, g, nth)) return;
     for (auto _ : st) {
         if (!g.compute()) {
             st.SkipWithError("graph compute failed");
@@ -402,14 +458,17 @@ void register_all() {
     const Shape shapes[] = {{kEmbd, kFF, 1}, {kFF, kEmbd, 1}, {kFF, 128, 1}, {kEmbd, kFF, 512}, {kFF, kEmbd, 512}};
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_F16}) {
         for (const Shape & s : shapes) {
-            const std::string name = std::string("BM_MulMat/") + lm_ggml_type_name(t);
-            auto * b = benchmark::RegisterBenchmark(name.c_str(), BM_MulMat);
-            for (int nth : {1, 2}) b->Args({(int64_t) t, s.k, s.m, s.n, nth});
-            b->ArgNames({"type", "K", "M", "N", "threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+            for (bool x8 : {false, true}) {
+                if (x8 && t == LM_GGML_TYPE_F16) continue; // not repacked
+                const std::string name = std::string("BM_MulMat/") + lm_ggml_type_name(t) + (x8 ? "_x8" : "");
+                auto * b = benchmark::RegisterBenchmark(name.c_str(), BM_MulMat, x8);
+                for (int nth : {1, 2}) b->Args({(int64_t) t, s.k, s.m, s.n, nth});
+                b->ArgNames({"type", "K", "M", "N", "threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+            }
         }
     }
     // attention-shaped F16 product: K cache (64 x 512 tokens) x 512 queries
-    benchmark::RegisterBenchmark("BM_MulMat/f16_attn", BM_MulMat)
+    benchmark::RegisterBenchmark("BM_MulMat/f16_attn", BM_MulMat, false)
         ->Args({(int64_t) LM_GGML_TYPE_F16, 64, 512, 512, 1})
         ->Args({(int64_t) LM_GGML_TYPE_F16, 64, 512, 512, 2})
         ->ArgNames({"type", "K", "M", "N", "threads"})
@@ -420,10 +479,13 @@ void register_all() {
         ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
     benchmark::RegisterBenchmark("BM_SoftMax", BM_SoftMax)
         ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
-    benchmark::RegisterBenchmark("BM_Gen/q4_1+q8_0_head", BM_Gen, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0)
-        ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
-    benchmark::RegisterBenchmark("BM_Gen/q8_0", BM_Gen, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_0)
-        ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+    for (bool x8 : {false, true}) {
+        const std::string sfx = x8 ? "_x8" : "";
+        benchmark::RegisterBenchmark(("BM_Gen/q4_1+q8_0_head" + sfx).c_str(), BM_Gen, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, x8)
+            ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+        benchmark::RegisterBenchmark(("BM_Gen/q8_0" + sfx).c_str(), BM_Gen, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_0, x8)
+            ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+    }
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0}) {
         const std::string name = std::string("BM_Prompt/") + lm_ggml_type_name(t);
         benchmark::RegisterBenchmark(name.c_str(), BM_Prompt, t)

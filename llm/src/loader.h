@@ -86,8 +86,10 @@ private:
 };
 
 // Allocates device buffers and places every created tensor: zero-copy views
-// into the mapping on the CPU, uploads elsewhere. Reports progress in [0,1].
+// into the mapping on the CPU, copies into the CPU's repacked-weight buffer
+// type for the weights it takes (when repack), uploads elsewhere. Reports
+// progress in [0,1].
 Status place_weights(const GgufFile & file, Model::Impl & model, const std::vector<TensorSource> & sources,
-                     bool use_mmap, const std::function<bool(float)> & progress);
+                     bool use_mmap, bool repack, const std::function<bool(float)> & progress);
 
 } // namespace lmllm

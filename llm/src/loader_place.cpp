@@ -1,5 +1,7 @@
 // Placing weights: the CPU gets zero-copy tensors pointing into the file
-// mapping; another device gets a buffer of its own type and an upload.
+// mapping, except the weights its CPU_REPACK buffer type takes (repack on),
+// which are copied there in the layout of its matrix kernels; another
+// device gets a buffer of its own type and an upload.
 
 #include <algorithm>
 #include <vector>
@@ -60,27 +62,17 @@ Status place_cpu_mapped(Model::Impl & m, const std::vector<const TensorSource *>
     return {};
 }
 
-// Allocates all tensors of ctx in one buffer of buft and fills them from the
-// mapping (when present) or by reading the file.
-Status place_copied(Model::Impl & m, lm_ggml_context * ctx, lm_ggml_backend_buffer_type_t buft, const char * where,
-                    const std::vector<const TensorSource *> & srcs, const FileReader * reader, Progress & progress) {
-    m.buffers.reserve(m.buffers.size() + 1); // the push_back below must not throw while buf is held
-    lm_ggml_backend_buffer_t buf = lm_ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft);
-    if (buf == nullptr) {
-        size_t total = 0;
-        for (const TensorSource * s : srcs) {
-            total += lm_ggml_nbytes(s->tensor);
-        }
-        return Status::error(std::string("cannot allocate ") + mib(total) + " of weights on " + where);
-    }
-    lm_ggml_backend_buffer_set_usage(buf, LM_GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
-    m.buffers.push_back(buf);
+// Fills placed tensors from the mapping (when present; the mapped pages of
+// a copy are then released) or by reading the file.
+Status fill_tensors(Model::Impl & m, lm_ggml_backend_buffer_t buf, const std::vector<const TensorSource *> & srcs,
+                    const FileReader * reader, Progress & progress) {
     const bool host = lm_ggml_backend_buffer_is_host(buf);
     std::vector<uint8_t> staging;
     for (const TensorSource * s : srcs) {
         const size_t n = lm_ggml_nbytes(s->tensor);
         if (m.mapping) {
             lm_ggml_backend_tensor_set(s->tensor, m.mapping->data() + s->file_offset, 0, n);
+            m.mapping->release(s->file_offset, n);
         } else if (host) {
             if (Status st = reader->read_at(s->file_offset, s->tensor->data, n); !st.ok()) {
                 return st;
@@ -99,15 +91,96 @@ Status place_copied(Model::Impl & m, lm_ggml_context * ctx, lm_ggml_backend_buff
     return {};
 }
 
+// One buffer of buft holding exactly srcs' tensors.
+lm_ggml_backend_buffer_t alloc_tensors(lm_ggml_backend_buffer_type_t buft, const std::vector<const TensorSource *> & srcs) {
+    const size_t align = lm_ggml_backend_buft_get_alignment(buft);
+    size_t total = 0;
+    for (const TensorSource * s : srcs) {
+        total += (lm_ggml_backend_buft_get_alloc_size(buft, s->tensor) + align - 1) / align * align;
+    }
+    lm_ggml_backend_buffer_t buf = lm_ggml_backend_buft_alloc_buffer(buft, total);
+    if (buf == nullptr) {
+        return nullptr;
+    }
+    lm_ggml_tallocr talloc = lm_ggml_tallocr_new(buf);
+    for (const TensorSource * s : srcs) {
+        lm_ggml_tallocr_alloc(&talloc, s->tensor);
+    }
+    return buf;
+}
+
+// Allocates srcs' tensors in one buffer of buft (all tensors of ctx when
+// ctx is given) and fills them.
+Status place_copied(Model::Impl & m, lm_ggml_context * ctx, lm_ggml_backend_buffer_type_t buft, const char * where,
+                    const std::vector<const TensorSource *> & srcs, const FileReader * reader, Progress & progress) {
+    m.buffers.reserve(m.buffers.size() + 1); // the push_back below must not throw while buf is held
+    lm_ggml_backend_buffer_t buf = ctx != nullptr ? lm_ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft)
+                                                  : alloc_tensors(buft, srcs);
+    if (buf == nullptr) {
+        size_t total = 0;
+        for (const TensorSource * s : srcs) {
+            total += lm_ggml_nbytes(s->tensor);
+        }
+        return Status::error(std::string("cannot allocate ") + mib(total) + " of weights on " + where);
+    }
+    lm_ggml_backend_buffer_set_usage(buf, LM_GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    m.buffers.push_back(buf);
+    return fill_tensors(m, buf, srcs, reader, progress);
+}
+
+// The CPU device's buffer type for repacked weights (CPU_REPACK), or NULL.
+lm_ggml_backend_buffer_type_t cpu_repack_buft(lm_ggml_backend_dev_t cpu) {
+    lm_ggml_backend_reg_t reg = lm_ggml_backend_dev_backend_reg(cpu);
+    auto get = reg ? (lm_ggml_backend_dev_get_extra_bufts_t)lm_ggml_backend_reg_get_proc_address(
+                         reg, "lm_ggml_backend_dev_get_extra_bufts")
+                   : nullptr;
+    for (lm_ggml_backend_buffer_type_t * p = get ? get(cpu) : nullptr; p != nullptr && *p != nullptr; ++p) {
+        if (std::string(lm_ggml_backend_buft_name(*p)) == "CPU_REPACK") {
+            return *p;
+        }
+    }
+    return nullptr;
+}
+
+// Whether the CPU computes the runner's uses of weight w (MUL_MAT with F32
+// activations, GET_ROWS for embeddings) with w in probe's buffer type, as
+// llama.cpp asks: ops on stand-in tensors whose weight sits in probe.
+bool cpu_reads_from(lm_ggml_backend_dev_t cpu, lm_ggml_backend_buffer_t probe, const lm_ggml_tensor * w) {
+    lm_ggml_init_params ip = {8 * lm_ggml_tensor_overhead(), nullptr, /*no_alloc =*/true};
+    lm_ggml_context * ctx = lm_ggml_init(ip);
+    if (ctx == nullptr) {
+        return false;
+    }
+    lm_ggml_tensor * a = lm_ggml_new_tensor(ctx, w->type, LM_GGML_MAX_DIMS, w->ne);
+    a->buffer = probe;
+    bool ok = lm_ggml_backend_dev_supports_op(cpu, lm_ggml_mul_mat(ctx, a, lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, w->ne[0], 1)));
+    if (ok && w->ne[2] == 1 && w->ne[3] == 1) {
+        ok = lm_ggml_backend_dev_supports_op(cpu, lm_ggml_get_rows(ctx, a, lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_I32, 1)));
+    }
+    lm_ggml_free(ctx);
+    return ok;
+}
+
 } // namespace
 
 Status place_weights(const GgufFile & file, Model::Impl & m, const std::vector<TensorSource> & sources, bool use_mmap,
-                     const std::function<bool(float)> & progress_cb) {
-    std::vector<const TensorSource *> cpu, dev;
+                     bool repack, const std::function<bool(float)> & progress_cb) {
+    std::vector<const TensorSource *> cpu, dev, cpu_repacked;
     uint64_t total = 0;
+    lm_ggml_backend_buffer_type_t repack_buft = repack ? cpu_repack_buft(m.cpu_dev) : nullptr;
+    lm_ggml_backend_buffer_t probe = repack_buft ? lm_ggml_backend_buft_alloc_buffer(repack_buft, 0) : nullptr;
     for (const TensorSource & s : sources) {
-        (s.where == Placement::CPU ? cpu : dev).push_back(&s);
+        if (s.where != Placement::CPU) {
+            dev.push_back(&s);
+        } else if (probe != nullptr && cpu_reads_from(m.cpu_dev, probe, s.tensor)) {
+            cpu_repacked.push_back(&s);
+        } else {
+            cpu.push_back(&s);
+        }
         total += lm_ggml_nbytes(s.tensor);
+    }
+    if (probe != nullptr) {
+        lm_ggml_backend_buffer_free(probe);
     }
 
     std::unique_ptr<FileReader> reader;
@@ -126,9 +199,15 @@ Status place_weights(const GgufFile & file, Model::Impl & m, const std::vector<T
     }
 
     Progress progress(progress_cb, total);
+    if (!cpu_repacked.empty()) {
+        Status st = place_copied(m, nullptr, repack_buft, "CPU (repacked)", cpu_repacked, reader.get(), progress);
+        if (!st.ok()) {
+            return st;
+        }
+    }
     if (!cpu.empty()) {
         Status st = use_mmap ? place_cpu_mapped(m, cpu, progress)
-                             : place_copied(m, m.ctx_cpu, lm_ggml_backend_dev_buffer_type(m.cpu_dev), "CPU", cpu,
+                             : place_copied(m, nullptr, lm_ggml_backend_dev_buffer_type(m.cpu_dev), "CPU", cpu,
                                             reader.get(), progress);
         if (!st.ok()) {
             return st;

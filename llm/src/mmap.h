@@ -23,6 +23,9 @@ public:
     const uint8_t * data() const { return static_cast<const uint8_t *>(addr_); }
     void * mutable_data() const { return addr_; } // PROT_READ: only for buffer wrapping, never written
     size_t size() const { return size_; }
+    // Drops this process's pages of bytes [offset, offset + n) (whole pages
+    // inside it): for weights copied elsewhere. The bytes stay readable.
+    void release(uint64_t offset, size_t n) const;
 
 private:
     MappedFile(void * addr, size_t size) : addr_(addr), size_(size) {}

@@ -137,7 +137,7 @@ Result<std::unique_ptr<Model::Impl>> load_impl(const std::string & path, const M
     }
     m->n_weight_tensors = static_cast<int32_t>(loader.sources().size());
 
-    if (Status s = place_weights(file, *m, loader.sources(), params.use_mmap, params.progress); !s.ok()) {
+    if (Status s = place_weights(file, *m, loader.sources(), params.use_mmap, params.repack, params.progress); !s.ok()) {
         return s;
     }
     return m;

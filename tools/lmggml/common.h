@@ -41,6 +41,7 @@ struct ModelOptions {
     std::string device;        // empty: CPU only
     int32_t n_gpu_layers = -1; // with a device: layers placed there (-1: all)
     bool no_mmap = false;
+    bool no_repack = false;
     bool verbose = false;
 };
 void add_model_options(ArgParser & p, ModelOptions & o);

@@ -43,6 +43,10 @@ struct HParams {
 
 struct ModelParams {
     bool use_mmap = true;
+    // Copy the CPU's matrix weights into its repacked layout (the CPU_REPACK
+    // buffer type) for faster matrix x vector products: the repacked
+    // weights are then held in memory instead of mapped from the file.
+    bool repack = true;
     // Devices to place layers on, by name (empty: CPU only). Layers go to the
     // first device that is not the CPU when present.
     std::vector<std::string> devices;
