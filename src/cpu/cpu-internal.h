@@ -9,6 +9,12 @@
 // The one CPU device (owned by the library, lives until process exit).
 lm_ggml_backend_dev_t lm_cpu_device(void);
 
+// Memory of the CPU buffer types (64-byte aligned; large blocks on huge
+// pages where the OS offers them). NULL when out of memory. Free with the
+// size it was allocated with.
+void * lm_cpu_buffer_alloc(size_t size);
+void   lm_cpu_buffer_free(void * data, size_t size);
+
 // Ops that only reinterpret memory (NONE, RESHAPE, VIEW, PERMUTE, TRANSPOSE):
 // nothing to compute.
 bool lm_cpu_is_layout_op(enum lm_ggml_op op);

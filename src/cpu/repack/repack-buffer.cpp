@@ -133,9 +133,7 @@ void repack_memset_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * tens
 
 void * repack_get_base(lm_ggml_backend_buffer_t buffer) { return buffer->context; }
 
-size_t backing_size(size_t size) { return size > 0 ? size : LM_GGML_HOST_ALIGNMENT; }
-
-void repack_free(lm_ggml_backend_buffer_t buffer) { lm_ggml_aligned_free(buffer->context, backing_size(buffer->size)); }
+void repack_free(lm_ggml_backend_buffer_t buffer) { lm_cpu_buffer_free(buffer->context, buffer->size); }
 
 // A uniform byte pattern is the same in both layouts.
 void repack_clear(lm_ggml_backend_buffer_t buffer, uint8_t value) { std::memset(buffer->context, value, buffer->size); }
@@ -155,14 +153,14 @@ constexpr lm_ggml_backend_buffer_i kRepackBufferIface = {
 const char * repack_buft_name(lm_ggml_backend_buffer_type_t) { return "CPU_REPACK"; }
 
 lm_ggml_backend_buffer_t repack_alloc(lm_ggml_backend_buffer_type_t buft, size_t size) {
-    void * data = lm_ggml_aligned_malloc(backing_size(size));
+    void * data = lm_cpu_buffer_alloc(size);
     if (data == nullptr) {
         LM_GGML_LOG_ERROR("lm_ggml_backend_buft_alloc_buffer: CPU_REPACK: cannot allocate %zu bytes\n", size);
         return nullptr;
     }
     lm_ggml_backend_buffer_t buffer = lm_ggml_backend_buffer_init(buft, kRepackBufferIface, data, size);
     if (buffer == nullptr) {
-        lm_ggml_aligned_free(data, backing_size(size));
+        lm_cpu_buffer_free(data, size);
     }
     return buffer;
 }
