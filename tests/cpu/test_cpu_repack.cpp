@@ -1,5 +1,5 @@
 // CPU_REPACK, the CPU device's extra buffer type, through the public API:
-// Q4_0 / Q4_1 / Q8_0 tensors with whole groups of 8 rows are stored in the
+// Q4_0 / Q4_1 tensors with whole groups of 8 rows are stored in the
 // permuted x8 layout, everything else plain, and get/set/memset/copy (whole
 // tensors, random sub-ranges, views) always see ggml's layout. MUL_MAT (x8
 // path for < 8 columns, gemm path otherwise, 1 and 2 threads, broadcast over
@@ -19,7 +19,7 @@ namespace {
 
 lm_ggml_backend_dev_t cpu_dev() { return lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU); }
 
-const lm_ggml_type kRepackTypes[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0};
+const lm_ggml_type kRepackTypes[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1};
 
 // Row-wise quantization of uniform random floats in [-1, 1).
 std::vector<uint8_t> random_quant(lm_ggml_type type, int64_t k, int64_t rows, uint32_t seed) {
@@ -152,8 +152,8 @@ TEST_F(CpuRepack, RoundTripWholeTensor) {
     struct Shape { lm_ggml_type type; int64_t k, rows, planes; };
     const Shape shapes[] = {
         {LM_GGML_TYPE_Q4_0, 96, 16, 1}, {LM_GGML_TYPE_Q4_0, 576, 24, 1}, {LM_GGML_TYPE_Q4_1, 96, 24, 1},
-        {LM_GGML_TYPE_Q4_1, 576, 16, 1}, {LM_GGML_TYPE_Q8_0, 96, 16, 1}, {LM_GGML_TYPE_Q8_0, 576, 24, 1},
-        {LM_GGML_TYPE_Q4_0, 64, 8, 3},  {LM_GGML_TYPE_Q4_1, 64, 8, 3},  {LM_GGML_TYPE_Q8_0, 64, 8, 3},
+        {LM_GGML_TYPE_Q4_1, 576, 16, 1}, {LM_GGML_TYPE_Q4_0, 96, 48, 1}, {LM_GGML_TYPE_Q4_1, 160, 8, 1},
+        {LM_GGML_TYPE_Q4_0, 64, 8, 3},  {LM_GGML_TYPE_Q4_1, 64, 8, 3},  {LM_GGML_TYPE_Q4_0, 160, 8, 2},
     };
     uint32_t seed = 1;
     for (const Shape & s : shapes) {
@@ -198,7 +198,7 @@ TEST_F(CpuRepack, RoundTripWholeTensor) {
 // mirror, and the stored bytes must equal those of one whole write.
 TEST_F(CpuRepack, PartialSetGetMemset) {
     struct Shape { lm_ggml_type type; int64_t k, rows, planes; };
-    const Shape shapes[] = {{LM_GGML_TYPE_Q4_1, 96, 16, 1}, {LM_GGML_TYPE_Q8_0, 64, 8, 3}, {LM_GGML_TYPE_Q4_0, 576, 8, 1}};
+    const Shape shapes[] = {{LM_GGML_TYPE_Q4_1, 96, 16, 1}, {LM_GGML_TYPE_Q4_0, 64, 8, 3}, {LM_GGML_TYPE_Q4_0, 576, 8, 1}};
     uint32_t seed = 100;
     for (const Shape & s : shapes) {
         SCOPED_TRACE(lm_ggml_type_name(s.type));
@@ -253,10 +253,10 @@ TEST_F(CpuRepack, PartialSetGetMemset) {
 // the allocator), one after; reads and writes at byte offsets inside them.
 TEST_F(CpuRepack, SetGetThroughViews) {
     GraphCtx g(8);
-    lm_ggml_tensor * w = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q8_0, 64, 16);
-    const size_t row = lm_ggml_row_size(LM_GGML_TYPE_Q8_0, 64), blk = lm_ggml_type_size(LM_GGML_TYPE_Q8_0);
+    lm_ggml_tensor * w = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q4_0, 128, 16);
+    const size_t row = lm_ggml_row_size(LM_GGML_TYPE_Q4_0, 128), blk = lm_ggml_type_size(LM_GGML_TYPE_Q4_0);
     const size_t off1 = 3 * row + blk; // block 1 of row 3, running into row 4
-    lm_ggml_tensor * v1 = lm_ggml_view_1d(g.ctx, w, 64, off1);
+    lm_ggml_tensor * v1 = lm_ggml_view_1d(g.ctx, w, 128, off1);
     alloc_repack(g);
     ASSERT_EQ(v1->buffer, g.buffer);
     ASSERT_EQ((const char *) v1->data, (const char *) w->data + off1);
@@ -264,7 +264,7 @@ TEST_F(CpuRepack, SetGetThroughViews) {
     lm_ggml_tensor * v2 = lm_ggml_view_2d(g.ctx, w, 32, 5, w->nb[1], off2); // block 1 of rows 6..10
     ASSERT_EQ(v2->buffer, g.buffer);
 
-    std::vector<uint8_t> mirror = random_quant(LM_GGML_TYPE_Q8_0, 64, 16, 7);
+    std::vector<uint8_t> mirror = random_quant(LM_GGML_TYPE_Q4_0, 128, 16, 7);
     set_bytes(w, mirror);
     std::mt19937 rng(8);
     LogCapture log; // an out-of-range call would only log
@@ -279,7 +279,7 @@ TEST_F(CpuRepack, SetGetThroughViews) {
     std::vector<uint8_t> bytes = random_bytes(50, rng);
     lm_ggml_backend_tensor_set(v1, bytes.data(), 5, bytes.size());
     std::copy(bytes.begin(), bytes.end(), mirror.begin() + off1 + 5);
-    lm_ggml_backend_tensor_memset(v1, 0xC3, 40, 25); // v1 is 68 bytes
+    lm_ggml_backend_tensor_memset(v1, 0xC3, 40, 25); // v1 is 72 bytes
     std::fill(mirror.begin() + off1 + 40, mirror.begin() + off1 + 65, 0xC3);
     bytes = random_bytes(200, rng);
     lm_ggml_backend_tensor_set(v2, bytes.data(), 10, bytes.size());
@@ -298,14 +298,16 @@ TEST_F(CpuRepack, SetGetThroughViews) {
 TEST_F(CpuRepack, NonRepackableTensorsStayPlain) {
     GraphCtx g(8);
     lm_ggml_tensor * f32  = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, 32, 5);
-    lm_ggml_tensor * q12  = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q8_0, 64, 12); // 12 % 8 != 0
+    lm_ggml_tensor * q12  = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q4_0, 64, 12); // 12 % 8 != 0
     lm_ggml_tensor * f16  = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F16, 64, 8);   // no x8 layout
-    lm_ggml_tensor * ctrl = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q8_0, 64, 16); // repacked
+    lm_ggml_tensor * q80  = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q8_0, 64, 16); // no x8 layout
+    lm_ggml_tensor * ctrl = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q4_0, 64, 16); // repacked
     alloc_repack(g);
     std::mt19937 rng(21);
-    for (lm_ggml_tensor * t : {f32, q12, f16}) {
+    for (lm_ggml_tensor * t : {f32, q12, f16, q80}) {
         SCOPED_TRACE(lm_ggml_type_name(t->type));
-        std::vector<uint8_t> src = t->type == LM_GGML_TYPE_Q8_0 ? random_quant(t->type, t->ne[0], t->ne[1], 22)
+        std::vector<uint8_t> src = t->type == LM_GGML_TYPE_Q4_0 || t->type == LM_GGML_TYPE_Q8_0
+                                       ? random_quant(t->type, t->ne[0], t->ne[1], 22)
                                                              : random_bytes(lm_ggml_nbytes(t), rng);
         set_bytes(t, src);
         EXPECT_EQ(get_bytes(t), src);
@@ -318,11 +320,11 @@ TEST_F(CpuRepack, NonRepackableTensorsStayPlain) {
         EXPECT_EQ(raw_bytes(t), src);
         EXPECT_EQ(get_bytes(t), src);
     }
-    const std::vector<uint8_t> c = random_quant(LM_GGML_TYPE_Q8_0, 64, 16, 23);
+    const std::vector<uint8_t> c = random_quant(LM_GGML_TYPE_Q4_0, 64, 16, 23);
     set_bytes(ctrl, c);
     EXPECT_NE(raw_bytes(ctrl), c) << "the same buffer repacks a repackable tensor";
 
-    // the plain 12-row Q8_0 tensor multiplies on the ordinary path
+    // the plain 12-row Q4_0 tensor multiplies on the ordinary path
     GraphCtx gc(8);
     lm_ggml_tensor * x  = lm_ggml_new_tensor_2d(gc.ctx, LM_GGML_TYPE_F32, 64, 2);
     lm_ggml_tensor * mm = lm_ggml_mul_mat(gc.ctx, q12, x);
@@ -335,7 +337,7 @@ TEST_F(CpuRepack, NonRepackableTensorsStayPlain) {
     // loader keeps such weights elsewhere), but a graph with it still computes
     EXPECT_FALSE(lm_ggml_backend_dev_supports_op(cpu_dev(), mm));
     ASSERT_EQ(lm_ggml_backend_graph_compute(backend, gf), LM_GGML_STATUS_SUCCESS);
-    expect_mul_mat_close(dequant(LM_GGML_TYPE_Q8_0, get_bytes(q12), 64), xv, get_f32(mm), 64, 12, 2, 1, 1, 1e-2);
+    expect_mul_mat_close(dequant(LM_GGML_TYPE_Q4_0, get_bytes(q12), 64), xv, get_f32(mm), 64, 12, 2, 1, 1, 1e-2);
 }
 
 // MUL_MAT on repacked weights: x8 path (n < 8) and gemm path (n >= 8), at 1
@@ -478,10 +480,10 @@ TEST_F(CpuRepack, GetRowsBitExact) {
 // compute cleanly, before anything is written.
 TEST_F(CpuRepack, OtherUsesAreRefused) {
     GraphCtx gw(4);
-    lm_ggml_tensor * w  = lm_ggml_new_tensor_2d(gw.ctx, LM_GGML_TYPE_Q8_0, 64, 16);
-    lm_ggml_tensor * we = lm_ggml_new_tensor_3d(gw.ctx, LM_GGML_TYPE_Q8_0, 64, 8, 2); // 2 experts
+    lm_ggml_tensor * w  = lm_ggml_new_tensor_2d(gw.ctx, LM_GGML_TYPE_Q4_0, 64, 16);
+    lm_ggml_tensor * we = lm_ggml_new_tensor_3d(gw.ctx, LM_GGML_TYPE_Q4_0, 64, 8, 2); // 2 experts
     alloc_repack(gw);
-    const std::vector<uint8_t> wq = random_quant(LM_GGML_TYPE_Q8_0, 64, 16, 900);
+    const std::vector<uint8_t> wq = random_quant(LM_GGML_TYPE_Q4_0, 64, 16, 900);
     set_bytes(w, wq);
 
     GraphCtx g(32);
@@ -489,7 +491,7 @@ TEST_F(CpuRepack, OtherUsesAreRefused) {
     lm_ggml_tensor * x16   = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F16, 64, 2);
     lm_ggml_tensor * ids   = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_I32, 2);
     lm_ggml_tensor * dst   = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, 64, 16);
-    lm_ggml_tensor * plain = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q8_0, 64, 16);
+    lm_ggml_tensor * plain = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q4_0, 64, 16);
     lm_ggml_tensor * xe    = lm_ggml_new_tensor_3d(g.ctx, LM_GGML_TYPE_F32, 64, 1, 2);
     lm_ggml_tensor * eids  = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_I32, 1, 2);
 
@@ -505,14 +507,14 @@ TEST_F(CpuRepack, OtherUsesAreRefused) {
     lm_ggml_tensor * cpy_plain  = lm_ggml_cpy(g.ctx, plain, lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, 64, 16));
     lm_ggml_tensor * view_plain = lm_ggml_mul_mat(g.ctx, lm_ggml_view_2d(g.ctx, plain, 64, 8, plain->nb[1], 0), x);
     lm_ggml_tensor * id_plain =
-        lm_ggml_mul_mat_id(g.ctx, lm_ggml_new_tensor_3d(g.ctx, LM_GGML_TYPE_Q8_0, 64, 8, 2), xe, eids);
+        lm_ggml_mul_mat_id(g.ctx, lm_ggml_new_tensor_3d(g.ctx, LM_GGML_TYPE_Q4_0, 64, 8, 2), xe, eids);
     ASSERT_TRUE(g.alloc(backend));
-    set_bytes(plain, random_quant(LM_GGML_TYPE_Q8_0, 64, 16, 901));
+    set_bytes(plain, random_quant(LM_GGML_TYPE_Q4_0, 64, 16, 901));
     set_f32(x, ramp(128, 5.0f));
     const int32_t idv[2] = {3, 12}, eidv[2] = {1, 0};
     lm_ggml_backend_tensor_set(ids, idv, 0, sizeof(idv));
     lm_ggml_backend_tensor_set(eids, eidv, 0, sizeof(eidv));
-    set_bytes(we, random_quant(LM_GGML_TYPE_Q8_0, 64, 16, 902));
+    set_bytes(we, random_quant(LM_GGML_TYPE_Q4_0, 64, 16, 902));
     set_f32(xe, ramp(128, 6.0f));
 
     EXPECT_TRUE(lm_ggml_backend_dev_supports_op(cpu_dev(), ok_mm));
@@ -551,7 +553,7 @@ TEST_F(CpuRepack, OtherUsesAreRefused) {
     lm_ggml_backend_cpu_set_n_threads(backend, 2);
     EXPECT_EQ(compute_one(ok_mm), LM_GGML_STATUS_SUCCESS);
     EXPECT_EQ(compute_one(ok_rows), LM_GGML_STATUS_SUCCESS);
-    const std::vector<float> rows = get_f32(ok_rows), wf = dequant(LM_GGML_TYPE_Q8_0, wq, 64);
+    const std::vector<float> rows = get_f32(ok_rows), wf = dequant(LM_GGML_TYPE_Q4_0, wq, 64);
     EXPECT_EQ(0, std::memcmp(rows.data(), &wf[3 * 64], 64 * sizeof(float)));
     lm_ggml_free(gctx);
 }

@@ -16,13 +16,12 @@ namespace ref    = lmggml::cpu::arch::ref;
 namespace layout = lmggml::cpu::arch::layout;
 namespace x8     = lmggml::cpu::arch::x8;
 
-const lm_ggml_type kTypes[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0};
+const lm_ggml_type kTypes[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1};
 
 const arch::RowDotX8 * twin(lm_ggml_type t) {
     switch (t) {
         case LM_GGML_TYPE_Q4_0: return &ref::kRowDotX8Q4_0;
-        case LM_GGML_TYPE_Q4_1: return &ref::kRowDotX8Q4_1;
-        default:                return &ref::kRowDotX8Q8_0;
+        default:                return &ref::kRowDotX8Q4_1;
     }
 }
 
@@ -33,8 +32,7 @@ struct Geometry {
 Geometry geometry(lm_ggml_type t) {
     switch (t) {
         case LM_GGML_TYPE_Q4_0: return {1, 16};
-        case LM_GGML_TYPE_Q4_1: return {2, 16};
-        default:                return {1, 32};
+        default:                return {2, 16};
     }
 }
 
@@ -55,13 +53,16 @@ TEST(X8Layout, BytePositionsAndRoundTrip) {
         x8::pack_group(f, k, rows.data(), ldw, group.data());
         for (int64_t b = 0; b < nb; ++b) {
             const uint8_t * unit = group.data() + b * 8 * bs;
+            // Q4_0: the header after the levels in even units, before them in odd ones
+            const bool   last = t != LM_GGML_TYPE_Q4_1 && b % 2 == 0;
+            const size_t hdr = last ? (size_t) 8 * g.levels : 0, lv = last ? 0 : (size_t) 16 * g.fields;
             for (int r = 0; r < 8; ++r) {
                 const uint8_t * blk = rows.data() + r * ldw + b * bs;
                 for (int i = 0; i < 2 * g.fields; ++i) {
-                    ASSERT_EQ(unit[16 * (i / 2) + 2 * r + i % 2], blk[i]) << "block " << b << " row " << r << " header byte " << i;
+                    ASSERT_EQ(unit[hdr + 16 * (i / 2) + 2 * r + i % 2], blk[i]) << "block " << b << " row " << r << " header byte " << i;
                 }
                 for (int j = 0; j < g.levels; ++j) {
-                    ASSERT_EQ(unit[16 * g.fields + 32 * (j / 4) + 4 * r + j % 4], blk[2 * g.fields + j])
+                    ASSERT_EQ(unit[lv + 32 * (j / 4) + 4 * r + j % 4], blk[2 * g.fields + j])
                         << "block " << b << " row " << r << " level byte " << j;
                 }
                 std::vector<uint8_t> one(bs);
@@ -77,6 +78,7 @@ TEST(X8Layout, BytePositionsAndRoundTrip) {
     }
     x8::Format f;
     EXPECT_FALSE(x8::format_of(LM_GGML_TYPE_Q4_K, &f));
+    EXPECT_FALSE(x8::format_of(LM_GGML_TYPE_Q8_0, &f));
     EXPECT_FALSE(x8::format_of(LM_GGML_TYPE_F16, &f));
 }
 
@@ -99,7 +101,7 @@ TEST(X8Layout, ActivationRow) {
             for (int8_t v : blk->qs) sum += v;
             const float dr = lm_ggml_fp16_to_fp32(blk->d);
             EXPECT_EQ(d[b], dr);
-            const float s = t == LM_GGML_TYPE_Q4_1 ? lm_ggml_fp16_to_fp32(blk->s) : t == LM_GGML_TYPE_Q4_0 ? -8.0f * dr * (float) sum : 0.0f;
+            const float s = t == LM_GGML_TYPE_Q4_1 ? lm_ggml_fp16_to_fp32(blk->s) : -8.0f * dr * (float) sum;
             EXPECT_EQ(d[k / 32 + b], s) << "s of block " << b;
         }
         for (size_t i = (size_t) (k / 32) * 40; i < as; ++i) ASSERT_EQ(act.data()[i], 0) << "padding byte " << i;

@@ -87,8 +87,11 @@ TEST(ModelLoad, InconsistentHeads) {
     expect_error(load_spec(spec, "heads.gguf"), "not a multiple of head_count_kv");
 }
 
+// repack off: every CPU weight aliases the mapping.
 TEST(ModelLoad, ZeroCopyWeightsOnCpu) {
-    auto r = load_spec(tiny::llama_spec(), "zc.gguf");
+    lmllm::ModelParams mp;
+    mp.repack = false;
+    auto r = load_spec(tiny::llama_spec(), "zc.gguf", mp);
     ASSERT_TRUE(r.ok()) << r.status().message();
     const lmllm::Model::Impl & m = r.value()->impl();
     ASSERT_NE(m.mapping, nullptr);
@@ -103,6 +106,24 @@ TEST(ModelLoad, ZeroCopyWeightsOnCpu) {
     }
     EXPECT_EQ(m.w.output, m.w.tok_embd) << "tied output shares the embedding bytes";
     EXPECT_EQ(r.value()->description().rfind("llama ", 0), 0u) << r.value()->description();
+}
+
+// repack on (the default): matrices are copies held in CPU memory, the
+// norms still alias the mapping.
+TEST(ModelLoad, RepackCopiesMatricesOnly) {
+    auto r = load_spec(tiny::llama_spec(), "rp.gguf");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const lmllm::Model::Impl & m = r.value()->impl();
+    ASSERT_NE(m.mapping, nullptr);
+    const uint8_t * lo = m.mapping->data();
+    const uint8_t * hi = lo + m.mapping->size();
+    for (const lmllm::LayerWeights & l : m.w.layers) {
+        for (const lm_ggml_tensor * t : {l.wq, l.wk, l.ffn_down, l.attn_norm}) {
+            const auto * p = static_cast<const uint8_t *>(t->data);
+            EXPECT_EQ(p >= lo && p + lm_ggml_nbytes(t) <= hi, t == l.attn_norm) << t->name;
+            EXPECT_EQ(lm_ggml_backend_buffer_get_usage(t->buffer), LM_GGML_BACKEND_BUFFER_USAGE_WEIGHTS) << t->name;
+        }
+    }
 }
 
 // Same logits with the file read into an allocated buffer.

@@ -36,20 +36,25 @@
 //                   makes the weights unsigned by adding 128
 //
 // ---------------------------------------------------------------- RowDotX8 (repacked weights)
-// Weights of Q4_0, Q4_1 and Q8_0 repacked at load (the CPU_REPACK buffer
-// type, src/cpu/repack/) 8 rows at a time: a group of 8 rows keeps the bytes
-// of those 8 rows (8 * row bytes), reordered block by block. Block b of the
-// group is 8 * (block bytes) long:
-//   F16 field f of rows 0..7 (f: d; Q4_1: d, then m), 16 bytes per field
-//   then the levels: chunk t = bytes 4t..4t+3 of rows 0..7's qs (32 bytes)
+// Weights of Q4_0 and Q4_1 repacked at load (the CPU_REPACK buffer type,
+// src/cpu/repack/) 8 rows at a time: a group of 8 rows keeps the bytes of
+// those 8 rows (8 * row bytes), reordered block by block. Block b of the
+// group (a "unit", 8 * block bytes) holds
+//   the header: F16 field f of rows 0..7 (f: d; Q4_1: d, then m), 16 bytes
+//               per field
+//   the levels: chunk t = bytes 4t..4t+3 of rows 0..7's qs (32 bytes)
+// Q4_1: header first. Q4_0 (144-byte units): the header after the levels in
+// even units, before them in odd ones, so level loads stay 32-byte aligned.
 // So a 32-byte load holds 4 level bytes of every row: lane r = row r.
+// (Q8_0 had an x8 kernel too: 1.8x the row kernel with weights in L2, but
+// 8-10 % slower than it streaming from DRAM here, so Q8_0 stays row-major.)
 // Activation row (k values, nb = k / 32 blocks, padded to 64 bytes):
 //   int8  q[nb][32]     the levels in order (kernels broadcast each 4-value
 //                       chunk to all lanes: pre-broadcast rows 8 times as
 //                       long measured 7-10 % slower, crowding L1)
 //   float d[nb]         F16-rounded block scale
 //   float s[nb]         Q4_1: q8_1's s; Q4_0: -8 * d * sum(q) (the offset of
-//                       the unsigned nibbles); Q8_0: 0
+//                       the unsigned nibbles)
 //
 // ---------------------------------------------------------------- Gemm (block types)
 // Activation row (k values, nb = k / 32 blocks), then padded to 64 bytes:

@@ -35,7 +35,8 @@ const lm_ggml_tensor * root_of(const lm_ggml_tensor * t) { return t->view_src !=
 // Applies op to bytes [off, off + size) of repacked tensor t (in ggml's
 // layout): op(blocks, pos, n) gets n bytes at blocks of an unpacked unit, which
 // are bytes pos .. pos + n of the range; it returns true when it changed them.
-// full(unit, src_row0) handles a unit that the range covers whole (when set).
+// full(unit, b, pos) may handle unit b, which the range covers whole from
+// byte pos of it (row 0's block); false: go the unpacked way.
 template <class Op, class Full>
 void for_units(const lm_ggml_tensor * t, const x8::Format & f, size_t off, size_t size, Op op, Full full) {
     const size_t  row   = t->nb[1];
@@ -50,15 +51,15 @@ void for_units(const lm_ggml_tensor * t, const x8::Format & f, size_t off, size_
             const size_t first = g * group + (size_t) b * f.block_bytes; // row 0's block
             const size_t last  = first + (kX8Rows - 1) * row + f.block_bytes;
             if (last <= off || first >= end) continue;
-            if (first >= off && last <= end && full(unit, first - off)) continue;
+            if (first >= off && last <= end && full(unit, b, first - off)) continue;
             uint8_t blocks[kX8Rows * 64]; // the unit's 8 blocks in ggml's layout
-            x8::unpack_unit(f, unit, blocks, f.block_bytes);
+            x8::unpack_unit(f, b, unit, blocks, f.block_bytes);
             bool changed = false;
             for (int r = 0; r < kX8Rows; ++r) {
                 const size_t s = first + r * row, lo = std::max(s, off), hi = std::min(s + f.block_bytes, end);
                 if (lo < hi) changed |= op(blocks + r * f.block_bytes + (lo - s), lo - off, hi - lo);
             }
-            if (changed) x8::pack_unit(f, blocks, f.block_bytes, unit);
+            if (changed) x8::pack_unit(f, b, blocks, f.block_bytes, unit);
         }
     }
 }
@@ -80,8 +81,8 @@ void repack_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * tensor,
             std::memcpy(blocks, src + pos, n);
             return true;
         },
-        [&](uint8_t * unit, size_t pos) {
-            x8::pack_unit(f, src + pos, t->nb[1], unit);
+        [&](uint8_t * unit, int64_t b, size_t pos) {
+            x8::pack_unit(f, b, src + pos, t->nb[1], unit);
             return true;
         });
 }
@@ -103,8 +104,8 @@ void repack_get_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * t
             std::memcpy(dst + pos, blocks, n);
             return false;
         },
-        [&](uint8_t * unit, size_t pos) {
-            x8::unpack_unit(f, unit, dst + pos, t->nb[1]);
+        [&](uint8_t * unit, int64_t b, size_t pos) {
+            x8::unpack_unit(f, b, unit, dst + pos, t->nb[1]);
             return true;
         });
 }
@@ -125,7 +126,7 @@ void repack_memset_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * tens
             std::memset(blocks, value, n);
             return true;
         },
-        [&](uint8_t * unit, size_t) { // a uniform unit reads the same in both layouts
+        [&](uint8_t * unit, int64_t, size_t) { // a uniform unit reads the same in both layouts
             std::memset(unit, value, kX8Rows * f.block_bytes);
             return true;
         });

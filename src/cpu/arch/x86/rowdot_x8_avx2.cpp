@@ -1,13 +1,12 @@
 // AVX2 matrix x vector on weights repacked 8 rows at a time (RowDotX8,
-// layouts.h): Q4_0, Q4_1 and Q8_0. Lane r of every vector is row r of the
+// layouts.h): Q4_0 and Q4_1. Lane r of every vector is row r of the
 // group, so a block's scales are one F16 load for all 8 rows and no
 // horizontal sums are needed. The activation's 4-value chunks come
 // pre-broadcast (pack_act), so maddubs reads them from memory.
 // Q4: the 8 maddubs of a block add up in int16 (at most 16 * 15 * 127 =
 // 30480), then one madd, one convert and one FMA per block cover 8 rows:
 // about half the instructions per weight byte of the row-major kernel
-// (rowdot_avx2.cpp). Q8_0's signed levels use the sign trick. Twins:
-// ref::kRowDotX8*.
+// (rowdot_avx2.cpp). Twins: ref::kRowDotX8*.
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "simd_avx2.h"
@@ -26,13 +25,13 @@ namespace {
 using namespace layout;
 
 // Weights stream once per token: keep loads in flight ahead of the math,
-// every cache line of the unit 4 KiB ahead. One prefetch per unit (160 or
-// 272 bytes) skips lines and measured slower than none (-8 %, the hardware
+// every cache line of the unit 4 KiB ahead. One prefetch per unit (144 or
+// 160 bytes) skips lines and measured slower than none (-8 %, the hardware
 // prefetcher loses the stream); every line: +8-13 % over none (BM_Gen, 1
 // thread, weights from DRAM).
 constexpr int kPrefetchBytes = 4096;
 
-enum class Kind { q4_0, q4_1, q8_0 };
+enum class Kind { q4_0, q4_1 };
 
 // The activation row (layouts.h "RowDotX8"), byte for byte as the twin's
 // x8::pack_act_*: per block the levels' 4-value chunks broadcast to 8 lanes,
@@ -51,7 +50,6 @@ void pack_act(const float * x, void * vact, int64_t k) {
         d[b] = from_f16(to_f16(dq));
         if constexpr (kKind == Kind::q4_1) s[b] = from_f16(to_f16(dq * (float) sum));
         if constexpr (kKind == Kind::q4_0) s[b] = -8.0f * d[b] * (float) sum;
-        if constexpr (kKind == Kind::q8_0) s[b] = 0.0f;
     }
     const size_t used = (size_t) nb * (32 + 8);
     std::memset(out + used, 0, rowdot_x8_act_size(k) - used);
@@ -69,56 +67,47 @@ static inline __m256i chunk(const uint8_t * q, int t) {
     return _mm256_set1_epi32(v);
 }
 
-template <Kind kKind>
-__m256 dot_group_q4(const uint8_t * w, int64_t nb, const uint8_t * act) {
+// One unit (block b of the 8 rows) at w; kLast: its header follows the
+// levels (even units of Q4_0, x8.h), else it precedes them. The
+// level loads are aligned when the group is (always when a row has an even
+// number of blocks); unaligned loads keep odd ones correct.
+template <Kind kKind, bool kLast>
+static inline void unit_q4(const uint8_t * w, const uint8_t * q, float dy, float sy, __m256 * acc, __m256 * accs) {
     constexpr int kFields = kKind == Kind::q4_1 ? 2 : 1;
     constexpr int kUnit   = 16 * kFields + 128;
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    const __m256i ones = _mm256_set1_epi16(1);
-    const float * dy   = reinterpret_cast<const float *>(act + nb * 32);
-    const float * sy   = dy + nb;
-    __m256        acc = _mm256_setzero_ps(), accs = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b, w += kUnit, act += 32) {
-        prefetch_unit<kUnit>(w);
-        __m256i s16 = _mm256_setzero_si256();
-        for (int t = 0; t < 4; ++t) {
-            const __m256i v  = _mm256_loadu_si256((const __m256i *) (w + 16 * kFields + 32 * t));
-            const __m256i lo = _mm256_and_si256(v, low4);
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-            s16 = _mm256_add_epi16(s16, _mm256_add_epi16(
-                                            _mm256_maddubs_epi16(lo, chunk(act, t)), _mm256_maddubs_epi16(hi, chunk(act, t + 4))));
-        }
-        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) w));
-        const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(s16, ones));
-        acc            = _mm256_fmadd_ps(p, _mm256_mul_ps(d, _mm256_broadcast_ss(dy + b)), acc);
-        // Q4_1: m * s; Q4_0: d * (-8 dy sum(q)), the nibbles' offset
-        const __m256 o = kKind == Kind::q4_1 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (w + 16))) : d;
-        accs           = _mm256_fmadd_ps(o, _mm256_broadcast_ss(sy + b), accs);
+    const uint8_t * hdr  = w + (kLast ? 128 : 0);
+    const uint8_t * lv   = w + (kLast ? 0 : 16 * kFields);
+    const __m256i   low4 = _mm256_set1_epi8(0x0F);
+    prefetch_unit<kUnit>(w);
+    __m256i s16 = _mm256_setzero_si256();
+    for (int t = 0; t < 4; ++t) {
+        const __m256i v  = _mm256_loadu_si256((const __m256i *) (lv + 32 * t));
+        const __m256i lo = _mm256_and_si256(v, low4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+        s16 = _mm256_add_epi16(s16, _mm256_add_epi16(_mm256_maddubs_epi16(lo, chunk(q, t)), _mm256_maddubs_epi16(hi, chunk(q, t + 4))));
     }
-    return _mm256_add_ps(acc, accs);
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) hdr));
+    const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
+    *acc           = _mm256_fmadd_ps(p, _mm256_mul_ps(d, _mm256_set1_ps(dy)), *acc);
+    // Q4_1: m * s; Q4_0: d * (-8 dy sum(q)), the nibbles' offset
+    const __m256 o = kKind == Kind::q4_1 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (hdr + 16))) : d;
+    *accs          = _mm256_fmadd_ps(o, _mm256_set1_ps(sy), *accs);
 }
 
-__m256 dot_group_q8(const uint8_t * w, int64_t nb, const uint8_t * act) {
-    constexpr int kUnit = 16 + 256;
-    const __m256i ones  = _mm256_set1_epi16(1);
-    const float * dy    = reinterpret_cast<const float *>(act + nb * 32);
-    __m256        acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (int64_t b = 0; b < nb; ++b, w += kUnit, act += 32) {
-        prefetch_unit<kUnit>(w);
-        __m256i s[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-        for (int t = 0; t < 8; ++t) {
-            const __m256i v = _mm256_loadu_si256((const __m256i *) (w + 16 + 32 * t));
-            const __m256i y = chunk(act, t);
-            // |w| * (sign(w) y): pair sums at most 2 * 128 * 127, within int16
-            s[t % 2] = _mm256_add_epi32(
-                s[t % 2], _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(v), _mm256_sign_epi8(y, v)), ones));
-        }
-        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) w));
-        const __m256 p = _mm256_cvtepi32_ps(_mm256_add_epi32(s[0], s[1]));
-        // two FMA chains: one chain's latency per block would bound the loop
-        acc[b % 2] = _mm256_fmadd_ps(p, _mm256_mul_ps(d, _mm256_broadcast_ss(dy + b)), acc[b % 2]);
+template <Kind kKind>
+__m256 dot_group_q4(const uint8_t * w, int64_t nb, const uint8_t * act) {
+    constexpr bool kAlt  = kKind == Kind::q4_0;
+    constexpr int  kUnit = kKind == Kind::q4_1 ? 160 : 144;
+    const float *  dy    = reinterpret_cast<const float *>(act + nb * 32);
+    const float *  sy    = dy + nb;
+    __m256         acc = _mm256_setzero_ps(), accs = _mm256_setzero_ps();
+    int64_t        b   = 0;
+    for (; b + 2 <= nb; b += 2, w += 2 * kUnit) {
+        unit_q4<kKind, kAlt>(w, act + 32 * b, dy[b], sy[b], &acc, &accs);
+        unit_q4<kKind, false>(w + kUnit, act + 32 * (b + 1), dy[b + 1], sy[b + 1], &acc, &accs);
     }
-    return _mm256_add_ps(acc[0], acc[1]);
+    if (b < nb) unit_q4<kKind, kAlt>(w, act + 32 * b, dy[b], sy[b], &acc, &accs);
+    return _mm256_add_ps(acc, accs);
 }
 
 template <__m256 (*Group)(const uint8_t *, int64_t, const uint8_t *), size_t kUnitBytes>
@@ -132,14 +121,12 @@ void dot_groups(int64_t k, int64_t groups, const void * w, const void * act, flo
 
 const RowDotX8 kQ4_0 = {rowdot_x8_act_size, pack_act<Kind::q4_0>, dot_groups<dot_group_q4<Kind::q4_0>, 144>};
 const RowDotX8 kQ4_1 = {rowdot_x8_act_size, pack_act<Kind::q4_1>, dot_groups<dot_group_q4<Kind::q4_1>, 160>};
-const RowDotX8 kQ8_0 = {rowdot_x8_act_size, pack_act<Kind::q8_0>, dot_groups<dot_group_q8, 272>};
 
 } // namespace
 
 void fill_avx2_rowdot_x8(KernelSet & k) {
     k.rowdot_x8[LM_GGML_TYPE_Q4_0] = &kQ4_0;
     k.rowdot_x8[LM_GGML_TYPE_Q4_1] = &kQ4_1;
-    k.rowdot_x8[LM_GGML_TYPE_Q8_0] = &kQ8_0;
 }
 
 } // namespace lmggml::cpu::arch::x86
