@@ -224,7 +224,8 @@ lm_ggml_backend_buffer_type_t repack_buft() {
 
 // A context with every weight (random values, quantized), the activations,
 // and a graph of MUL_MAT nodes, computed on a persistent threadpool. With a
-// weight buffer type (repacked weights) the weights live in one buffer of it.
+// weight buffer type the weights live in one buffer of it, as a model's do
+// (CPU or CPU_REPACK: the same allocator, huge pages included).
 struct Graph {
     lm_ggml_context *        ctx  = nullptr;
     lm_ggml_context *        wctx = nullptr; // weights, when they go to wbuft
@@ -349,7 +350,8 @@ void BM_MulMat(benchmark::State & st, bool repacked) {
         st.SkipWithError("no CPU_REPACK buffer type on this CPU");
         return;
     }
-    Graph g((size_t) (K * M * 4 + K * N * 4 + M * N * 4) + (64u << 20), nth, repacked ? repack_buft() : nullptr);
+    Graph g((size_t) (K * M * 4 + K * N * 4 + M * N * 4) + (64u << 20), nth,
+            repacked ? repack_buft() : lm_ggml_backend_cpu_buffer_type());
     g.mul_mat(g.weights(type, K, M), g.input(K, N));
     if (finish(st, g, nth)) run(st, g);
 }
@@ -362,7 +364,7 @@ void BM_Gen(benchmark::State & st, lm_ggml_type lt, lm_ggml_type ht, bool repack
         st.SkipWithError("no CPU_REPACK buffer type on this CPU");
         return;
     }
-    Graph g(200u << 20, nth, repacked ? repack_buft() : nullptr);
+    Graph g(200u << 20, nth, repacked ? repack_buft() : lm_ggml_backend_cpu_buffer_type());
     lm_ggml_tensor * xe = g.input(kEmbd, 1);
     lm_ggml_tensor * xf = g.input(kFF, 1);
     for (int l = 0; l < kLayers; ++l) {

@@ -142,7 +142,7 @@ void add_model_options(ArgParser & p, ModelOptions & o) {
     p.option({"-d", "--device"}, &o.device, "NAME", "put the layers on this device (see `lmggml devices`)");
     p.option({"-ngl", "--n-gpu-layers"}, &o.n_gpu_layers, "N", "with --device: layers placed there (default: all)");
     p.flag({"--no-mmap"}, &o.no_mmap, "read the weights instead of mapping the file");
-    p.flag({"--no-repack"}, &o.no_repack, "keep the CPU weights in the file's layout (no CPU_REPACK copy)");
+    p.flag({"--no-repack"}, &o.no_repack, "keep the CPU's matrix weights mapped from the file, in its layout (no repacked copy)");
     p.flag({"-v", "--verbose"}, &o.verbose, "print the library's log messages");
 }
 

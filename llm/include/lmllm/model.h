@@ -43,9 +43,10 @@ struct HParams {
 
 struct ModelParams {
     bool use_mmap = true;
-    // Copy the CPU's matrix weights into its repacked layout (the CPU_REPACK
-    // buffer type) for faster matrix x vector products: the repacked
-    // weights are then held in memory instead of mapped from the file.
+    // Copy the CPU's matrix weights into memory laid out for its kernels:
+    // the repacked layout (CPU_REPACK buffer type) for the types the CPU
+    // repacks, CPU buffers (huge pages) for the rest. They are then held in
+    // memory instead of mapped from the file; false keeps them mapped.
     bool repack = true;
     // Devices to place layers on, by name (empty: CPU only). Layers go to the
     // first device that is not the CPU when present.
