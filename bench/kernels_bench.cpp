@@ -9,11 +9,13 @@
 //   BM_PeakFma        independent vfmadd zmm (else ymm) chains: GFLOP/s
 // Kernels (one MUL_MAT graph per case, a persistent threadpool):
 //   BM_MulMat/<type>/K/M/N       one product, weights hot in cache: GFLOP/s
-//                                (<type>_x8: weights in the CPU_REPACK buffer)
+//                                (<type>_x8: Q4_0/Q4_1 weights repacked in
+//                                the CPU_REPACK buffer)
 //   BM_Gen/<types>/layers        every matmul of a SmolLM2-135M token (30 layers
 //                                x q,k,v,o,gate,up,down + the output head),
 //                                N = 1: tokens/s and weight GB/s, to compare
-//                                with BM_StreamRead (_x8: repacked weights)
+//                                with BM_StreamRead (_x8: the Q4_1 layers
+//                                repacked, the Q8_0 head not)
 //   BM_Prompt/<types>/N          the layer matmuls for N prompt tokens: GFLOP/s
 //   BM_SoftMax/threads           a prompt's attention softmax (512 x 512 x 9,
 //                                causal F16 mask): GB/s beside BM_StreamRead
@@ -461,7 +463,7 @@ void register_all() {
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_F16}) {
         for (const Shape & s : shapes) {
             for (bool x8 : {false, true}) {
-                if (x8 && t == LM_GGML_TYPE_F16) continue; // not repacked
+                if (x8 && t != LM_GGML_TYPE_Q4_0 && t != LM_GGML_TYPE_Q4_1) continue; // the types with an x8 layout
                 const std::string name = std::string("BM_MulMat/") + lm_ggml_type_name(t) + (x8 ? "_x8" : "");
                 auto * b = benchmark::RegisterBenchmark(name.c_str(), BM_MulMat, x8);
                 for (int nth : {1, 2}) b->Args({(int64_t) t, s.k, s.m, s.n, nth});
@@ -485,7 +487,8 @@ void register_all() {
         const std::string sfx = x8 ? "_x8" : "";
         benchmark::RegisterBenchmark(("BM_Gen/q4_1+q8_0_head" + sfx).c_str(), BM_Gen, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, x8)
             ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
-        benchmark::RegisterBenchmark(("BM_Gen/q8_0" + sfx).c_str(), BM_Gen, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_0, x8)
+        if (x8) continue; // Q8_0 has no x8 layout
+        benchmark::RegisterBenchmark("BM_Gen/q8_0", BM_Gen, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_0, false)
             ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
     }
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0}) {

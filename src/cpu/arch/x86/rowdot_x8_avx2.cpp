@@ -1,8 +1,8 @@
 // AVX2 matrix x vector on weights repacked 8 rows at a time (RowDotX8,
 // layouts.h): Q4_0 and Q4_1. Lane r of every vector is row r of the
 // group, so a block's scales are one F16 load for all 8 rows and no
-// horizontal sums are needed. The activation's 4-value chunks come
-// pre-broadcast (pack_act), so maddubs reads them from memory.
+// horizontal sums are needed. Each 4-value chunk of the activation is
+// broadcast to all lanes by one vpbroadcastd.
 // Q4: the 8 maddubs of a block add up in int16 (at most 16 * 15 * 127 =
 // 30480), then one madd, one convert and one FMA per block cover 8 rows:
 // about half the instructions per weight byte of the row-major kernel
@@ -34,8 +34,7 @@ constexpr int kPrefetchBytes = 4096;
 enum class Kind { q4_0, q4_1 };
 
 // The activation row (layouts.h "RowDotX8"), byte for byte as the twin's
-// x8::pack_act_*: per block the levels' 4-value chunks broadcast to 8 lanes,
-// then d and s of every block.
+// x8::pack_act_*: the levels of every block, then d and s of every block.
 template <Kind kKind>
 void pack_act(const float * x, void * vact, int64_t k) {
     const int64_t nb  = k / kQK;
