@@ -87,6 +87,21 @@ TEST(ModelLoad, InconsistentHeads) {
     expect_error(load_spec(spec, "heads.gguf"), "not a multiple of head_count_kv");
 }
 
+// Checks of some weights per layer: inside the file mapping exactly when
+// mapped(layer, tensor); weight usage either way.
+template <class Mapped>
+void expect_mapped(const lmllm::Model::Impl & m, Mapped mapped) {
+    const uint8_t * lo = m.mapping->data();
+    const uint8_t * hi = lo + m.mapping->size();
+    for (const lmllm::LayerWeights & l : m.w.layers) {
+        for (const lm_ggml_tensor * t : {l.wq, l.wk, l.ffn_down, l.attn_norm}) {
+            const auto * p = static_cast<const uint8_t *>(t->data);
+            EXPECT_EQ(p >= lo && p + lm_ggml_nbytes(t) <= hi, mapped(l, t)) << t->name;
+            EXPECT_EQ(lm_ggml_backend_buffer_get_usage(t->buffer), LM_GGML_BACKEND_BUFFER_USAGE_WEIGHTS) << t->name;
+        }
+    }
+}
+
 // repack off: every CPU weight aliases the mapping.
 TEST(ModelLoad, ZeroCopyWeightsOnCpu) {
     lmllm::ModelParams mp;
@@ -95,15 +110,7 @@ TEST(ModelLoad, ZeroCopyWeightsOnCpu) {
     ASSERT_TRUE(r.ok()) << r.status().message();
     const lmllm::Model::Impl & m = r.value()->impl();
     ASSERT_NE(m.mapping, nullptr);
-    const uint8_t * lo = m.mapping->data();
-    const uint8_t * hi = lo + m.mapping->size();
-    for (const lmllm::LayerWeights & l : m.w.layers) {
-        for (const lm_ggml_tensor * t : {l.wq, l.wk, l.ffn_down, l.attn_norm}) {
-            const auto * p = static_cast<const uint8_t *>(t->data);
-            EXPECT_TRUE(p >= lo && p + lm_ggml_nbytes(t) <= hi) << t->name << " is not inside the mapping";
-            EXPECT_EQ(lm_ggml_backend_buffer_get_usage(t->buffer), LM_GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
-        }
-    }
+    expect_mapped(m, [](const lmllm::LayerWeights &, const lm_ggml_tensor *) { return true; });
     EXPECT_EQ(m.w.output, m.w.tok_embd) << "tied output shares the embedding bytes";
     EXPECT_EQ(r.value()->description().rfind("llama ", 0), 0u) << r.value()->description();
 }
@@ -115,15 +122,7 @@ TEST(ModelLoad, RepackCopiesMatricesOnly) {
     ASSERT_TRUE(r.ok()) << r.status().message();
     const lmllm::Model::Impl & m = r.value()->impl();
     ASSERT_NE(m.mapping, nullptr);
-    const uint8_t * lo = m.mapping->data();
-    const uint8_t * hi = lo + m.mapping->size();
-    for (const lmllm::LayerWeights & l : m.w.layers) {
-        for (const lm_ggml_tensor * t : {l.wq, l.wk, l.ffn_down, l.attn_norm}) {
-            const auto * p = static_cast<const uint8_t *>(t->data);
-            EXPECT_EQ(p >= lo && p + lm_ggml_nbytes(t) <= hi, t == l.attn_norm) << t->name;
-            EXPECT_EQ(lm_ggml_backend_buffer_get_usage(t->buffer), LM_GGML_BACKEND_BUFFER_USAGE_WEIGHTS) << t->name;
-        }
-    }
+    expect_mapped(m, [](const lmllm::LayerWeights & l, const lm_ggml_tensor * t) { return t == l.attn_norm; });
 }
 
 // Same logits with the file read into an allocated buffer.

@@ -64,13 +64,27 @@ void for_units(const lm_ggml_tensor * t, const x8::Format & f, size_t off, size_
     }
 }
 
+// Where an access at byte offset of tensor (maybe a view) lands: its root
+// tensor, the offset there, and whether the root is stored repacked.
+struct Target {
+    const lm_ggml_tensor * t;
+    size_t                 off;
+    x8::Format             f;
+    bool                   repacked;
+};
+
+Target target_of(const lm_ggml_tensor * tensor, size_t offset) {
+    Target r{root_of(tensor), 0, {}, false};
+    r.off      = (size_t) ((const char *) tensor->data - (const char *) r.t->data) + offset;
+    r.repacked = repackable(r.t, &r.f);
+    return r;
+}
+
 void repack_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * tensor, const void * data, size_t offset,
                        size_t size) {
     (void) buffer;
-    const lm_ggml_tensor * t = root_of(tensor);
-    const size_t           off = (size_t) ((const char *) tensor->data - (const char *) t->data) + offset;
-    x8::Format             f;
-    if (!repackable(t, &f)) {
+    const auto [t, off, f, repacked] = target_of(tensor, offset);
+    if (!repacked) {
         std::memcpy((char *) tensor->data + offset, data, size);
         return;
     }
@@ -90,10 +104,8 @@ void repack_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * tensor,
 void repack_get_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * tensor, void * data, size_t offset,
                        size_t size) {
     (void) buffer;
-    const lm_ggml_tensor * t = root_of(tensor);
-    const size_t           off = (size_t) ((const char *) tensor->data - (const char *) t->data) + offset;
-    x8::Format             f;
-    if (!repackable(t, &f)) {
+    const auto [t, off, f, repacked] = target_of(tensor, offset);
+    if (!repacked) {
         std::memcpy(data, (const char *) tensor->data + offset, size);
         return;
     }
@@ -113,10 +125,8 @@ void repack_get_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * t
 void repack_memset_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * tensor, uint8_t value, size_t offset,
                           size_t size) {
     (void) buffer;
-    const lm_ggml_tensor * t = root_of(tensor);
-    const size_t           off = (size_t) ((const char *) tensor->data - (const char *) t->data) + offset;
-    x8::Format             f;
-    if (!repackable(t, &f)) {
+    const auto [t, off, f, repacked] = target_of(tensor, offset);
+    if (!repacked) {
         std::memset((char *) tensor->data + offset, value, size);
         return;
     }
