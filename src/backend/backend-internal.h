@@ -35,18 +35,18 @@ inline bool same_layout(const lm_ggml_tensor * a, const lm_ggml_tensor * b) {
 // be accessed. Logs one line naming `fn` and returns false otherwise.
 bool check_tensor_range(const char * fn, const lm_ggml_tensor * tensor, size_t offset, size_t size);
 
-// Shared by the registry and the loader: add a reg (and its devices) to the
-// registry, remembering the dlopen handle that must be closed on unload
-// (NULL for built-in backends). Returns false (and logs) on failure; the
-// handle is not closed here.
-bool registry_add(lm_ggml_backend_reg_t reg, void * dl_handle);
+// For the loader: add a reg (and its devices) to the registry, remembering
+// the dlopen handle that must be closed on unload, or find it already there
+// (in one step under the registry lock, so that threads racing to load the
+// same library agree; checking, then adding, let two of them both try to
+// add it, and the second failed). failed: logged; the handle is not closed
+// here.
+enum class LoadAdd { added, already_registered, failed };
+LoadAdd registry_add_loaded(lm_ggml_backend_reg_t reg, void * dl_handle);
 
 // Removes a reg and its devices. Returns the dlopen handle it was loaded
 // from (NULL for built-ins), or sets *found = false when reg is unknown.
 void * registry_remove(lm_ggml_backend_reg_t reg, bool * found);
-
-// True when reg is currently registered.
-bool registry_contains(lm_ggml_backend_reg_t reg);
 
 } // namespace lmggml::backend
 

@@ -121,15 +121,17 @@ lm_ggml_backend_reg_t lm_ggml_backend_load(const char * path) {
         dlclose(handle);
         return nullptr;
     }
-    if (lmggml::backend::registry_contains(reg)) {
-        // the same library again: dlopen only bumped its reference count
-        LM_GGML_LOG_INFO("%s: %s: backend %s is already loaded\n", __func__, path, lm_ggml_backend_reg_name(reg));
-        dlclose(handle);
-        return reg;
-    }
-    if (!lmggml::backend::registry_add(reg, handle)) {
-        dlclose(handle);
-        return nullptr;
+    switch (lmggml::backend::registry_add_loaded(reg, handle)) {
+        case lmggml::backend::LoadAdd::already_registered:
+            // the same library again: dlopen only bumped its reference count
+            LM_GGML_LOG_INFO("%s: %s: backend %s is already loaded\n", __func__, path, lm_ggml_backend_reg_name(reg));
+            dlclose(handle);
+            return reg;
+        case lmggml::backend::LoadAdd::failed:
+            dlclose(handle);
+            return nullptr;
+        case lmggml::backend::LoadAdd::added:
+            break;
     }
     LM_GGML_LOG_INFO("%s: loaded backend %s from %s\n", __func__, lm_ggml_backend_reg_name(reg), path);
     return reg;

@@ -98,12 +98,6 @@ bool name_equals_ci(const char * a, const char * b) {
 
 // ---------------------------------------------------------------- internal API
 
-bool lmggml::backend::registry_add(lm_ggml_backend_reg_t reg, void * dl_handle) {
-    registry & r = get_registry();
-    std::lock_guard lock(r.mutex);
-    return add_locked(r, reg, dl_handle, "lm_ggml_backend_load");
-}
-
 void * lmggml::backend::registry_remove(lm_ggml_backend_reg_t reg, bool * found) {
     registry & r = get_registry();
     std::lock_guard lock(r.mutex);
@@ -121,10 +115,13 @@ void * lmggml::backend::registry_remove(lm_ggml_backend_reg_t reg, bool * found)
     return handle;
 }
 
-bool lmggml::backend::registry_contains(lm_ggml_backend_reg_t reg) {
+lmggml::backend::LoadAdd lmggml::backend::registry_add_loaded(lm_ggml_backend_reg_t reg, void * dl_handle) {
     registry & r = get_registry();
     std::lock_guard lock(r.mutex);
-    return std::any_of(r.entries.begin(), r.entries.end(), [reg](const reg_entry & e) { return e.reg == reg; });
+    if (std::any_of(r.entries.begin(), r.entries.end(), [reg](const reg_entry & e) { return e.reg == reg; })) {
+        return LoadAdd::already_registered;
+    }
+    return add_locked(r, reg, dl_handle, "lm_ggml_backend_load") ? LoadAdd::added : LoadAdd::failed;
 }
 
 // ---------------------------------------------------------------- public API
