@@ -5,6 +5,7 @@
 // and an upload.
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "ggml-alloc.h"
@@ -172,11 +173,13 @@ Status place_weights(const GgufFile & file, Model::Impl & m, const std::vector<T
     std::vector<const TensorSource *> cpu, dev, cpu_repacked, cpu_copied;
     uint64_t total = 0;
     lm_ggml_backend_buffer_type_t repack_buft = repack ? cpu_repack_buft(m.cpu_dev) : nullptr;
-    lm_ggml_backend_buffer_t probe = repack_buft ? lm_ggml_backend_buft_alloc_buffer(repack_buft, 0) : nullptr;
+    // freed however this function ends (the vectors below may throw)
+    const std::unique_ptr<lm_ggml_backend_buffer, void (*)(lm_ggml_backend_buffer_t)> probe(
+        repack_buft ? lm_ggml_backend_buft_alloc_buffer(repack_buft, 0) : nullptr, lm_ggml_backend_buffer_free);
     for (const TensorSource & s : sources) {
         if (s.where != Placement::CPU) {
             dev.push_back(&s);
-        } else if (probe != nullptr && cpu_reads_from(m.cpu_dev, probe, s.tensor)) {
+        } else if (probe != nullptr && cpu_reads_from(m.cpu_dev, probe.get(), s.tensor)) {
             cpu_repacked.push_back(&s);
         } else if (repack && use_mmap && s.tensor->ne[1] > 1) {
             cpu_copied.push_back(&s);
@@ -184,9 +187,6 @@ Status place_weights(const GgufFile & file, Model::Impl & m, const std::vector<T
             cpu.push_back(&s);
         }
         total += lm_ggml_nbytes(s.tensor);
-    }
-    if (probe != nullptr) {
-        lm_ggml_backend_buffer_free(probe);
     }
 
     std::unique_ptr<FileReader> reader;
