@@ -83,8 +83,12 @@ Target target_of(const lm_ggml_tensor * tensor, size_t offset) {
 void repack_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * tensor, const void * data, size_t offset,
                        size_t size) {
     (void) buffer;
-    const auto [t, off, f, repacked] = target_of(tensor, offset);
-    if (!repacked) {
+    // named members, not a structured binding: lambdas below capture them
+    const Target          tg = target_of(tensor, offset);
+    const lm_ggml_tensor * t = tg.t;
+    const x8::Format &     f = tg.f;
+    const size_t           off = tg.off;
+    if (!tg.repacked) {
         std::memcpy((char *) tensor->data + offset, data, size);
         return;
     }
@@ -104,8 +108,12 @@ void repack_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * tensor,
 void repack_get_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * tensor, void * data, size_t offset,
                        size_t size) {
     (void) buffer;
-    const auto [t, off, f, repacked] = target_of(tensor, offset);
-    if (!repacked) {
+    // named members, not a structured binding: lambdas below capture them
+    const Target          tg = target_of(tensor, offset);
+    const lm_ggml_tensor * t = tg.t;
+    const x8::Format &     f = tg.f;
+    const size_t           off = tg.off;
+    if (!tg.repacked) {
         std::memcpy(data, (const char *) tensor->data + offset, size);
         return;
     }
@@ -125,8 +133,12 @@ void repack_get_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * t
 void repack_memset_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * tensor, uint8_t value, size_t offset,
                           size_t size) {
     (void) buffer;
-    const auto [t, off, f, repacked] = target_of(tensor, offset);
-    if (!repacked) {
+    // named members, not a structured binding: lambdas below capture them
+    const Target          tg = target_of(tensor, offset);
+    const lm_ggml_tensor * t = tg.t;
+    const x8::Format &     f = tg.f;
+    const size_t           off = tg.off;
+    if (!tg.repacked) {
         std::memset((char *) tensor->data + offset, value, size);
         return;
     }
