@@ -83,24 +83,20 @@ Target target_of(const lm_ggml_tensor * tensor, size_t offset) {
 void repack_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * tensor, const void * data, size_t offset,
                        size_t size) {
     (void) buffer;
-    // named members, not a structured binding: lambdas below capture them
-    const Target          tg = target_of(tensor, offset);
-    const lm_ggml_tensor * t = tg.t;
-    const x8::Format &     f = tg.f;
-    const size_t           off = tg.off;
+    const Target tg = target_of(tensor, offset);
     if (!tg.repacked) {
         std::memcpy((char *) tensor->data + offset, data, size);
         return;
     }
     const auto * src = static_cast<const uint8_t *>(data);
     for_units(
-        t, f, off, size,
+        tg.t, tg.f, tg.off, size,
         [&](uint8_t * blocks, size_t pos, size_t n) {
             std::memcpy(blocks, src + pos, n);
             return true;
         },
         [&](uint8_t * unit, int64_t b, size_t pos) {
-            x8::pack_unit(f, b, src + pos, t->nb[1], unit);
+            x8::pack_unit(tg.f, b, src + pos, tg.t->nb[1], unit);
             return true;
         });
 }
@@ -108,24 +104,20 @@ void repack_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * tensor,
 void repack_get_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * tensor, void * data, size_t offset,
                        size_t size) {
     (void) buffer;
-    // named members, not a structured binding: lambdas below capture them
-    const Target          tg = target_of(tensor, offset);
-    const lm_ggml_tensor * t = tg.t;
-    const x8::Format &     f = tg.f;
-    const size_t           off = tg.off;
+    const Target tg = target_of(tensor, offset);
     if (!tg.repacked) {
         std::memcpy(data, (const char *) tensor->data + offset, size);
         return;
     }
     auto * dst = static_cast<uint8_t *>(data);
     for_units(
-        t, f, off, size,
+        tg.t, tg.f, tg.off, size,
         [&](uint8_t * blocks, size_t pos, size_t n) {
             std::memcpy(dst + pos, blocks, n);
             return false;
         },
         [&](uint8_t * unit, int64_t b, size_t pos) {
-            x8::unpack_unit(f, b, unit, dst + pos, t->nb[1]);
+            x8::unpack_unit(tg.f, b, unit, dst + pos, tg.t->nb[1]);
             return true;
         });
 }
@@ -133,23 +125,19 @@ void repack_get_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * t
 void repack_memset_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * tensor, uint8_t value, size_t offset,
                           size_t size) {
     (void) buffer;
-    // named members, not a structured binding: lambdas below capture them
-    const Target          tg = target_of(tensor, offset);
-    const lm_ggml_tensor * t = tg.t;
-    const x8::Format &     f = tg.f;
-    const size_t           off = tg.off;
+    const Target tg = target_of(tensor, offset);
     if (!tg.repacked) {
         std::memset((char *) tensor->data + offset, value, size);
         return;
     }
     for_units(
-        t, f, off, size,
+        tg.t, tg.f, tg.off, size,
         [&](uint8_t * blocks, size_t, size_t n) {
             std::memset(blocks, value, n);
             return true;
         },
         [&](uint8_t * unit, int64_t, size_t) { // a uniform unit reads the same in both layouts
-            std::memset(unit, value, kX8Rows * f.block_bytes);
+            std::memset(unit, value, kX8Rows * tg.f.block_bytes);
             return true;
         });
 }
