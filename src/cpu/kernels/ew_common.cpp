@@ -110,7 +110,50 @@ void copy_run(lm_ggml_type st, const char * src, size_t s_stride,
     }
 }
 
-void copy_flat_range(const lm_ggml_tensor * src, lm_ggml_tensor * dst, int64_t f0, int64_t f1) {
+namespace {
+
+// The same elements in the same flat order as fewer, longer rows: dims of
+// size 1 are dropped and a dim that continues the one below it without a gap
+// is merged into it. A transposed column (ne 1 x n) becomes one strided run
+// instead of n one-element rows. Only for types with one element per unit.
+lm_ggml_tensor squeezed(const lm_ggml_tensor * t) {
+    lm_ggml_tensor s = *t;
+    int            n = 0;
+    for (int i = 0; i < LM_GGML_MAX_DIMS; ++i) {
+        if (t->ne[i] == 1) {
+            continue;
+        }
+        if (n > 0 && t->nb[i] == s.nb[n - 1] * (size_t) s.ne[n - 1]) {
+            s.ne[n - 1] *= t->ne[i];
+            continue;
+        }
+        s.ne[n] = t->ne[i];
+        s.nb[n] = t->nb[i];
+        ++n;
+    }
+    if (n == 0) {
+        s.ne[0] = 1;
+        s.nb[0] = lm_ggml_type_size(t->type);
+        n       = 1;
+    }
+    for (int i = n; i < LM_GGML_MAX_DIMS; ++i) {
+        s.ne[i] = 1;
+        s.nb[i] = s.nb[i - 1] * (size_t) s.ne[i - 1];
+    }
+    return s;
+}
+
+} // namespace
+
+void copy_flat_range(const lm_ggml_tensor * src_in, lm_ggml_tensor * dst_in, int64_t f0, int64_t f1) {
+    const bool     scalar_units = lm_ggml_blck_size(src_in->type) == 1 && lm_ggml_blck_size(dst_in->type) == 1;
+    lm_ggml_tensor src_s{}, dst_s{};
+    if (scalar_units) {
+        src_s = squeezed(src_in);
+        dst_s = squeezed(dst_in);
+    }
+    const lm_ggml_tensor * src = scalar_units ? &src_s : src_in;
+    lm_ggml_tensor *       dst = scalar_units ? &dst_s : dst_in;
     const int64_t us = units_per_row(src); // units per src row
     const int64_t ud = units_per_row(dst); // units per dst row
     if (us == 0 || ud == 0) {
