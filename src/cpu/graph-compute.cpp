@@ -8,6 +8,7 @@
 // records is read by everyone after that node's barrier, so all threads stop
 // at the same node.
 
+#include "cpu/chunks.h"
 #include "cpu/cpu-internal.h"
 #include "cpu/repack/repack.h"
 #include "cpu/threadpool.h"
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 
 namespace {
@@ -60,6 +62,7 @@ struct compute_state {
     const lm_ggml_cgraph * cgraph;
     uint8_t *              wdata;
     size_t                 wsize;
+    lm_cpu_chunk_slot *    chunks; // one per thread (kernel.h: lm_cpu_chunks_*)
     lm_ggml_abort_callback abort_callback;
     void *                 abort_callback_data;
     // Index of the node after which to stop (INT_MAX: none). An index, not
@@ -70,8 +73,8 @@ struct compute_state {
 
 void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
     compute_state * st = static_cast<compute_state *>(ctx);
-    const lm_cpu_params params = { ith, nth, st->wsize, st->wdata, barrier };
-    const lm_cpu_params solo   = { 0, 1, st->wsize, st->wdata, barrier };
+    lm_cpu_params       params = { ith, nth, st->wsize, st->wdata, barrier, st->chunks, 0 };
+    const lm_cpu_params solo   = { 0, 1, st->wsize, st->wdata, barrier, nullptr, 0 };
 
     for (int i = 0; i < st->cgraph->n_nodes; i++) {
         lm_ggml_tensor * node = st->cgraph->nodes[i];
@@ -79,6 +82,7 @@ void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
             continue;
         }
         const lm_cpu_op_desc * desc = lm_cpu_find_op(node); // validated before the walk
+        params.node_seq = (uint32_t) i + 1;
         if (desc->single_thread) {
             if (ith == 0) {
                 desc->forward(&solo, node);
@@ -296,7 +300,9 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
             return LM_GGML_STATUS_FAILED;
         }
 
+        std::unique_ptr<lm_cpu_chunk_slot[]> chunks(new lm_cpu_chunk_slot[(size_t) cplan->n_threads]);
         compute_state st;
+        st.chunks = chunks.get();
         st.cgraph = cgraph;
         st.wdata  = nullptr;
         st.wsize  = 0;

@@ -193,14 +193,14 @@ inline const lm_cpu_op_desc & unary_desc(lm_ggml_unary_op op) { return table().u
 inline void run(lm_cpu_forward_fn fn, lm_ggml_tensor * dst, int nth) {
     ASSERT_NE(fn, nullptr);
     if (nth == 1) {
-        lm_cpu_params p{0, 1, 0, nullptr, nullptr};
+        lm_cpu_params p{0, 1, 0, nullptr, nullptr, nullptr, 0};
         fn(&p, dst);
         return;
     }
     std::vector<std::thread> threads;
     for (int ith = 0; ith < nth; ++ith) {
         threads.emplace_back([=] {
-            lm_cpu_params p{ith, nth, 0, nullptr, nullptr};
+            lm_cpu_params p{ith, nth, 0, nullptr, nullptr, nullptr, 0};
             fn(&p, dst);
         });
     }

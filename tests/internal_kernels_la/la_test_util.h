@@ -6,6 +6,7 @@
 
 #include "cpu/kernels/kernel.h"
 #include "cpu/threadpool.h" // lm_cpu_barrier
+#include "cpu/chunks.h"     // lm_cpu_chunk_slot
 #include "lmtest_rng.h"
 
 #include <gtest/gtest.h>
@@ -207,14 +208,15 @@ inline void run(lm_ggml_tensor * dst, int nth, const Kernel & kernel = {}) {
 
     lm_cpu_barrier barrier;
     barrier.n = nth;
+    std::vector<lm_cpu_chunk_slot> slots((size_t) nth); // chunked kernels share out work as in a graph
     std::vector<std::thread> threads;
     for (int ith = 1; ith < nth; ++ith) {
         threads.emplace_back([&, ith] {
-            const lm_cpu_params p = {ith, nth, ws, w, &barrier};
+            const lm_cpu_params p = {ith, nth, ws, w, &barrier, slots.data(), 1};
             d.forward(&p, dst);
         });
     }
-    const lm_cpu_params p0 = {0, nth, ws, w, &barrier};
+    const lm_cpu_params p0 = {0, nth, ws, w, &barrier, slots.data(), 1};
     d.forward(&p0, dst);
     for (auto & t : threads) {
         t.join();

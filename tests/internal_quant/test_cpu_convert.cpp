@@ -37,7 +37,7 @@ void run(lm_ggml_tensor * node, int nth) {
     ASSERT_NE(d.forward, nullptr);
     ASSERT_TRUE(d.supports == nullptr || d.supports(node)) << lm_ggml_op_name(node->op);
     for (int ith = 0; ith < nth; ++ith) {
-        lm_cpu_params p{ith, nth, 0, nullptr, nullptr};
+        lm_cpu_params p{ith, nth, 0, nullptr, nullptr, nullptr, 0};
         d.forward(&p, node);
     }
 }

@@ -86,7 +86,7 @@ struct VisibilityJob {
 
     static void run(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
         VisibilityJob * job = static_cast<VisibilityJob *>(ctx);
-        lm_cpu_params params = { ith, nth, 0, nullptr, barrier };
+        lm_cpu_params params = { ith, nth, 0, nullptr, barrier, nullptr, 0 };
         for (int r = 0; r < job->rounds; r++) {
             int64_t * mine = job->data.data() + (size_t)ith * kPerThread;
             for (int k = 0; k < kPerThread; k++) {
@@ -120,7 +120,7 @@ TEST(ThreadpoolBarrier, PlainWritesVisibleAfterBarrier) {
 TEST(ThreadpoolBarrier, SingleThreadParamsDoNotWait) {
     lm_cpu_barrier barrier;
     barrier.n = 4; // would block forever if waited on by one thread
-    lm_cpu_params params = { 0, 1, 0, nullptr, &barrier };
+    lm_cpu_params params = { 0, 1, 0, nullptr, &barrier, nullptr, 0 };
     lm_cpu_barrier_wait(&params); // returns: nth == 1
     SUCCEED();
 }

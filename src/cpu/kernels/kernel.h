@@ -6,7 +6,10 @@
 #include "ggml.h"
 #include "../../core/ggml-impl.h"
 
-struct lm_cpu_barrier; // owned by the threadpool
+#include <stdint.h>
+
+struct lm_cpu_barrier;     // owned by the threadpool
+struct lm_cpu_chunk_slot;  // one per thread of a graph compute (graph walk)
 
 struct lm_cpu_params {
     int    ith;     // this thread, 0 <= ith < nth
@@ -14,11 +17,30 @@ struct lm_cpu_params {
     size_t wsize;   // bytes of shared scratch, as asked for by work_size()
     void * wdata;   // shared scratch (64-byte aligned), the same pointer for every thread
     struct lm_cpu_barrier * barrier;
+    struct lm_cpu_chunk_slot * chunks; // nth slots for lm_cpu_chunks_*; NULL: static shares
+    uint32_t node_seq;                 // distinct for every node of one graph compute, > 0
 };
 
 // Waits until all nth threads of this node reach it (e.g. after a kernel
 // converted src1 into wdata). Implemented by the runtime.
 void lm_cpu_barrier_wait(const struct lm_cpu_params * params);
+
+// Chunks 0..n-1 of a node, each handed to exactly one thread: a thread takes
+// its own contiguous share front to back, then steals from the back of the
+// other threads' shares, so a thread that starts late or runs slow (another
+// tenant on its core) is helped while each share is still read in order.
+// A take is at most max_take chunks and at most half of what is left in the
+// share, so the two ends meet in single chunks and nobody waits long for the
+// last one. At most one chunked loop per node (node_seq tells them apart).
+struct lm_cpu_chunk_iter {
+    int64_t next, end; // static mode: what is left of the own share
+    int64_t max_take;
+    int     victim;    // threads stolen from so far
+    int     dynamic;   // 0: static shares (no slots, one thread, or too many chunks)
+};
+void lm_cpu_chunks_begin(const struct lm_cpu_params * params, int64_t n, int64_t max_take, struct lm_cpu_chunk_iter * it);
+// Next run of chunks [*begin, *end); false when every chunk is taken.
+int  lm_cpu_chunks_next(const struct lm_cpu_params * params, struct lm_cpu_chunk_iter * it, int64_t * begin, int64_t * end);
 
 // Every thread calls forward(params, dst) for the same node; each does its share.
 typedef void (*lm_cpu_forward_fn)(const struct lm_cpu_params * params, struct lm_ggml_tensor * dst);

@@ -8,9 +8,11 @@
 //   gemm    work items are (dst plane, panel of weight rows, column split),
 //           handed out in contiguous runs so a thread reuses a packed panel
 //           across the column splits of one panel.
-//   rowdot  each thread takes a contiguous, equal share of the weight rows
-//           and dots it with every column, 64 rows at a time.
-//   x8      the same with shares of whole 8-row groups.
+//   rowdot  chunks of 16 weight rows (per dst plane); a thread starts on its
+//           own contiguous share of them, then steals from the others'
+//           (lm_cpu_chunks_*); each run it takes (up to 64 rows) is dotted
+//           with every column before the next.
+//   x8      the same with chunks of one 8-row group, runs of up to 8.
 //   gemm on repacked weights: a panel's rows are unpacked into the thread's
 //           scratch (after its panel) before the usual panel packing.
 // Every dst element is computed by one thread in one piece, so results do
@@ -109,46 +111,54 @@ void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::Ge
 
 void run_rowdot(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::RowDot & rd, const char * act,
                 size_t row) {
-    constexpr int64_t      kRows = 64; // weight rows dotted with all columns before moving on
+    constexpr int64_t      kRows = 16; // weight rows per chunk
+    constexpr int64_t      kTake = 4;  // chunks dotted with all columns before moving on
     const lm_ggml_tensor * a     = dst->src[0];
     const lm_ggml_tensor * b     = dst->src[1];
     const int64_t          k     = a->ne[0];
     const int64_t          r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-    const Range            rows  = split(a->ne[1], params->ith, params->nth);
-    for (int64_t i3 = 0; i3 < b->ne[3]; ++i3) {
-        for (int64_t i2 = 0; i2 < b->ne[2]; ++i2) {
-            const char * w = row_of(a, 0, i2 / r2, i3 / r3);
-            for (int64_t t0 = rows.begin; t0 < rows.end; t0 += kRows) {
-                const int64_t m = std::min(kRows, rows.end - t0);
-                for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
-                    const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
-                    float *      d = (float *) row_of(dst, i1, i2, i3) + t0;
-                    rd.dot_rows(k, m, w + t0 * a->nb[1], a->nb[1], x, d);
-                }
+    const int64_t          per_plane = (a->ne[1] + kRows - 1) / kRows;
+    lm_cpu_chunk_iter      it;
+    lm_cpu_chunks_begin(params, per_plane * b->ne[2] * b->ne[3], kTake, &it);
+    for (int64_t c0, c1; lm_cpu_chunks_next(params, &it, &c0, &c1);) {
+        while (c0 < c1) { // a run may cross into the next plane
+            const int64_t plane = c0 / per_plane, i2 = plane % b->ne[2], i3 = plane / b->ne[2];
+            const int64_t last  = std::min(c1, (plane + 1) * per_plane);
+            const int64_t t0    = (c0 % per_plane) * kRows;
+            const int64_t m     = std::min((last - c0) * kRows, a->ne[1] - t0);
+            const char *  w     = row_of(a, t0, i2 / r2, i3 / r3);
+            for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
+                const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
+                float *      d = (float *) row_of(dst, i1, i2, i3) + t0;
+                rd.dot_rows(k, m, w, a->nb[1], x, d);
             }
+            c0 = last;
         }
     }
 }
 
 void run_x8(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::RowDotX8 & rx, const char * act, size_t row) {
-    constexpr int64_t      kGroups = 8; // groups dotted with all columns before moving on
-    const lm_ggml_tensor * a       = dst->src[0];
-    const lm_ggml_tensor * b       = dst->src[1];
-    const int64_t          k       = a->ne[0];
+    constexpr int64_t      kTake = 8; // 8-row groups dotted with all columns before moving on
+    const lm_ggml_tensor * a     = dst->src[0];
+    const lm_ggml_tensor * b     = dst->src[1];
+    const int64_t          k     = a->ne[0];
     const int64_t          r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-    const size_t           group   = arch::layout::kX8Rows * a->nb[1];
-    const Range            groups  = split(a->ne[1] / arch::layout::kX8Rows, params->ith, params->nth);
-    for (int64_t i3 = 0; i3 < b->ne[3]; ++i3) {
-        for (int64_t i2 = 0; i2 < b->ne[2]; ++i2) {
-            const char * w = row_of(a, 0, i2 / r2, i3 / r3);
-            for (int64_t g0 = groups.begin; g0 < groups.end; g0 += kGroups) {
-                const int64_t n = std::min(kGroups, groups.end - g0);
-                for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
-                    const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
-                    float *      d = (float *) row_of(dst, i1, i2, i3) + g0 * arch::layout::kX8Rows;
-                    rx.dot_groups(k, n, w + g0 * group, x, d);
-                }
+    const size_t           group = arch::layout::kX8Rows * a->nb[1];
+    const int64_t          per_plane = a->ne[1] / arch::layout::kX8Rows; // groups: one chunk each
+    lm_cpu_chunk_iter      it;
+    lm_cpu_chunks_begin(params, per_plane * b->ne[2] * b->ne[3], kTake, &it);
+    for (int64_t c0, c1; lm_cpu_chunks_next(params, &it, &c0, &c1);) {
+        while (c0 < c1) { // a run may cross into the next plane
+            const int64_t plane = c0 / per_plane, i2 = plane % b->ne[2], i3 = plane / b->ne[2];
+            const int64_t last  = std::min(c1, (plane + 1) * per_plane);
+            const int64_t g0    = c0 % per_plane;
+            const char *  w     = row_of(a, 0, i2 / r2, i3 / r3) + g0 * group;
+            for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
+                const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
+                float *      d = (float *) row_of(dst, i1, i2, i3) + g0 * arch::layout::kX8Rows;
+                rx.dot_groups(k, last - c0, w, x, d);
             }
+            c0 = last;
         }
     }
 }
