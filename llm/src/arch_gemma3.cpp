@@ -94,9 +94,9 @@ lm_ggml_tensor * gemma3_graph(GraphBuilder & b) {
         const float fscale = swa ? 1.0f : hp.rope_freq_scale;
 
         lm_ggml_tensor * cur = b.norm(x, l.attn_norm, int(il));
-        lm_ggml_tensor * q = lm_ggml_reshape_3d(ctx, b.linear(cur, l.wq, nullptr), hd, hp.n_head, T);    // (hd, n_head, T)
-        lm_ggml_tensor * k = lm_ggml_reshape_3d(ctx, b.linear(cur, l.wk, nullptr), hd, hp.n_head_kv, T); // (hd, n_head_kv, T)
-        lm_ggml_tensor * v = b.linear(cur, l.wv, nullptr);                                            // (n_embd_v_gqa, T)
+        const auto [q_proj, k_proj, v] = b.qkv(cur, l, false);                // v: (n_embd_v_gqa, T)
+        lm_ggml_tensor * q = lm_ggml_reshape_3d(ctx, q_proj, hd, hp.n_head, T);    // (hd, n_head, T)
+        lm_ggml_tensor * k = lm_ggml_reshape_3d(ctx, k_proj, hd, hp.n_head_kv, T); // (hd, n_head_kv, T)
         q = b.rope(b.norm(q, l.attn_q_norm, -1), base, fscale, nullptr);
         k = b.rope(b.norm(k, l.attn_k_norm, -1), base, fscale, nullptr);
         q = lm_ggml_scale(ctx, q, q_scale);

@@ -56,9 +56,9 @@ lm_ggml_tensor * build_llama_graph(GraphBuilder & b) {
         lm_ggml_tensor * residual = x;
 
         lm_ggml_tensor * cur = b.norm(x, l.attn_norm, int(il));                                         // (n_embd, T)
-        lm_ggml_tensor * q = lm_ggml_reshape_3d(b.ctx, b.linear(cur, l.wq, l.bq), hd, hp.n_head, T);       // (hd, n_head, T)
-        lm_ggml_tensor * k = lm_ggml_reshape_3d(b.ctx, b.linear(cur, l.wk, l.bk), hd, hp.n_head_kv, T);    // (hd, n_head_kv, T)
-        lm_ggml_tensor * v = b.linear(cur, l.wv, l.bv);                                                 // (n_embd_v_gqa, T)
+        const auto [q_proj, k_proj, v] = b.qkv(cur, l, true);                   // v: (n_embd_v_gqa, T)
+        lm_ggml_tensor * q = lm_ggml_reshape_3d(b.ctx, q_proj, hd, hp.n_head, T);    // (hd, n_head, T)
+        lm_ggml_tensor * k = lm_ggml_reshape_3d(b.ctx, k_proj, hd, hp.n_head_kv, T); // (hd, n_head_kv, T)
         q = b.rope(q, hp.rope_freq_base, hp.rope_freq_scale, l.rope_freqs);
         k = b.rope(k, hp.rope_freq_base, hp.rope_freq_scale, l.rope_freqs);
         cur = b.attention(il, q, k, v, mask, kq_scale, l.wo, l.bo);                                     // (n_embd, T)

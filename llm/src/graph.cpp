@@ -52,6 +52,21 @@ lm_ggml_tensor * GraphBuilder::linear(lm_ggml_tensor * x, lm_ggml_tensor * weigh
     return bias ? lm_ggml_add(ctx, cur, bias) : cur;
 }
 
+std::array<lm_ggml_tensor *, 3> GraphBuilder::qkv(lm_ggml_tensor * x, const LayerWeights & l, bool biases) {
+    std::array<lm_ggml_tensor *, 3> out = {lm_ggml_mul_mat(ctx, l.wq, x), lm_ggml_mul_mat(ctx, l.wk, x),
+                                           lm_ggml_mul_mat(ctx, l.wv, x)};
+    for (lm_ggml_tensor * t : out) {
+        lm_ggml_build_forward_expand(gf, t);
+    }
+    if (biases) {
+        const std::array<lm_ggml_tensor *, 3> b = {l.bq, l.bk, l.bv};
+        for (size_t i = 0; i < out.size(); ++i) {
+            out[i] = b[i] ? lm_ggml_add(ctx, out[i], b[i]) : out[i];
+        }
+    }
+    return out;
+}
+
 lm_ggml_tensor * GraphBuilder::attention(uint32_t il, lm_ggml_tensor * q, lm_ggml_tensor * k, lm_ggml_tensor * v,
                                       lm_ggml_tensor * mask, float kq_scale, lm_ggml_tensor * wo, lm_ggml_tensor * bo) {
     const int64_t n_tokens = batch.n_tokens;
@@ -107,6 +122,8 @@ lm_ggml_tensor * GraphBuilder::attention(uint32_t il, lm_ggml_tensor * q, lm_ggm
 lm_ggml_tensor * GraphBuilder::ffn(lm_ggml_tensor * x, lm_ggml_tensor * up, lm_ggml_tensor * gate, lm_ggml_tensor * down, FfnAct act) {
     lm_ggml_tensor * u = lm_ggml_mul_mat(ctx, up, x);   // (n_ff, T)
     lm_ggml_tensor * g = lm_ggml_mul_mat(ctx, gate, x); // (n_ff, T)
+    lm_ggml_build_forward_expand(gf, u); // both products first, next to each other (see qkv)
+    lm_ggml_build_forward_expand(gf, g);
     g = act == FfnAct::SILU ? lm_ggml_silu(ctx, g) : lm_ggml_gelu(ctx, g);
     return lm_ggml_mul_mat(ctx, down, lm_ggml_mul(ctx, g, u)); // (n_embd, T)
 }

@@ -3,6 +3,7 @@
 // batch: inputs, RMS norm, RoPE, attention over the KV cache, gated FFN.
 // The op sequence follows llama.cpp's so results match it numerically.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -78,6 +79,11 @@ public:
     lm_ggml_tensor * select_outputs(lm_ggml_tensor * x);
     // Linear projection with an optional bias: (n_in, T) -> (n_out, T)
     lm_ggml_tensor * linear(lm_ggml_tensor * x, lm_ggml_tensor * weight, lm_ggml_tensor * bias);
+    // The q, k, v projections of x (optional biases): the three products go
+    // into the graph next to each other, before anything that uses them, so
+    // the CPU runs them back to back without a barrier between them.
+    // Returns {q, k, v}, each (n_out, T).
+    std::array<lm_ggml_tensor *, 3> qkv(lm_ggml_tensor * x, const LayerWeights & l, bool biases);
 
 private:
     const KvCache & kv_;

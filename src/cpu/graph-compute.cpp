@@ -1,15 +1,17 @@
 // The CPU graph walk: the op table, planning (threads, scratch size) and
 // lm_ggml_graph_compute, which runs every node on a thread pool.
 //
-// Per node, every participating thread calls the op's forward(ith, nth) and
-// then meets the others at a barrier; single-thread ops run on thread 0 only
-// (nth = 1). Layout ops and empty tensors are skipped without a barrier.
-// Thread 0 polls the abort callback after each node; the node index it
-// records is read by everyone after that node's barrier, so all threads stop
-// at the same node.
+// Per node, every participating thread calls the op's forward(ith, nth);
+// single-thread and small light ops run on thread 0 only (nth = 1). Threads
+// meet at a barrier only before the nodes graph-sync.h marks (a node that
+// could race with work since the last barrier). Layout ops and empty tensors
+// are skipped. Thread 0 polls the abort callback after each node; the node
+// index it records is read by everyone after the next barrier, so all
+// threads stop at the same node.
 
 #include "cpu/chunks.h"
 #include "cpu/cpu-internal.h"
+#include "cpu/graph-sync.h"
 #include "cpu/repack/repack.h"
 #include "cpu/threadpool.h"
 #include "cpu/kernels/q_convert.h"
@@ -25,6 +27,7 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <vector>
 
 namespace {
 
@@ -52,17 +55,13 @@ const char * op_label(const lm_ggml_tensor * node) {
     return "?";
 }
 
-// Threads a node runs on, given the graph's thread count.
-int node_n_tasks(const lm_cpu_op_desc * desc, int n_threads) {
-    return desc->single_thread ? 1 : n_threads;
-}
-
 // Shared by all threads of one lm_ggml_graph_compute call.
 struct compute_state {
     const lm_ggml_cgraph * cgraph;
     uint8_t *              wdata;
     size_t                 wsize;
     lm_cpu_chunk_slot *    chunks; // one per thread (kernel.h: lm_cpu_chunks_*)
+    const lm_cpu_node_sync * sync; // per node (graph-sync.h); NULL with one thread
     lm_ggml_abort_callback abort_callback;
     void *                 abort_callback_data;
     // Index of the node after which to stop (INT_MAX: none). An index, not
@@ -74,28 +73,36 @@ struct compute_state {
 void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
     compute_state * st = static_cast<compute_state *>(ctx);
     lm_cpu_params       params = { ith, nth, st->wsize, st->wdata, barrier, st->chunks, 0 };
-    const lm_cpu_params solo   = { 0, 1, st->wsize, st->wdata, barrier, nullptr, 0 };
+    // a node on thread 0 alone gets thread 0's slice of the scratch, so it
+    // never touches the slices other threads' nodes may be using meanwhile
+    const size_t        slice0 = nth > 1 ? (st->wsize / (size_t) nth) & ~(size_t) (kCacheLine - 1) : st->wsize;
+    const lm_cpu_params solo   = { 0, 1, slice0, st->wdata, barrier, nullptr, 0 };
 
     for (int i = 0; i < st->cgraph->n_nodes; i++) {
         lm_ggml_tensor * node = st->cgraph->nodes[i];
         if (lm_cpu_node_is_noop(node)) {
             continue;
         }
+        const bool on_one     = nth == 1 || st->sync[i].solo;
+        const bool at_barrier = nth > 1 && st->sync[i].sync_before;
+        if (at_barrier) {
+            barrier->wait(); // also publishes stop_after
+        }
+        if ((nth == 1 || at_barrier) && st->stop_after.load(std::memory_order_relaxed) < i) {
+            break;
+        }
         const lm_cpu_op_desc * desc = lm_cpu_find_op(node); // validated before the walk
         params.node_seq = (uint32_t) i + 1;
-        if (desc->single_thread) {
+        if (on_one) {
             if (ith == 0) {
                 desc->forward(&solo, node);
             }
         } else {
             desc->forward(&params, node);
         }
-        if (ith == 0 && st->abort_callback && st->abort_callback(st->abort_callback_data)) {
+        if (ith == 0 && st->abort_callback && st->abort_callback(st->abort_callback_data) &&
+            st->stop_after.load(std::memory_order_relaxed) == INT_MAX) {
             st->stop_after.store(i, std::memory_order_relaxed);
-        }
-        barrier->wait(); // also publishes stop_after
-        if (st->stop_after.load(std::memory_order_relaxed) <= i) {
-            break;
         }
     }
 }
@@ -259,10 +266,11 @@ struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, in
         if (desc == nullptr || desc->forward == nullptr) {
             continue; // reported by lm_ggml_graph_compute
         }
-        const int n_tasks = node_n_tasks(desc, n_threads);
+        const int n_tasks = lm_cpu_node_n_tasks(desc, node, n_threads);
         max_tasks = n_tasks > max_tasks ? n_tasks : max_tasks;
         if (desc->work_size != nullptr) {
-            const size_t cur = desc->work_size(node, n_tasks);
+            // a node on one thread of several works in thread 0's slice (graph_walk)
+            const size_t cur = desc->work_size(node, n_tasks) * (n_tasks == 1 ? (size_t) n_threads : 1);
             work_size = cur > work_size ? cur : work_size;
         }
     }
@@ -301,8 +309,15 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
         }
 
         std::unique_ptr<lm_cpu_chunk_slot[]> chunks(new lm_cpu_chunk_slot[(size_t) cplan->n_threads]);
+        std::vector<lm_cpu_node_sync>        sync;
+        if (cplan->n_threads > 1) {
+            // with an abort callback, a barrier before every node: no node
+            // after the one it stopped at may run, on any thread
+            lm_cpu_plan_sync(cgraph, cplan->n_threads, cplan->abort_callback != nullptr, sync);
+        }
         compute_state st;
         st.chunks = chunks.get();
+        st.sync   = sync.empty() ? nullptr : sync.data();
         st.cgraph = cgraph;
         st.wdata  = nullptr;
         st.wsize  = 0;

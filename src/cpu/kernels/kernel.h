@@ -49,12 +49,28 @@ typedef size_t (*lm_cpu_work_size_fn)(const struct lm_ggml_tensor * dst, int n_t
 // True when the kernel handles dst's types/layout; false makes supports_op false.
 typedef bool (*lm_cpu_supports_fn)(const struct lm_ggml_tensor * dst);
 
+// True when, with n_threads threads, the node touches scratch only through
+// lm_cpu_thread_scratch (each thread its own slice).
+typedef bool (*lm_cpu_private_scratch_fn)(const struct lm_ggml_tensor * dst, int n_threads);
+
 struct lm_cpu_op_desc {
     lm_cpu_forward_fn   forward;    // NULL: op not implemented on CPU
     lm_cpu_work_size_fn work_size;  // optional
     lm_cpu_supports_fn  supports;   // optional: NULL means every type combination works
     bool                single_thread; // run with nth = 1 (cheap or inherently serial ops)
+    // A few operations per element: a small node (lm_cpu_node_n_tasks) runs
+    // on one thread, cheaper than splitting it and meeting at a barrier.
+    bool                light;
+    lm_cpu_private_scratch_fn private_scratch; // optional: NULL means shared scratch
 };
+
+// This thread's own slice of the scratch: every thread gets an equal,
+// line-aligned part of wsize (the same slices for every node of a graph, so
+// nodes using only these need no barrier between them for their scratch).
+static inline void * lm_cpu_thread_scratch(const struct lm_cpu_params * params) {
+    const size_t slice = (params->wsize / (size_t) params->nth) & ~(size_t) 63;
+    return (char *) params->wdata + (size_t) params->ith * slice;
+}
 
 // The op table: one entry per lm_ggml_op, plus one per unary op for LM_GGML_OP_UNARY.
 struct lm_cpu_op_table {

@@ -119,7 +119,7 @@ void flash_attn_ext_forward_with(const lm_cpu_params * params, lm_ggml_tensor * 
     const lm_ggml_tensor * mask = dst->src[3];
 
     const Layout l  = layout_of(dst, kp);
-    char *       w  = (char *) params->wdata + (size_t) params->ith * l.per_thread();
+    char *       w  = (char *) lm_cpu_thread_scratch(params); // l.per_thread() bytes
     float *      acc  = (float *) w;
     void *       qc   = w + l.acc;
     float *      kdec = (float *) (w + l.acc + l.q);

@@ -120,6 +120,12 @@ bool mul_mat_supports(const lm_ggml_tensor * dst) {
     return b->type == p.vec_dot_type || b->ne[0] % lm_ggml_blck_size(p.vec_dot_type) == 0;
 }
 
+bool mul_mat_private_scratch(const lm_ggml_tensor * dst, int n_threads) {
+    (void) n_threads;
+    const FastPath f = fast_path_for(plan_for(dst->src[0]->type), dst);
+    return f.kind != FastPath::none && fast_private_scratch(f, dst);
+}
+
 size_t mul_mat_work_size(const lm_ggml_tensor * dst, int n_threads) {
     return mul_mat_work_size_with(dst, n_threads, plan_for(dst->src[0]->type));
 }

@@ -2,8 +2,9 @@
 //
 // Scratch: [b's rows packed for the kernel, line padded][gemm: one weight
 // panel per thread]. Phase 1: threads pack their share of b's rows; barrier
-// (rowdot with at most kPrivateRows rows: every thread packs all of them
-// into its own copy instead, and no barrier is needed).
+// (rowdot and x8 with at most kPrivateRows rows or kPrivateBytes packed:
+// every thread packs all of them into its own scratch slice instead, and no
+// barrier is needed).
 // Phase 2:
 //   gemm    work items are (dst plane, panel of weight rows, column split),
 //           handed out in contiguous runs so a thread reuses a packed panel
@@ -28,12 +29,17 @@ namespace {
 
 int64_t n_b_rows(const lm_ggml_tensor * b) { return b->ne[1] * b->ne[2] * b->ne[3]; }
 
-// A few activation rows (generation) are packed by every thread into its own
-// copy: repeating that tiny work is cheaper than the barrier it saves.
-constexpr int64_t kPrivateRows = 4;
+// A few activation rows (generation, attention of one token) are packed by
+// every thread into its own copy: repeating that tiny work is cheaper than
+// the barrier it saves.
+constexpr int64_t kPrivateRows  = 4;
+constexpr size_t  kPrivateBytes = 4096;
+
+size_t act_row_bytes(const FastPath & f, int64_t k);
 
 bool private_pack(const FastPath & f, const lm_ggml_tensor * b) {
-    return (f.kind == FastPath::rowdot || f.kind == FastPath::x8) && n_b_rows(b) <= kPrivateRows;
+    return (f.kind == FastPath::rowdot || f.kind == FastPath::x8) &&
+           (n_b_rows(b) <= kPrivateRows || act_row_bytes(f, b->ne[0]) * (size_t) n_b_rows(b) <= kPrivateBytes);
 }
 
 size_t act_row_bytes(const FastPath & f, int64_t k) {
@@ -211,6 +217,10 @@ size_t fast_work_size(const FastPath & f, const lm_ggml_tensor * dst, int n_thre
     return s;
 }
 
+bool fast_private_scratch(const FastPath & f, const lm_ggml_tensor * dst) {
+    return private_pack(f, dst->src[1]);
+}
+
 void fast_forward(const lm_cpu_params * params, lm_ggml_tensor * dst, const FastPath & f) {
     const lm_ggml_tensor * b    = dst->src[1];
     const int64_t          k    = b->ne[0];
@@ -218,7 +228,7 @@ void fast_forward(const lm_cpu_params * params, lm_ggml_tensor * dst, const Fast
     char *                 act  = (char *) params->wdata;
 
     if (private_pack(f, b)) {
-        act += (size_t) params->ith * pad_line(row * (size_t) n_b_rows(b));
+        act = (char *) lm_cpu_thread_scratch(params);
         pack_b(f, b, {0, n_b_rows(b)}, act, row); // no barrier: nobody else reads this copy
     } else {
         pack_b(f, b, split(n_b_rows(b), params->ith, params->nth), act, row);

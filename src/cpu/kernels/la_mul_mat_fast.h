@@ -33,6 +33,10 @@ FastPath fast_path_for(const Plan & p, const lm_ggml_tensor * dst);
 
 size_t fast_work_size(const FastPath & f, const lm_ggml_tensor * dst, int n_threads);
 
+// True when each thread packs all of b into its own scratch slice
+// (lm_cpu_thread_scratch): a few columns, rowdot or x8.
+bool fast_private_scratch(const FastPath & f, const lm_ggml_tensor * dst);
+
 // Every thread of the node calls it (packs its share of b, syncs, computes).
 void fast_forward(const lm_cpu_params * params, lm_ggml_tensor * dst, const FastPath & f);
 

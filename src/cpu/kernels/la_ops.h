@@ -14,6 +14,9 @@ namespace lmggml::cpu::la {
 void   mul_mat_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
 size_t mul_mat_work_size(const lm_ggml_tensor * dst, int n_threads);
 bool   mul_mat_supports(const lm_ggml_tensor * dst);
+bool   mul_mat_private_scratch(const lm_ggml_tensor * dst, int n_threads);
+// Kernels whose scratch is only their thread's slice (lm_cpu_thread_scratch).
+bool   thread_slices_only(const lm_ggml_tensor * dst, int n_threads);
 
 // MUL_MAT_ID: per token, the experts chosen by ids multiply b's rows
 void   mul_mat_id_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);

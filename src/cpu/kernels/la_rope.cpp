@@ -125,7 +125,7 @@ void rope(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const int64_t ne0 = src->ne[0];
     const int64_t ne1 = src->ne[1];
     const int64_t ne2 = src->ne[2];
-    float *       cache = (float *) ((char *) params->wdata + (size_t) params->ith * pad_line((size_t) ne0 * sizeof(float)));
+    float *       cache = (float *) lm_cpu_thread_scratch(params); // ne0 floats
     int64_t       cached_i2 = -1;
 
     const Range r = split(ne1 * ne2 * src->ne[3], params->ith, params->nth);

@@ -89,7 +89,7 @@ void soft_max_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const int64_t nc  = src->ne[0];
     const int64_t ne1 = src->ne[1];
     const int64_t ne2 = src->ne[2];
-    float *       wp  = (float *) ((char *) params->wdata + (size_t) params->ith * pad_line((size_t) nc * sizeof(float)));
+    float *       wp  = (float *) lm_cpu_thread_scratch(params); // nc floats
 
     // the row goes through the CPU's vector kernels (arch/kernels.h): scaled
     // and masked into the scratch row, exp and sum into dst, then normalized

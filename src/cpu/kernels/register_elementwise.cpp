@@ -25,6 +25,8 @@ void put(lm_cpu_op_desc & d, lm_cpu_forward_fn fwd, lm_cpu_supports_fn sup, bool
     d.work_size = nullptr; // no kernel of this family needs scratch
     d.supports = sup;
     d.single_thread = single_thread;
+    d.light = true; // every kernel of this family does a few operations per element
+    d.private_scratch = nullptr;
 }
 
 } // namespace

@@ -1,0 +1,120 @@
+// Barrier placement for the CPU graph walk (graph-sync.h).
+#include "cpu/graph-sync.h"
+
+#include "cpu/cpu-internal.h"
+#include "core/ggml-impl.h"
+
+#include <algorithm>
+
+namespace {
+
+// Nodes remembered since the last barrier; past this a barrier is placed
+// anyway, which bounds the planning cost per node.
+constexpr size_t kMaxSegment = 32;
+
+struct Span {
+    uintptr_t lo = 0, hi = 0; // [lo, hi), empty when lo == hi
+};
+
+bool overlap(Span a, Span b) { return a.lo < b.hi && b.lo < a.hi; }
+
+Span span_of(const lm_ggml_tensor * t) {
+    if (t == nullptr || t->data == nullptr || lm_ggml_is_empty_ne(t->ne)) {
+        return {};
+    }
+    const uintptr_t lo = (uintptr_t) t->data;
+    return {lo, lo + lm_ggml_nbytes(t)};
+}
+
+int64_t max_elements(const lm_ggml_tensor * node) {
+    int64_t n = lm_ggml_nelements(node);
+    for (int s = 0; s < LM_GGML_MAX_SRC; ++s) {
+        if (node->src[s] != nullptr) {
+            n = std::max(n, lm_ggml_nelements(node->src[s]));
+        }
+    }
+    return n;
+}
+
+// What one node touches.
+struct Access {
+    Span write;
+    Span reads[LM_GGML_MAX_SRC];
+    int  n_reads = 0;
+    bool solo    = false;
+    bool scratch = false; // uses scratch
+    bool priv    = false; // ... only its threads' own slices (lm_cpu_thread_scratch)
+};
+
+Access access_of(const lm_ggml_tensor * node, const lm_cpu_op_desc * desc, int n_tasks) {
+    Access a;
+    a.write = span_of(node);
+    for (int s = 0; s < LM_GGML_MAX_SRC; ++s) {
+        const Span r = span_of(node->src[s]);
+        if (r.lo != r.hi) {
+            a.reads[a.n_reads++] = r;
+        }
+    }
+    a.solo    = n_tasks == 1;
+    a.scratch = desc->work_size != nullptr && desc->work_size(node, n_tasks) > 0;
+    // a node on thread 0 alone only gets thread 0's slice (graph_walk)
+    a.priv    = a.solo || (desc->private_scratch != nullptr && desc->private_scratch(node, n_tasks));
+    return a;
+}
+
+// Whether b, run after a with no barrier between, could race with a.
+bool conflicts(const Access & a, const Access & b) {
+    if (a.solo && b.solo) {
+        return false; // both on thread 0, in order
+    }
+    if (a.scratch && b.scratch && !(a.priv && b.priv)) {
+        return true;
+    }
+    if (overlap(a.write, b.write)) {
+        return true;
+    }
+    for (int i = 0; i < b.n_reads; ++i) {
+        if (overlap(a.write, b.reads[i])) {
+            return true; // b reads what a writes
+        }
+    }
+    for (int i = 0; i < a.n_reads; ++i) {
+        if (overlap(a.reads[i], b.write)) {
+            return true; // b overwrites what a reads (memory the allocator reused)
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+int lm_cpu_node_n_tasks(const lm_cpu_op_desc * desc, const lm_ggml_tensor * node, int n_threads) {
+    if (desc->single_thread || (desc->light && max_elements(node) <= kLightNodeElements)) {
+        return 1;
+    }
+    return n_threads;
+}
+
+void lm_cpu_plan_sync(const lm_ggml_cgraph * cgraph, int n_threads, bool every_node, std::vector<lm_cpu_node_sync> & plan) {
+    plan.assign((size_t) cgraph->n_nodes, lm_cpu_node_sync{true, false});
+    std::vector<Access> segment; // nodes since the last barrier
+    segment.reserve(kMaxSegment);
+    for (int i = 0; i < cgraph->n_nodes; ++i) {
+        const lm_ggml_tensor * node = cgraph->nodes[i];
+        if (lm_cpu_node_is_noop(node)) {
+            continue;
+        }
+        const lm_cpu_op_desc * desc    = lm_cpu_find_op(node);
+        const int              n_tasks = lm_cpu_node_n_tasks(desc, node, n_threads);
+        const Access           a       = access_of(node, desc, n_tasks);
+        bool                   sync    = every_node || segment.size() >= kMaxSegment;
+        for (size_t j = 0; j < segment.size() && !sync; ++j) {
+            sync = conflicts(segment[j], a);
+        }
+        if (sync) {
+            segment.clear();
+        }
+        segment.push_back(a);
+        plan[(size_t) i] = {n_tasks == 1, sync};
+    }
+}
