@@ -131,6 +131,10 @@ TEST(LaFlashAttn, AgainstSoftmaxAttention) {
         {16, 4, 4, 10, 4, 2, 1, H, F, true, 0.0f, 0.0f, false},   // mixed K/V types, batch broadcast
         {48, 6, 4, 21, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},    // KV-cache views
         {24, 2, 3, 17, 3, 1, 1, F, F, true, 0.0f, 0.0f, true},
+        // F16 path: keys in several 256-key tiles (the running max and sum
+        // carried across them), early queries with whole tiles masked
+        {32, 60, 2, 300, 1, 1, 1, H, H, true, 0.0f, 0.0f, false},
+        {64, 2, 9, 600, 3, 1, 1, H, H, true, 0.0f, 0.0f, true},
     };
     for (const FaCase & c : cases) {
         fa_case(c);

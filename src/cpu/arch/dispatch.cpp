@@ -29,6 +29,8 @@ void fill_scalar(KernelSet & k) {
     k.math.silu    = ref::silu;
     k.math.scale_mask_max = ref::scale_mask_max;
     k.math.scale   = ref::scale;
+    k.attn_f16.scores     = ref::attn_f16_scores;
+    k.attn_f16.accumulate = ref::attn_f16_accumulate;
     k.vec_dot[LM_GGML_TYPE_F32]  = ref::vec_dot_f32;
     k.vec_dot[LM_GGML_TYPE_F16]  = ref::vec_dot_f16;
     k.vec_dot[LM_GGML_TYPE_BF16] = ref::vec_dot_bf16;
@@ -89,6 +91,7 @@ void fill_level(KernelSet & k, Isa isa) {
             x86::fill_avx2_qdot(k);
             x86::fill_avx2_gemm_f(k);
             x86::fill_avx2_math(k);
+            x86::fill_avx2_attn(k);
             x86::fill_avx2_rowdot(k);
             x86::fill_avx2_rowdot_x8(k);
             x86::fill_avx2_gemm_q(k);

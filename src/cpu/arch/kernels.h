@@ -82,10 +82,22 @@ struct VecMath {
     void (*scale)(int64_t n, float * y, float s);
 };
 
+// Attention over an F16 KV cache for g query rows that share one KV head
+// (grouped-query attention: each K and V row is widened once for all g).
+// Query rows are d floats, one after another from q; K and V rows are d F16
+// values, ldk / ldv bytes apart; d % 8 == 0.
+struct AttnF16 {
+    // s[i * n + j] = dot(q row i, K row j) for i < g, j < n.
+    void (*scores)(int64_t d, int64_t n, const void * k, size_t ldk, const float * q, int64_t g, float * s);
+    // acc[i * d + c] += sum over j < n of p[i * n + j] * V row j [c], for i < g, c < d.
+    void (*accumulate)(int64_t d, int64_t n, const void * v, size_t ldv, const float * p, int64_t g, float * acc);
+};
+
 struct KernelSet {
     Isa          isa;
     const char * name;
     VecMath      math;
+    AttnF16      attn_f16;
     // by weight type (F32, F16, BF16, Q*): dot with one vec_dot_type row, nrc == 1
     lm_ggml_vec_dot_t vec_dot[LM_GGML_TYPE_COUNT];
     // by vec_dot_type (F16, BF16, Q8_0, Q8_1, Q8_K): F32 activation row -> that type

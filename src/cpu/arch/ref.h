@@ -22,6 +22,10 @@ float scale_mask_max(int64_t n, const float * x, float scale, const float * m32,
                      float * y);
 void  scale(int64_t n, float * y, float s);
 
+// ---------------------------------------------------------------- attention (AttnF16)
+void attn_f16_scores(int64_t d, int64_t n, const void * k, size_t ldk, const float * q, int64_t g, float * s);
+void attn_f16_accumulate(int64_t d, int64_t n, const void * v, size_t ldv, const float * p, int64_t g, float * acc);
+
 // ---------------------------------------------------------------- float dots (ggml signature, nrc == 1)
 void vec_dot_f32(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);
 void vec_dot_f16(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);

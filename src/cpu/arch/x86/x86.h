@@ -9,6 +9,7 @@
 namespace lmggml::cpu::arch::x86 {
 
 void fill_avx2_act(KernelSet & k);
+void fill_avx2_attn(KernelSet & k);
 void fill_avx2_gemm_f(KernelSet & k);
 void fill_avx2_math(KernelSet & k);
 void fill_avx2_qdot(KernelSet & k);

@@ -1,0 +1,138 @@
+// AVX2 attention over an F16 KV cache (kernels.h AttnF16; twins in
+// ref_attn.cpp). Each K or V row is widened once (vcvtph2ps) for all the
+// query rows of its group, which is where grouped-query attention saves: the
+// widening, not the FMAs, bounds a head dimension of 64.
+//   scores      3 or 4 keys at a time, widened 8 values at a time and
+//               dotted with up to 3 query rows; a block's sums are reduced
+//               together (hsum8x4).
+//   accumulate  per 16 output columns, each V row's 16 values are widened
+//               once and added into up to 4 query rows' accumulators.
+#if defined(__x86_64__) || defined(__i386__)
+
+#include "simd_avx2.h"
+#include "x86.h"
+
+#include "../ref.h"
+
+#include <algorithm>
+
+namespace lmggml::cpu::arch::x86 {
+namespace {
+
+inline __m256 widen8(const char * row, int64_t c) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(row + c * 2)));
+}
+
+// Keys per scores block for G query rows: K * G accumulators, K widened keys
+// and one query vector stay within the 16 registers (13 at most; one more
+// and the compiler spills an accumulator into a store-load chain).
+template <int G> constexpr int kKeys = G == 3 ? 3 : 4;
+
+// s[i * n + j] for G query rows (q) and the nk <= K keys from rows.
+template <int G>
+void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float * q, float * s, int64_t n) {
+    constexpr int K = kKeys<G>;
+    const char *  r[K];
+    for (int j = 0; j < K; ++j) r[j] = rows + (j < nk ? j : 0) * (int64_t) ldk; // past nk: row 0 again, dropped
+    __m256 acc[G][4];
+    for (int i = 0; i < G; ++i)
+        for (int j = 0; j < 4; ++j) acc[i][j] = _mm256_setzero_ps(); // lane 3 stays 0 when K == 3
+    for (int64_t c = 0; c < d; c += 8) {
+        __m256 kv[K];
+        for (int j = 0; j < K; ++j) kv[j] = widen8(r[j], c);
+        for (int i = 0; i < G; ++i) {
+            const __m256 qv = _mm256_loadu_ps(q + i * d + c);
+            for (int j = 0; j < K; ++j) acc[i][j] = _mm256_fmadd_ps(kv[j], qv, acc[i][j]);
+        }
+    }
+    for (int i = 0; i < G; ++i) {
+        const __m128 sums = hsum8x4(acc[i]);
+        if (nk == 4) {
+            _mm_storeu_ps(s + i * n, sums);
+        } else {
+            alignas(16) float t[4];
+            _mm_store_ps(t, sums);
+            for (int j = 0; j < nk; ++j) s[i * n + j] = t[j];
+        }
+    }
+}
+
+template <int G>
+void scores_rows(int64_t d, int64_t n, const char * rows, size_t ldk, const float * q, float * s) {
+    for (int64_t j0 = 0; j0 < n; j0 += kKeys<G>) {
+        const int nk = (int) std::min<int64_t>(kKeys<G>, n - j0);
+        scores_block<G>(d, rows + j0 * (int64_t) ldk, ldk, nk, q, s + j0, n);
+    }
+}
+
+void scores(int64_t d, int64_t n, const void * k, size_t ldk, const float * q, int64_t g, float * s) {
+    if (d % 8 != 0) {
+        ref::attn_f16_scores(d, n, k, ldk, q, g, s);
+        return;
+    }
+    const char * rows = static_cast<const char *>(k);
+    for (int64_t i0 = 0; i0 < g; i0 += 3) { // up to 3 query rows per pass over the keys
+        const float * qi = q + i0 * d;
+        float *       si = s + i0 * n;
+        switch (std::min<int64_t>(3, g - i0)) {
+            case 1: scores_rows<1>(d, n, rows, ldk, qi, si); break;
+            case 2: scores_rows<2>(d, n, rows, ldk, qi, si); break;
+            default: scores_rows<3>(d, n, rows, ldk, qi, si); break;
+        }
+    }
+}
+
+// acc rows i < G (d floats apart), columns c..c+15, += p[i * n + j] * V row j:
+// 2G accumulators, each V row's 16 values widened once for all G rows
+template <int G>
+void accumulate_cols(int64_t d, int64_t n, const char * rows, size_t ldv, const float * p, float * acc, int64_t c) {
+    __m256 a[G][2];
+    for (int i = 0; i < G; ++i) {
+        a[i][0] = _mm256_loadu_ps(acc + i * d + c);
+        a[i][1] = _mm256_loadu_ps(acc + i * d + c + 8);
+    }
+    for (int64_t j = 0; j < n; ++j) {
+        const char * row = rows + j * (int64_t) ldv;
+        const __m256 v0 = widen8(row, c), v1 = widen8(row, c + 8);
+        for (int i = 0; i < G; ++i) {
+            const __m256 w = _mm256_broadcast_ss(p + i * n + j);
+            a[i][0]        = _mm256_fmadd_ps(w, v0, a[i][0]);
+            a[i][1]        = _mm256_fmadd_ps(w, v1, a[i][1]);
+        }
+    }
+    for (int i = 0; i < G; ++i) {
+        _mm256_storeu_ps(acc + i * d + c, a[i][0]);
+        _mm256_storeu_ps(acc + i * d + c + 8, a[i][1]);
+    }
+}
+
+void accumulate(int64_t d, int64_t n, const void * v, size_t ldv, const float * p, int64_t g, float * acc) {
+    if (d % 16 != 0) {
+        ref::attn_f16_accumulate(d, n, v, ldv, p, g, acc);
+        return;
+    }
+    const char * rows = static_cast<const char *>(v);
+    for (int64_t i0 = 0; i0 < g; i0 += 4) {
+        const float * pi = p + i0 * n;
+        float *       ai = acc + i0 * d;
+        for (int64_t c = 0; c < d; c += 16) {
+            switch (std::min<int64_t>(4, g - i0)) {
+                case 1: accumulate_cols<1>(d, n, rows, ldv, pi, ai, c); break;
+                case 2: accumulate_cols<2>(d, n, rows, ldv, pi, ai, c); break;
+                case 3: accumulate_cols<3>(d, n, rows, ldv, pi, ai, c); break;
+                default: accumulate_cols<4>(d, n, rows, ldv, pi, ai, c); break;
+            }
+        }
+    }
+}
+
+} // namespace
+
+void fill_avx2_attn(KernelSet & k) {
+    k.attn_f16.scores     = scores;
+    k.attn_f16.accumulate = accumulate;
+}
+
+} // namespace lmggml::cpu::arch::x86
+
+#endif
