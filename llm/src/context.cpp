@@ -58,6 +58,7 @@ BuiltGraph Context::Impl::build(const BatchLayout & layout) {
     }
     g.gf = lm_ggml_new_graph_custom(graph_ctx, max_nodes, false);
     GraphBuilder b(m, *kv, graph_ctx, g.gf, layout);
+    b.flash_attn = params.flash_attn;
     if (backend_dev != nullptr) {
         // Small batches: keep each offloaded layer's norm on its device
         // (the scheduler would leave it with the previous layer).

@@ -13,6 +13,8 @@ namespace lmllm {
 Status Context::Impl::init(const ContextParams & p) {
     params = p;
     const HParams & hp = m.hp;
+    // FLASH_ATTN_EXT applies a logit softcap before the scale, these models after it
+    params.flash_attn = p.flash_attn && hp.f_attn_logit_softcapping <= 0.0f;
     const uint32_t n_ctx = p.n_ctx == 0 ? hp.n_ctx_train : p.n_ctx;
     n_batch = std::max<uint32_t>(1, std::min(p.n_batch == 0 ? n_ctx : p.n_batch, n_ctx));
     params.n_ctx = n_ctx;
@@ -33,7 +35,7 @@ Status Context::Impl::init(const ContextParams & p) {
 
     // Like llama.cpp's offload_kqv: the offloaded layers' cache goes with
     // them when their device can run attention over it.
-    const bool kv_on_dev = m.dev != nullptr && KvCache::device_can_hold(m.dev, hp, n_ctx, p.type_k, p.type_v);
+    const bool kv_on_dev = m.dev != nullptr && KvCache::device_can_hold(m.dev, hp, n_ctx, p.type_k, p.type_v, params.flash_attn);
     auto kv_r = KvCache::create(m, n_ctx, p.type_k, p.type_v, kv_on_dev);
     if (!kv_r.ok()) {
         return kv_r.status();

@@ -57,6 +57,8 @@ public:
     // can pin it to the layer's device (the scheduler would otherwise leave it
     // on the previous layer's device and copy more).
     std::function<void(lm_ggml_tensor *, uint32_t)> on_layer_norm;
+    // Attention as FLASH_ATTN_EXT over a V cache stored by cell (ContextParams).
+    bool flash_attn = false;
 
     lm_ggml_tensor * embed();     // (n_embd, n_tokens)
     lm_ggml_tensor * positions(); // (n_tokens)

@@ -64,7 +64,7 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const Model::Impl & m, uint32_t
 }
 
 bool KvCache::device_can_hold(lm_ggml_backend_dev_t dev, const HParams & hp, uint32_t n_ctx, lm_ggml_type type_k,
-                              lm_ggml_type type_v) {
+                              lm_ggml_type type_v, bool flash_attn) {
     lm_ggml_init_params ip = {32 * lm_ggml_tensor_overhead(), nullptr, /*no_alloc =*/true};
     lm_ggml_context * ctx = lm_ggml_init(ip);
     if (ctx == nullptr) {
@@ -81,11 +81,20 @@ bool KvCache::device_can_hold(lm_ggml_backend_dev_t dev, const HParams & hp, uin
     const size_t v_es = lm_ggml_element_size(vc);
     lm_ggml_tensor * ops[4];
     ops[0] = lm_ggml_cpy(ctx, k, lm_ggml_view_1d(ctx, kc, T * n_k, 0));
-    ops[1] = lm_ggml_cpy(ctx, lm_ggml_transpose(ctx, v), lm_ggml_view_2d(ctx, vc, T, n_v, n_ctx * v_es, 0));
     lm_ggml_tensor * kv3 = lm_ggml_view_3d(ctx, kc, hd_k, n_kv, hp.n_head_kv, lm_ggml_row_size(type_k, n_k), lm_ggml_row_size(type_k, hd_k), 0);
-    ops[2] = lm_ggml_mul_mat(ctx, kv3, lm_ggml_permute(ctx, q, 0, 2, 1, 3));
-    lm_ggml_tensor * vv3 = lm_ggml_view_3d(ctx, vc, n_kv, hd_v, hp.n_head_kv, v_es * n_ctx, v_es * n_ctx * hd_v, 0);
-    ops[3] = lm_ggml_mul_mat(ctx, vv3, ops[2]);
+    lm_ggml_tensor * qp = lm_ggml_permute(ctx, q, 0, 2, 1, 3);
+    if (flash_attn) {
+        ops[1] = lm_ggml_cpy(ctx, v, lm_ggml_view_1d(ctx, vc, T * n_v, 0));
+        lm_ggml_tensor * vr3 = lm_ggml_view_3d(ctx, vc, hd_v, n_kv, hp.n_head_kv, lm_ggml_row_size(type_v, n_v), lm_ggml_row_size(type_v, hd_v), 0);
+        lm_ggml_tensor * mask = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, n_kv, LM_GGML_PAD(T, LM_GGML_KQ_MASK_PAD));
+        ops[2] = lm_ggml_flash_attn_ext(ctx, qp, kv3, vr3, mask, 1.0f, 0.0f, 0.0f);
+        ops[3] = ops[2];
+    } else {
+        ops[1] = lm_ggml_cpy(ctx, lm_ggml_transpose(ctx, v), lm_ggml_view_2d(ctx, vc, T, n_v, n_ctx * v_es, 0));
+        ops[2] = lm_ggml_mul_mat(ctx, kv3, qp);
+        lm_ggml_tensor * vv3 = lm_ggml_view_3d(ctx, vc, n_kv, hd_v, hp.n_head_kv, v_es * n_ctx, v_es * n_ctx * hd_v, 0);
+        ops[3] = lm_ggml_mul_mat(ctx, vv3, ops[2]);
+    }
     bool ok = true;
     for (lm_ggml_tensor * op : ops) {
         ok = ok && lm_ggml_backend_dev_supports_op(dev, op);

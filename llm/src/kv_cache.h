@@ -1,7 +1,9 @@
 #pragma once
-// The KV cache of one sequence: per layer, K rows by position and V stored
-// transposed (one row of n_ctx per channel) so attention reads V as a
-// matrix without a copy. Cells 0..used-1 hold positions 0..used-1.
+// The KV cache of one sequence: per layer, K rows by position and V either
+// by position too (flash attention) or transposed (one row of n_ctx per
+// channel, so the separate V.P product reads V as a matrix without a copy);
+// the layout is the graph's views (graph.cpp), the cache is one flat tensor
+// per layer. Cells 0..used-1 hold positions 0..used-1.
 
 #include <cstdint>
 #include <memory>
@@ -22,10 +24,11 @@ public:
                                                    lm_ggml_type type_v, bool on_device);
 
     // Whether dev can run the ops that touch the cache directly (the K/V
-    // stores and the two attention products over cache views). A cache on a
-    // device that cannot would leave those ops with no backend at all.
+    // stores and the attention ops over cache views: FLASH_ATTN_EXT, or the
+    // two products). A cache on a device that cannot would leave those ops
+    // with no backend at all.
     static bool device_can_hold(lm_ggml_backend_dev_t dev, const HParams & hp, uint32_t n_ctx, lm_ggml_type type_k,
-                                lm_ggml_type type_v);
+                                lm_ggml_type type_v, bool flash_attn);
     ~KvCache();
     KvCache(const KvCache &) = delete;
     KvCache & operator=(const KvCache &) = delete;

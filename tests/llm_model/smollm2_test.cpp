@@ -155,6 +155,44 @@ TEST(SmolLM2, RepackedLogitsMatchFileLayout) {
     }
 }
 
+// Flash attention (FLASH_ATTN_EXT over a V cache stored by cell) and the
+// separate products over a transposed V cache give the same logits up to
+// summation-order noise, for a prompt longer than one 256-key tile and for
+// single-token steps after it. A wrong V layout, mask or tile carry gives
+// NMSE near 1.
+TEST(SmolLM2, FlashAttentionMatchesSeparateOps) {
+    const lmllm::Model * model = smollm2::model();
+    ASSERT_NE(model, nullptr) << smollm2::missing_message();
+    std::string text;
+    for (int i = 0; i < 30; ++i) text += "The quick brown fox jumps over the lazy dog. ";
+    const std::vector<lmllm::Token> prompt = model->vocab().tokenize(text, true, false);
+    ASSERT_GT(prompt.size(), 256u) << "the prompt must fill more than one key tile";
+    lmllm::ContextParams cp;
+    cp.n_ctx = 512;
+    auto fa = lmllm::Context::create(*model, cp);
+    cp.flash_attn = false;
+    auto sep = lmllm::Context::create(*model, cp);
+    ASSERT_TRUE(fa.ok() && sep.ok());
+    const int32_t n_vocab = int32_t(model->hparams().n_vocab);
+    std::vector<lmllm::Token> step = prompt;
+    for (int i = 0; i < 5; ++i) { // the prompt, then 4 single tokens
+        ASSERT_TRUE(fa.value()->decode(step).ok());
+        ASSERT_TRUE(sep.value()->decode(step).ok());
+        const float * la = fa.value()->logits();
+        const float * lb = sep.value()->logits();
+        double diff2 = 0, ref2 = 0;
+        int32_t best = 0;
+        for (int32_t v = 0; v < n_vocab; ++v) {
+            diff2 += double(la[v] - lb[v]) * double(la[v] - lb[v]);
+            ref2 += double(lb[v]) * double(lb[v]);
+            if (lb[v] > lb[best]) best = v;
+        }
+        EXPECT_LT(diff2 / ref2, 1e-2) << "step " << i << ": normalized squared error";
+        EXPECT_GT(diff2, 0.0) << "step " << i << ": bit-equal logits: was FLASH_ATTN_EXT taken?";
+        step = {best};
+    }
+}
+
 // A factual prompt through the model's own tokenizer: the greedy answer
 // names the city.
 TEST(SmolLM2, GreedyContinuationIsSane) {

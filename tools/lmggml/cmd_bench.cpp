@@ -69,6 +69,8 @@ int cmd_bench(int argc, char ** argv) {
     p.option({"-b", "--batch-size"}, &n_batch, "N", "max tokens per decode (default 2048)");
     p.option({"-o", "--output"}, &output, "FMT", "md, json or csv (default md)");
     p.flag({"--no-warmup"}, &no_warmup, "skip the warm-up run");
+    ContextOptions co;
+    add_flash_attn_option(p, co);
 
     bool help = false;
     if (Status s = p.parse(argc, argv, 2, help); !s.ok()) return fail(cmd, s.message() + " (see lmggml bench --help)");
@@ -91,7 +93,6 @@ int cmd_bench(int argc, char ** argv) {
     // one context big enough for every test
     const int32_t max_p = *std::max_element(n_prompt.begin(), n_prompt.end());
     const int32_t max_n = *std::max_element(n_gen.begin(), n_gen.end());
-    ContextOptions co;
     co.n_ctx = uint32_t(std::max(1, std::max(max_p, max_n)));
     co.n_batch = std::min(n_batch, co.n_ctx);
     co.n_threads = threads[0];

@@ -150,6 +150,12 @@ void add_context_options(ArgParser & p, ContextOptions & o) {
     p.option({"-c", "--ctx-size"}, &o.n_ctx, "N", "context size in tokens (default " + std::to_string(o.n_ctx) + ", 0: the model's)");
     p.option({"-b", "--batch-size"}, &o.n_batch, "N", "max tokens per decode (default " + std::to_string(o.n_batch) + ")");
     p.option({"-t", "--threads"}, &o.n_threads, "N", "CPU threads (default " + std::to_string(default_threads()) + ")");
+    add_flash_attn_option(p, o);
+}
+
+void add_flash_attn_option(ArgParser & p, ContextOptions & o) {
+    p.flag({"--no-flash-attn"}, &o.no_flash_attn,
+           "attention as separate products and softmax over a transposed V cache (default: one fused op)");
 }
 
 void add_sampling_options(ArgParser & p, lmllm::SamplerParams & s) {
@@ -217,6 +223,7 @@ Result<std::unique_ptr<lmllm::Context>> make_context(const lmllm::Model & m, con
     cp.n_batch = o.n_batch;
     cp.n_threads = o.n_threads > 0 ? o.n_threads : default_threads();
     cp.all_logits = all_logits;
+    cp.flash_attn = !o.no_flash_attn;
     auto r = lmllm::Context::create(m, cp);
     if (!r.ok() && r.status().message().empty()) return Status::error("cannot create the context: " + last_library_error());
     return r;

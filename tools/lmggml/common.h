@@ -50,8 +50,11 @@ struct ContextOptions {
     uint32_t n_ctx = 2048;
     uint32_t n_batch = 512;
     int32_t n_threads = 0; // 0: default_threads()
+    bool no_flash_attn = false;
 };
 void add_context_options(ArgParser & p, ContextOptions & o);
+// --no-flash-attn alone (bench has its own size and thread options)
+void add_flash_attn_option(ArgParser & p, ContextOptions & o);
 void add_sampling_options(ArgParser & p, lmllm::SamplerParams & s);
 // Rejects out-of-range sampling settings with one message.
 lmllm::Status check_sampling(const lmllm::SamplerParams & s);

@@ -17,6 +17,11 @@ struct ContextParams {
     enum lm_ggml_type type_k = LM_GGML_TYPE_F16;
     enum lm_ggml_type type_v = LM_GGML_TYPE_F16;
     bool     all_logits = false; // keep logits of every token (perplexity)
+    // Attention as one fused op (FLASH_ATTN_EXT) with V cached by cell like
+    // K; off: K.Q, softmax and V.P as separate ops over a V cache stored
+    // transposed. Models with attention logit softcapping always take the
+    // separate ops (their softcap is applied after the scale).
+    bool     flash_attn = true;
 };
 
 class Context {
