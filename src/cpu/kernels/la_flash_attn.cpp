@@ -88,6 +88,23 @@ F16Layout f16_layout_of(const lm_ggml_tensor * dst) {
     return {dst->src[0]->ne[2] / dst->src[1]->ne[2], dst->src[0]->ne[0]};
 }
 
+// 1 + the last key the mask row does not hide (-inf), so a causal prompt's
+// early rows skip the keys after them; n_kv without a mask.
+int64_t visible_keys(const lm_ggml_tensor * mask, const char * mrow, int64_t n_kv) {
+    if (mask == nullptr) {
+        return n_kv;
+    }
+    int64_t n = n_kv;
+    if (mask->type == LM_GGML_TYPE_F16) {
+        const auto * m = (const lm_ggml_fp16_t *) mrow;
+        while (n > 0 && m[n - 1] == 0xFC00) --n; // F16 -inf
+    } else {
+        const auto * m = (const float *) mrow;
+        while (n > 0 && m[n - 1] == -INFINITY) --n;
+    }
+    return n;
+}
+
 void forward_f16(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const lm_ggml_tensor * q    = dst->src[0];
     const lm_ggml_tensor * k    = dst->src[1];
@@ -123,9 +140,10 @@ void forward_f16(const lm_cpu_params * params, lm_ggml_tensor * dst) {
             std::fill_n(M, g, -INFINITY);
             std::fill_n(S, g, 0.0f);
             const char * mrow = mask != nullptr ? (const char *) mask->data + iq1 * mask->nb[1] : nullptr;
+            const int64_t n_seen = visible_keys(mask, mrow, n_kv); // keys past it are masked for this row
 
-            for (int64_t j0 = 0; j0 < n_kv; j0 += kTile) {
-                const int64_t nt = std::min(kTile, n_kv - j0);
+            for (int64_t j0 = 0; j0 < n_seen; j0 += kTile) {
+                const int64_t nt = std::min(kTile, n_seen - j0);
                 kern.attn_f16.scores(D, nt, row_of(k, j0, ik2, ik3), k->nb[1], qb, g, sc);
                 bool any = false;
                 for (int64_t t = 0; t < g; ++t) {
