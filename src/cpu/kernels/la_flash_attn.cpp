@@ -11,7 +11,6 @@
 #include "la_ops.h"
 #include "la_vec_dot.h"
 
-#include "../arch/kernels.h"
 
 namespace lmggml::cpu::la {
 namespace {
@@ -26,16 +25,6 @@ Layout layout_of(const lm_ggml_tensor * dst, const Plan & kp) {
     const int64_t D = dst->src[0]->ne[0];
     const size_t  f = pad_line((size_t) D * sizeof(float));
     return {f, pad_line(lm_ggml_row_size(kp.vec_dot_type, D)), f, f};
-}
-
-float slope_of(float max_bias, int64_t n_head, int64_t h) {
-    if (max_bias <= 0.0f) {
-        return 1.0f;
-    }
-    const uint32_t n_log2 = 1u << (uint32_t) floor(log2((double) n_head));
-    const float    m0     = powf(2.0f, -(max_bias) / (float) n_log2);
-    const float    m1     = powf(2.0f, -(max_bias / 2.0f) / (float) n_log2);
-    return (uint32_t) h < n_log2 ? powf(m0, (float) (h + 1)) : powf(m1, (float) (2 * ((uint32_t) h - n_log2) + 1));
 }
 
 float mask_at(const lm_ggml_tensor * mask, const char * row, int64_t i) {
@@ -61,130 +50,17 @@ void add_v(const lm_ggml_tensor * v, const char * vrow, float w, float * acc, fl
     }
 }
 
-// ---------------------------------------------------------------- F16 K and V
-// The common case (an F16 KV cache) on the CPU's AttnF16 kernels: one work
-// unit is the g = n_head / n_head_kv query heads that share a KV head, at one
-// query row, so each K and V row is widened once for all of them. Keys go in
-// tiles of kTile: scores for the tile, scaled, masked and exponentiated (an
-// online softmax across tiles: running max M and sum S per query, the
-// accumulator rescaled when M grows), then the tile's V rows are added in.
-constexpr int64_t kTile = 256;
-
-bool f16_path(const lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * q = dst->src[0];
-    const lm_ggml_tensor * k = dst->src[1];
-    const lm_ggml_tensor * v = dst->src[2];
-    return k->type == LM_GGML_TYPE_F16 && v->type == LM_GGML_TYPE_F16 && q->ne[0] % 8 == 0 &&
-           k->ne[2] == v->ne[2] && k->ne[3] == v->ne[3];
-}
-
-// Per-thread scratch of the F16 path, in floats: [q rows g*D][scores g*kTile][acc g*D][M g][S g]
-struct F16Layout {
-    int64_t g, d;
-    size_t  per_thread() const { return pad_line((size_t) (g * (2 * d + kTile + 2)) * sizeof(float)); }
-};
-
-F16Layout f16_layout_of(const lm_ggml_tensor * dst) {
-    return {dst->src[0]->ne[2] / dst->src[1]->ne[2], dst->src[0]->ne[0]};
-}
-
-// 1 + the last key the mask row does not hide (-inf), so a causal prompt's
-// early rows skip the keys after them; n_kv without a mask.
-int64_t visible_keys(const lm_ggml_tensor * mask, const char * mrow, int64_t n_kv) {
-    if (mask == nullptr) {
-        return n_kv;
-    }
-    int64_t n = n_kv;
-    if (mask->type == LM_GGML_TYPE_F16) {
-        const auto * m = (const lm_ggml_fp16_t *) mrow;
-        while (n > 0 && m[n - 1] == 0xFC00) --n; // F16 -inf
-    } else {
-        const auto * m = (const float *) mrow;
-        while (n > 0 && m[n - 1] == -INFINITY) --n;
-    }
-    return n;
-}
-
-void forward_f16(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * q    = dst->src[0];
-    const lm_ggml_tensor * k    = dst->src[1];
-    const lm_ggml_tensor * v    = dst->src[2];
-    const lm_ggml_tensor * mask = dst->src[3];
-    const auto &           kern = arch::kernels();
-
-    const F16Layout l  = f16_layout_of(dst);
-    const int64_t   g = l.g, D = l.d;
-    float *         qb   = (float *) lm_cpu_thread_scratch(params);
-    float *         sc   = qb + g * D;
-    float *         acc  = sc + g * kTile;
-    float *         M    = acc + g * D;
-    float *         S    = M + g;
-
-    const int64_t n_q = q->ne[1], n_head = q->ne[2], n_kv = k->ne[1];
-    const int64_t n_kvh = k->ne[2], rk3 = q->ne[3] / k->ne[3];
-
-    const float max_bias = lm_ggml_get_op_params_f32(dst, 1);
-    const float softcap  = lm_ggml_get_op_params_f32(dst, 2);
-    const float scale    = lm_ggml_get_op_params_f32(dst, 0);
-
-    lm_cpu_chunk_iter it;
-    lm_cpu_chunks_begin(params, q->ne[3] * n_q * n_kvh, 1, &it);
-    for (int64_t u0, u1; lm_cpu_chunks_next(params, &it, &u0, &u1);) {
-        for (int64_t u = u0; u < u1; ++u) {
-            const int64_t ik2 = u % n_kvh, iq1 = (u / n_kvh) % n_q, iq3 = u / (n_kvh * n_q);
-            const int64_t ik3 = iq3 / rk3;
-            for (int64_t t = 0; t < g; ++t) {
-                std::memcpy(qb + t * D, row_of(q, iq1, ik2 * g + t, iq3), (size_t) D * sizeof(float));
-            }
-            std::fill_n(acc, g * D, 0.0f);
-            std::fill_n(M, g, -INFINITY);
-            std::fill_n(S, g, 0.0f);
-            const char * mrow = mask != nullptr ? (const char *) mask->data + iq1 * mask->nb[1] : nullptr;
-            const int64_t n_seen = visible_keys(mask, mrow, n_kv); // keys past it are masked for this row
-
-            for (int64_t j0 = 0; j0 < n_seen; j0 += kTile) {
-                const int64_t nt = std::min(kTile, n_seen - j0);
-                kern.attn_f16.scores(D, nt, row_of(k, j0, ik2, ik3), k->nb[1], qb, g, sc);
-                bool any = false;
-                for (int64_t t = 0; t < g; ++t) {
-                    float * st = sc + t * nt;
-                    float   s1 = scale;
-                    if (softcap != 0.0f) { // s = softcap * tanh(q.k * scale / softcap), before the mask
-                        for (int64_t j = 0; j < nt; ++j) st[j] = softcap * tanhf(st[j] * (scale / softcap));
-                        s1 = 1.0f;
-                    }
-                    const float *    m32 = mask != nullptr && mask->type == LM_GGML_TYPE_F32 ? (const float *) mrow + j0 : nullptr;
-                    const uint16_t * m16 = mask != nullptr && mask->type == LM_GGML_TYPE_F16 ? (const uint16_t *) mrow + j0 : nullptr;
-                    const float      mx  = kern.math.scale_mask_max(nt, st, s1, m32, m16, slope_of(max_bias, n_head, ik2 * g + t), st);
-                    if (mx == -INFINITY) { // every key of the tile masked for this query
-                        std::fill_n(st, nt, 0.0f);
-                        continue;
-                    }
-                    if (mx > M[t]) {
-                        if (M[t] != -INFINITY) {
-                            const float r = expf(M[t] - mx);
-                            kern.math.scale(D, acc + t * D, r);
-                            S[t] *= r;
-                        }
-                        M[t] = mx;
-                    }
-                    S[t] += kern.math.exp_sum(nt, st, M[t], st);
-                    any = true;
-                }
-                if (any) {
-                    kern.attn_f16.accumulate(D, nt, row_of(v, j0, ik2, ik3), v->nb[1], sc, g, acc);
-                }
-            }
-            for (int64_t t = 0; t < g; ++t) {
-                const float inv = 1.0f / S[t]; // as ggml: a row whose keys were all masked divides by zero
-                float *     out = (float *) row_of(dst, ik2 * g + t, iq1, iq3);
-                for (int64_t c = 0; c < D; ++c) out[c] = acc[t * D + c] * inv;
-            }
-        }
-    }
-}
-
 } // namespace
+
+float flash_attn_slope(float max_bias, int64_t n_head, int64_t h) {
+    if (max_bias <= 0.0f) {
+        return 1.0f;
+    }
+    const uint32_t n_log2 = 1u << (uint32_t) floor(log2((double) n_head));
+    const float    m0     = powf(2.0f, -(max_bias) / (float) n_log2);
+    const float    m1     = powf(2.0f, -(max_bias / 2.0f) / (float) n_log2);
+    return (uint32_t) h < n_log2 ? powf(m0, (float) (h + 1)) : powf(m1, (float) (2 * ((uint32_t) h - n_log2) + 1));
+}
 
 bool flash_attn_ext_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * q    = dst->src[0];
@@ -233,15 +109,26 @@ void flash_attn_ext_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) 
     flash_attn_ext_forward_with(params, dst, plan_for(dst->src[1]->type));
 }
 
+// The F16 path (la_flash_attn_f16.cpp) is taken with K's own plan only:
+// tests that force another plan get the generic loop.
+static bool takes_f16_path(const lm_ggml_tensor * dst, const Plan & kp) {
+    return flash_attn_f16_path(dst) && kp.vec_dot == plan_for(LM_GGML_TYPE_F16).vec_dot;
+}
+
 size_t flash_attn_ext_work_size_with(const lm_ggml_tensor * dst, int n_threads, const Plan & kp) {
-    const size_t generic = layout_of(dst, kp).per_thread();
-    const size_t fast    = f16_path(dst) ? f16_layout_of(dst).per_thread() : 0;
-    return (size_t) n_threads * std::max(generic, fast);
+    if (takes_f16_path(dst, kp)) {
+        return flash_attn_f16_work_size(dst, n_threads);
+    }
+    return (size_t) n_threads * layout_of(dst, kp).per_thread();
+}
+
+bool flash_attn_ext_private_scratch(const lm_ggml_tensor * dst, int n_threads) {
+    return !takes_f16_path(dst, plan_for(dst->src[1]->type)) || flash_attn_f16_private_scratch(dst, n_threads);
 }
 
 void flash_attn_ext_forward_with(const lm_cpu_params * params, lm_ggml_tensor * dst, const Plan & kp) {
-    if (f16_path(dst) && kp.vec_dot == plan_for(LM_GGML_TYPE_F16).vec_dot) {
-        forward_f16(params, dst);
+    if (takes_f16_path(dst, kp)) {
+        flash_attn_f16_forward(params, dst);
         return;
     }
     const lm_ggml_tensor * q    = dst->src[0];
@@ -279,7 +166,7 @@ void flash_attn_ext_forward_with(const lm_cpu_params * params, lm_ggml_tensor * 
         const int64_t iq2 = (ir / n_q) % n_head;
         const int64_t iq1 = ir % n_q;
 
-        const float   slope = slope_of(max_bias, n_head, iq2);
+        const float   slope = flash_attn_slope(max_bias, n_head, iq2);
         const char *  mrow  = mask != nullptr ? (const char *) mask->data + iq1 * mask->nb[1] : nullptr;
         const float * qrow  = (const float *) row_of(q, iq1, iq2, iq3);
         const void *  qv    = qrow;

@@ -52,6 +52,14 @@ bool   rope_supports(const lm_ggml_tensor * dst);
 void   flash_attn_ext_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
 size_t flash_attn_ext_work_size(const lm_ggml_tensor * dst, int n_threads);
 bool   flash_attn_ext_supports(const lm_ggml_tensor * dst);
+bool   flash_attn_ext_private_scratch(const lm_ggml_tensor * dst, int n_threads);
+// ALiBi slope of head h (1 without max_bias)
+float  flash_attn_slope(float max_bias, int64_t n_head, int64_t h);
+// Its F16 K/V path on the AttnF16 kernels (la_flash_attn_f16.cpp)
+bool   flash_attn_f16_path(const lm_ggml_tensor * dst);
+size_t flash_attn_f16_work_size(const lm_ggml_tensor * dst, int n_threads);
+bool   flash_attn_f16_private_scratch(const lm_ggml_tensor * dst, int n_threads);
+void   flash_attn_f16_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
 
 // The same three kernels with an explicit plan for the weight (K) type
 // instead of plan_for(type): the registered entry points call these, and

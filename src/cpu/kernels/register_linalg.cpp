@@ -41,5 +41,5 @@ void lm_cpu_register_linalg_ops(lm_cpu_op_table * table) {
                                       .private_scratch = thread_slices_only};
     ops[LM_GGML_OP_FLASH_ATTN_EXT] = {.forward = flash_attn_ext_forward, .work_size = flash_attn_ext_work_size,
                                       .supports = flash_attn_ext_supports, .single_thread = false, .light = false,
-                                      .private_scratch = thread_slices_only};
+                                      .private_scratch = flash_attn_ext_private_scratch};
 }

@@ -1,0 +1,235 @@
+// FLASH_ATTN_EXT over an F16 KV cache on the CPU's AttnF16 kernels
+// (arch/kernels.h). One work unit is the g = n_head / n_head_kv query heads
+// that share a KV head, at one query row: each K and V row is widened once
+// for all g of them. Keys go in tiles of kTile: the tile's scores, scaled,
+// masked and exponentiated with an online softmax (running max M and sum S
+// per query; the accumulator is rescaled when M grows), then the tile's V
+// rows are added in. A row's keys past its last unmasked one are skipped.
+//
+// Generation has few units (SmolLM2: 3 KV heads x 1 row), too few for
+// threads to share evenly, so then each unit's keys are cut into segments
+// (flash decoding): threads compute unnormalised partials (M, S, acc) per
+// segment into shared scratch, meet at a barrier, and merge them per unit.
+// The cut depends on the shape only, so every thread count (one included)
+// sums in the same order.
+#include "la_ops.h"
+
+#include "../arch/kernels.h"
+
+namespace lmggml::cpu::la {
+namespace {
+
+constexpr int64_t kTile        = 256; // keys per scores tile
+constexpr int64_t kMinSegKeys  = 64;  // keys per segment at least when a unit's keys are split
+constexpr int64_t kMinUnits    = 8;   // below this many units, split their keys
+
+struct Dims {
+    int64_t g, D, n_q, n_kv, n_kvh, units;
+    explicit Dims(const lm_ggml_tensor * dst) {
+        const lm_ggml_tensor * q = dst->src[0];
+        const lm_ggml_tensor * k = dst->src[1];
+        g     = q->ne[2] / k->ne[2];
+        D     = q->ne[0];
+        n_q   = q->ne[1];
+        n_kv  = k->ne[1];
+        n_kvh = k->ne[2];
+        units = q->ne[3] * n_q * n_kvh;
+    }
+    // Key segments per unit: from the shape alone, not the thread count, so
+    // results do not depend on how many threads run the node.
+    int64_t segments() const {
+        if (units >= kMinUnits) {
+            return 1;
+        }
+        const int64_t want = (kMinUnits + units - 1) / units;
+        return std::max<int64_t>(1, std::min(want, n_kv / kMinSegKeys));
+    }
+    // floats of one partial: acc g*D, M g, S g
+    int64_t partial_floats() const { return g * (D + 2); }
+    // bytes of one thread's working rows: q rows g*D, scores g*kTile, and (unsplit) a partial
+    size_t per_thread() const { return pad_line((size_t) (g * (D + kTile) + partial_floats()) * sizeof(float)); }
+    size_t partials_bytes(int64_t segs) const {
+        return segs > 1 ? pad_line((size_t) (units * segs * partial_floats()) * sizeof(float)) : 0;
+    }
+};
+
+// 1 + the last key the mask row does not hide (-inf); n_kv without a mask.
+int64_t visible_keys(const lm_ggml_tensor * mask, const char * mrow, int64_t n_kv) {
+    if (mask == nullptr) {
+        return n_kv;
+    }
+    int64_t n = n_kv;
+    if (mask->type == LM_GGML_TYPE_F16) {
+        const auto * m = (const lm_ggml_fp16_t *) mrow;
+        while (n > 0 && m[n - 1] == 0xFC00) --n; // F16 -inf
+    } else {
+        const auto * m = (const float *) mrow;
+        while (n > 0 && m[n - 1] == -INFINITY) --n;
+    }
+    return n;
+}
+
+struct Attend {
+    const lm_ggml_tensor * dst;
+    const lm_ggml_tensor * q;
+    const lm_ggml_tensor * k;
+    const lm_ggml_tensor * v;
+    const lm_ggml_tensor * mask;
+    const arch::KernelSet & kern;
+    Dims  dims;
+    float scale, max_bias, softcap;
+
+    explicit Attend(const lm_ggml_tensor * d)
+        : dst(d), q(d->src[0]), k(d->src[1]), v(d->src[2]), mask(d->src[3]), kern(arch::kernels()), dims(d),
+          scale(lm_ggml_get_op_params_f32(d, 0)), max_bias(lm_ggml_get_op_params_f32(d, 1)),
+          softcap(lm_ggml_get_op_params_f32(d, 2)) {}
+
+    void unit_index(int64_t u, int64_t * ik2, int64_t * iq1, int64_t * iq3) const {
+        *ik2 = u % dims.n_kvh;
+        *iq1 = (u / dims.n_kvh) % dims.n_q;
+        *iq3 = u / (dims.n_kvh * dims.n_q);
+    }
+
+    // Unnormalised partial of unit u over keys [j_begin, j_end): acc (g x D),
+    // M and S (g) at part; qb (g*D) and sc (g*kTile) are scratch.
+    void partial(int64_t u, int64_t j_begin, int64_t j_end, float * qb, float * sc, float * part) const {
+        const int64_t g = dims.g, D = dims.D;
+        int64_t       ik2, iq1, iq3;
+        unit_index(u, &ik2, &iq1, &iq3);
+        const int64_t ik3 = iq3 / (q->ne[3] / k->ne[3]);
+        float *       acc = part;
+        float *       M   = part + g * D;
+        float *       S   = M + g;
+        std::fill_n(acc, g * D, 0.0f);
+        std::fill_n(M, g, -INFINITY);
+        std::fill_n(S, g, 0.0f);
+        const char * mrow = mask != nullptr ? (const char *) mask->data + iq1 * mask->nb[1] : nullptr;
+        j_end             = std::min(j_end, visible_keys(mask, mrow, dims.n_kv));
+        if (j_begin >= j_end) {
+            return;
+        }
+        for (int64_t t = 0; t < g; ++t) {
+            std::memcpy(qb + t * D, row_of(q, iq1, ik2 * g + t, iq3), (size_t) D * sizeof(float));
+        }
+        for (int64_t j0 = j_begin; j0 < j_end; j0 += kTile) {
+            const int64_t nt = std::min(kTile, j_end - j0);
+            kern.attn_f16.scores(D, nt, row_of(k, j0, ik2, ik3), k->nb[1], qb, g, sc);
+            bool any = false;
+            for (int64_t t = 0; t < g; ++t) {
+                float * st = sc + t * nt;
+                float   s1 = scale;
+                if (softcap != 0.0f) { // s = softcap * tanh(q.k * scale / softcap), before the mask
+                    for (int64_t j = 0; j < nt; ++j) st[j] = softcap * tanhf(st[j] * (scale / softcap));
+                    s1 = 1.0f;
+                }
+                const bool       f16 = mask != nullptr && mask->type == LM_GGML_TYPE_F16;
+                const float *    m32 = mask != nullptr && !f16 ? (const float *) mrow + j0 : nullptr;
+                const uint16_t * m16 = f16 ? (const uint16_t *) mrow + j0 : nullptr;
+                const float      slope = flash_attn_slope(max_bias, q->ne[2], ik2 * g + t);
+                const float      mx    = kern.math.scale_mask_max(nt, st, s1, m32, m16, slope, st);
+                if (mx == -INFINITY) { // every key of the tile masked for this query
+                    std::fill_n(st, nt, 0.0f);
+                    continue;
+                }
+                if (mx > M[t]) {
+                    if (M[t] != -INFINITY) {
+                        const float r = expf(M[t] - mx);
+                        kern.math.scale(D, acc + t * D, r);
+                        S[t] *= r;
+                    }
+                    M[t] = mx;
+                }
+                S[t] += kern.math.exp_sum(nt, st, M[t], st);
+                any = true;
+            }
+            if (any) {
+                kern.attn_f16.accumulate(D, nt, row_of(v, j0, ik2, ik3), v->nb[1], sc, g, acc);
+            }
+        }
+    }
+
+    // dst rows of unit u from its nseg partials, nseg apart from parts
+    void finish(int64_t u, const float * parts, int64_t nseg) const {
+        const int64_t g = dims.g, D = dims.D, pf = dims.partial_floats();
+        int64_t       ik2, iq1, iq3;
+        unit_index(u, &ik2, &iq1, &iq3);
+        for (int64_t t = 0; t < g; ++t) {
+            float m = -INFINITY;
+            for (int64_t s = 0; s < nseg; ++s) m = std::max(m, parts[s * pf + g * D + t]);
+            float * out = (float *) row_of(dst, ik2 * g + t, iq1, iq3);
+            float   sum = 0.0f;
+            std::fill_n(out, D, 0.0f);
+            for (int64_t s = 0; s < nseg; ++s) {
+                const float * p  = parts + s * pf;
+                const float   ms = p[g * D + t];
+                if (ms == -INFINITY) {
+                    continue; // no visible key in this segment
+                }
+                const float w = expf(ms - m);
+                sum += p[g * D + g + t] * w;
+                for (int64_t c = 0; c < D; ++c) out[c] += p[t * D + c] * w;
+            }
+            const float inv = 1.0f / sum; // as ggml: a row whose keys were all masked divides by zero
+            for (int64_t c = 0; c < D; ++c) out[c] *= inv;
+        }
+    }
+};
+
+} // namespace
+
+bool flash_attn_f16_path(const lm_ggml_tensor * dst) {
+    const lm_ggml_tensor * q = dst->src[0];
+    const lm_ggml_tensor * k = dst->src[1];
+    const lm_ggml_tensor * v = dst->src[2];
+    return k->type == LM_GGML_TYPE_F16 && v->type == LM_GGML_TYPE_F16 && q->ne[0] % 8 == 0 &&
+           k->ne[2] == v->ne[2] && k->ne[3] == v->ne[3];
+}
+
+size_t flash_attn_f16_work_size(const lm_ggml_tensor * dst, int n_threads) {
+    const Dims d(dst);
+    return d.partials_bytes(d.segments()) + (size_t) n_threads * d.per_thread();
+}
+
+bool flash_attn_f16_private_scratch(const lm_ggml_tensor * dst, int n_threads) {
+    (void) n_threads;
+    return Dims(dst).segments() == 1;
+}
+
+void flash_attn_f16_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
+    const Attend  a(dst);
+    const Dims &  d    = a.dims;
+    const int64_t segs = d.segments();
+    // this thread's rows: its own slice when unsplit, else after the shared partials
+    char *  mine = segs == 1 ? (char *) lm_cpu_thread_scratch(params)
+                             : (char *) params->wdata + d.partials_bytes(segs) + (size_t) params->ith * d.per_thread();
+    float * qb   = (float *) mine;
+    float * sc   = qb + d.g * d.D;
+    float * part = sc + d.g * kTile;
+
+    lm_cpu_chunk_iter it;
+    lm_cpu_chunks_begin(params, d.units * segs, 1, &it);
+    if (segs == 1) {
+        for (int64_t u0, u1; lm_cpu_chunks_next(params, &it, &u0, &u1);) {
+            for (int64_t u = u0; u < u1; ++u) {
+                a.partial(u, 0, d.n_kv, qb, sc, part);
+                a.finish(u, part, 1);
+            }
+        }
+        return;
+    }
+    float *       parts = (float *) params->wdata; // units x segs partials
+    const int64_t per   = (d.n_kv + segs - 1) / segs;
+    for (int64_t i0, i1; lm_cpu_chunks_next(params, &it, &i0, &i1);) {
+        for (int64_t i = i0; i < i1; ++i) {
+            const int64_t s = i % segs;
+            a.partial(i / segs, s * per, (s + 1) * per, qb, sc, parts + i * d.partial_floats());
+        }
+    }
+    sync(params); // every partial written
+    const Range r = split(d.units, params->ith, params->nth);
+    for (int64_t u = r.begin; u < r.end; ++u) {
+        a.finish(u, parts + u * segs * d.partial_floats(), segs);
+    }
+}
+
+} // namespace lmggml::cpu::la
