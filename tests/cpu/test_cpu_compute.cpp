@@ -474,3 +474,34 @@ TEST(CpuCompute, TwoBackendsComputeConcurrently) {
 }
 
 } // namespace
+
+// A graph changed in place after a successful compute is checked again: a
+// source whose data went away or a node whose type no kernel takes fails,
+// and the same graph put back computes again.
+TEST(CpuCompute, AGraphChangedInPlaceIsCheckedAgain) {
+    lm_ggml_init_params p = { 4 * 1024 * 1024, nullptr, false };
+    lm_ggml_context * ctx = lm_ggml_init(p);
+    ASSERT_NE(ctx, nullptr);
+    const int64_t n = 300;
+    lm_ggml_tensor * a = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, n);
+    lm_ggml_tensor * b = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, n);
+    lm_ggml_tensor * s = lm_ggml_add(ctx, a, b);
+    lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
+    lm_ggml_build_forward_expand(gf, s);
+    const std::vector<float> va = ramp(n, 1.0f), vb = ramp(n, 2.0f);
+    memcpy(a->data, va.data(), lm_ggml_nbytes(a));
+    memcpy(b->data, vb.data(), lm_ggml_nbytes(b));
+    for (int n_threads : { 1, 2 }) {
+        ASSERT_EQ(lm_ggml_graph_compute_with_ctx(ctx, gf, n_threads), LM_GGML_STATUS_SUCCESS);
+        void * data = b->data;
+        b->data = nullptr;
+        EXPECT_EQ(lm_ggml_graph_compute_with_ctx(ctx, gf, n_threads), LM_GGML_STATUS_FAILED) << "source without data";
+        b->data = data;
+        s->type = LM_GGML_TYPE_I32;
+        EXPECT_EQ(lm_ggml_graph_compute_with_ctx(ctx, gf, n_threads), LM_GGML_STATUS_FAILED) << "an ADD to I32";
+        s->type = LM_GGML_TYPE_F32;
+        ASSERT_EQ(lm_ggml_graph_compute_with_ctx(ctx, gf, n_threads), LM_GGML_STATUS_SUCCESS);
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(((const float *) s->data)[i], va[(size_t) i] + vb[(size_t) i]);
+    }
+    lm_ggml_free(ctx);
+}
