@@ -12,12 +12,6 @@ namespace {
 
 using namespace simdtest;
 
-std::vector<const arch::KernelSet *> all_levels() {
-    std::vector<const arch::KernelSet *> v = {&scalar_level()};
-    for (const arch::KernelSet * k : vector_levels()) v.push_back(k);
-    return v;
-}
-
 // n rows of d F16 values, ld bytes apart, the last row flush against a guard page
 struct HalfRows {
     GuardedBytes           bytes;

@@ -11,12 +11,6 @@ namespace {
 
 using namespace simdtest;
 
-std::vector<const arch::KernelSet *> all_levels() {
-    std::vector<const arch::KernelSet *> v = {&scalar_level()};
-    for (const arch::KernelSet * k : vector_levels()) v.push_back(k);
-    return v;
-}
-
 // n inputs in [lo, hi] with a few special values mixed in
 std::vector<float> inputs(int64_t n, double lo, double hi, uint64_t seed) {
     lmtest::Rng rng(seed);

@@ -33,6 +33,13 @@ inline std::vector<const arch::KernelSet *> vector_levels() {
 
 inline const arch::KernelSet & scalar_level() { return *arch::kernels_for(arch::Isa::scalar); }
 
+// The scalar level and every optimized one.
+inline std::vector<const arch::KernelSet *> all_levels() {
+    std::vector<const arch::KernelSet *> v = {&scalar_level()};
+    for (const arch::KernelSet * k : vector_levels()) v.push_back(k);
+    return v;
+}
+
 // n floats: mostly uniform in [-1, 1), with awkward 32-value blocks mixed in
 // (all zero, one nonzero value, a negative maximum, ties of the maximum with
 // both signs, values on exact half steps of the quantization grid).

@@ -46,6 +46,22 @@ lm_ggml_backend_buffer_type_t cpu_repack_buft() {
     return get ? get(lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU))[0] : nullptr;
 }
 
+// Logits a against the reference b: squared difference, squared reference
+// and the reference's best token.
+struct LogitDiff {
+    double  diff2 = 0, ref2 = 0;
+    int32_t best = 0;
+};
+LogitDiff compare(const float * a, const float * b, int32_t n_vocab) {
+    LogitDiff d;
+    for (int32_t v = 0; v < n_vocab; ++v) {
+        d.diff2 += double(a[v] - b[v]) * double(a[v] - b[v]);
+        d.ref2 += double(b[v]) * double(b[v]);
+        if (b[v] > b[d.best]) d.best = v;
+    }
+    return d;
+}
+
 // Every weight of m: (tensor, is a matrix the CPU multiplies with).
 std::vector<std::pair<const lm_ggml_tensor *, bool>> all_weights(const lmllm::Model::Impl & m) {
     std::vector<std::pair<const lm_ggml_tensor *, bool>> out = {{m.w.tok_embd, true}, {m.w.output_norm, false}};
@@ -136,15 +152,9 @@ TEST(SmolLM2, RepackedLogitsMatchFileLayout) {
     for (int i = 0; i < 6; ++i) { // the prompt, then 5 single tokens
         ASSERT_TRUE(a.value()->decode(step).ok());
         ASSERT_TRUE(b.value()->decode(step).ok());
-        const float * la = a.value()->logits();
-        const float * lb = b.value()->logits();
-        double diff2 = 0, ref2 = 0;
-        int32_t best = 0;
-        for (int32_t v = 0; v < n_vocab; ++v) {
-            diff2 += double(la[v] - lb[v]) * double(la[v] - lb[v]);
-            ref2 += double(lb[v]) * double(lb[v]);
-            if (lb[v] > lb[best]) best = v;
-        }
+        const LogitDiff d = compare(a.value()->logits(), b.value()->logits(), n_vocab);
+        const double diff2 = d.diff2, ref2 = d.ref2;
+        const int32_t best = d.best;
         EXPECT_LT(diff2 / ref2, 1e-2) << "step " << i << ": normalized squared error";
         if (i == 0) { // layers on the gemm path (the same kernel), the Q8_0 head not repacked
             EXPECT_EQ(diff2, 0.0) << "the prompt's logits";
@@ -178,18 +188,10 @@ TEST(SmolLM2, FlashAttentionMatchesSeparateOps) {
     for (int i = 0; i < 5; ++i) { // the prompt, then 4 single tokens
         ASSERT_TRUE(fa.value()->decode(step).ok());
         ASSERT_TRUE(sep.value()->decode(step).ok());
-        const float * la = fa.value()->logits();
-        const float * lb = sep.value()->logits();
-        double diff2 = 0, ref2 = 0;
-        int32_t best = 0;
-        for (int32_t v = 0; v < n_vocab; ++v) {
-            diff2 += double(la[v] - lb[v]) * double(la[v] - lb[v]);
-            ref2 += double(lb[v]) * double(lb[v]);
-            if (lb[v] > lb[best]) best = v;
-        }
-        EXPECT_LT(diff2 / ref2, 1e-2) << "step " << i << ": normalized squared error";
-        EXPECT_GT(diff2, 0.0) << "step " << i << ": bit-equal logits: was FLASH_ATTN_EXT taken?";
-        step = {best};
+        const LogitDiff d = compare(fa.value()->logits(), sep.value()->logits(), n_vocab);
+        EXPECT_LT(d.diff2 / d.ref2, 1e-2) << "step " << i << ": normalized squared error";
+        EXPECT_GT(d.diff2, 0.0) << "step " << i << ": bit-equal logits: was FLASH_ATTN_EXT taken?";
+        step = {d.best};
     }
 }
 

@@ -115,58 +115,54 @@ void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::Ge
     }
 }
 
+// The chunks of every dst plane (per_plane each), handed out by
+// lm_cpu_chunks_*: fn(i2, i3, c0, c1) for each run of chunks [c0, c1) of
+// plane (i2, i3) this thread takes (a run taken across planes is cut).
+template <class Fn>
+void for_each_run(const lm_cpu_params * params, const lm_ggml_tensor * b, int64_t per_plane, int64_t take, Fn fn) {
+    lm_cpu_chunk_iter it;
+    lm_cpu_chunks_begin(params, per_plane * b->ne[2] * b->ne[3], take, &it);
+    for (int64_t c0, c1; lm_cpu_chunks_next(params, &it, &c0, &c1);) {
+        while (c0 < c1) {
+            const int64_t plane = c0 / per_plane;
+            const int64_t last  = std::min(c1, (plane + 1) * per_plane);
+            fn(plane % b->ne[2], plane / b->ne[2], c0 % per_plane, last - plane * per_plane);
+            c0 = last;
+        }
+    }
+}
+
 void run_rowdot(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::RowDot & rd, const char * act,
                 size_t row) {
     constexpr int64_t      kRows = 16; // weight rows per chunk
     constexpr int64_t      kTake = 4;  // chunks dotted with all columns before moving on
     const lm_ggml_tensor * a     = dst->src[0];
     const lm_ggml_tensor * b     = dst->src[1];
-    const int64_t          k     = a->ne[0];
     const int64_t          r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-    const int64_t          per_plane = (a->ne[1] + kRows - 1) / kRows;
-    lm_cpu_chunk_iter      it;
-    lm_cpu_chunks_begin(params, per_plane * b->ne[2] * b->ne[3], kTake, &it);
-    for (int64_t c0, c1; lm_cpu_chunks_next(params, &it, &c0, &c1);) {
-        while (c0 < c1) { // a run may cross into the next plane
-            const int64_t plane = c0 / per_plane, i2 = plane % b->ne[2], i3 = plane / b->ne[2];
-            const int64_t last  = std::min(c1, (plane + 1) * per_plane);
-            const int64_t t0    = (c0 % per_plane) * kRows;
-            const int64_t m     = std::min((last - c0) * kRows, a->ne[1] - t0);
-            const char *  w     = row_of(a, t0, i2 / r2, i3 / r3);
-            for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
-                const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
-                float *      d = (float *) row_of(dst, i1, i2, i3) + t0;
-                rd.dot_rows(k, m, w, a->nb[1], x, d);
-            }
-            c0 = last;
+    for_each_run(params, b, (a->ne[1] + kRows - 1) / kRows, kTake, [&](int64_t i2, int64_t i3, int64_t c0, int64_t c1) {
+        const int64_t t0 = c0 * kRows;
+        const int64_t m  = std::min(c1 * kRows, a->ne[1]) - t0;
+        const char *  w  = row_of(a, t0, i2 / r2, i3 / r3);
+        for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
+            const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
+            rd.dot_rows(a->ne[0], m, w, a->nb[1], x, (float *) row_of(dst, i1, i2, i3) + t0);
         }
-    }
+    });
 }
 
 void run_x8(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::RowDotX8 & rx, const char * act, size_t row) {
-    constexpr int64_t      kTake = 8; // 8-row groups dotted with all columns before moving on
+    constexpr int64_t      kTake = 8; // 8-row groups (one chunk each) dotted with all columns before moving on
     const lm_ggml_tensor * a     = dst->src[0];
     const lm_ggml_tensor * b     = dst->src[1];
-    const int64_t          k     = a->ne[0];
     const int64_t          r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     const size_t           group = arch::layout::kX8Rows * a->nb[1];
-    const int64_t          per_plane = a->ne[1] / arch::layout::kX8Rows; // groups: one chunk each
-    lm_cpu_chunk_iter      it;
-    lm_cpu_chunks_begin(params, per_plane * b->ne[2] * b->ne[3], kTake, &it);
-    for (int64_t c0, c1; lm_cpu_chunks_next(params, &it, &c0, &c1);) {
-        while (c0 < c1) { // a run may cross into the next plane
-            const int64_t plane = c0 / per_plane, i2 = plane % b->ne[2], i3 = plane / b->ne[2];
-            const int64_t last  = std::min(c1, (plane + 1) * per_plane);
-            const int64_t g0    = c0 % per_plane;
-            const char *  w     = row_of(a, 0, i2 / r2, i3 / r3) + g0 * group;
-            for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
-                const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
-                float *      d = (float *) row_of(dst, i1, i2, i3) + g0 * arch::layout::kX8Rows;
-                rx.dot_groups(k, last - c0, w, x, d);
-            }
-            c0 = last;
+    for_each_run(params, b, a->ne[1] / arch::layout::kX8Rows, kTake, [&](int64_t i2, int64_t i3, int64_t g0, int64_t g1) {
+        const char * w = row_of(a, 0, i2 / r2, i3 / r3) + g0 * group;
+        for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
+            const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
+            rx.dot_groups(a->ne[0], g1 - g0, w, x, (float *) row_of(dst, i1, i2, i3) + g0 * arch::layout::kX8Rows);
         }
-    }
+    });
 }
 
 } // namespace
