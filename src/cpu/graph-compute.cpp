@@ -75,7 +75,7 @@ void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
     lm_cpu_params       params = { ith, nth, st->wsize, st->wdata, barrier, st->chunks, 0 };
     // a node on thread 0 alone gets thread 0's slice of the scratch, so it
     // never touches the slices other threads' nodes may be using meanwhile
-    const size_t        slice0 = nth > 1 ? (st->wsize / (size_t) nth) & ~(size_t) (kCacheLine - 1) : st->wsize;
+    const size_t        slice0 = nth > 1 ? lm_cpu_scratch_slice(st->wsize, nth) : st->wsize;
     const lm_cpu_params solo   = { 0, 1, slice0, st->wdata, barrier, nullptr, 0 };
 
     for (int i = 0; i < st->cgraph->n_nodes; i++) {

@@ -67,9 +67,11 @@ struct lm_cpu_op_desc {
 // This thread's own slice of the scratch: every thread gets an equal,
 // line-aligned part of wsize (the same slices for every node of a graph, so
 // nodes using only these need no barrier between them for their scratch).
+static inline size_t lm_cpu_scratch_slice(size_t wsize, int nth) {
+    return (wsize / (size_t) nth) & ~(size_t) 63;
+}
 static inline void * lm_cpu_thread_scratch(const struct lm_cpu_params * params) {
-    const size_t slice = (params->wsize / (size_t) params->nth) & ~(size_t) 63;
-    return (char *) params->wdata + (size_t) params->ith * slice;
+    return (char *) params->wdata + (size_t) params->ith * lm_cpu_scratch_slice(params->wsize, params->nth);
 }
 
 // The op table: one entry per lm_ggml_op, plus one per unary op for LM_GGML_OP_UNARY.
