@@ -70,6 +70,50 @@ struct compute_state {
     std::atomic<int>       stop_after{INT_MAX};
 };
 
+// Operands up to this size of a node thread 0 runs alone are prefetched while
+// the node before it runs.
+constexpr size_t kPrefetchOperandBytes = 16 * 1024;
+
+void prefetch_tensor(const lm_ggml_tensor * t, bool write) {
+    if (t == nullptr || t->data == nullptr) {
+        return;
+    }
+    const size_t n = lm_ggml_nbytes(t);
+    if (n > kPrefetchOperandBytes) {
+        return;
+    }
+    const char * p = static_cast<const char *>(t->data);
+    for (size_t b = 0; b < n; b += kCacheLine) {
+        if (write) {
+            __builtin_prefetch(p + b, 1, 3);
+        } else {
+            __builtin_prefetch(p + b, 0, 3);
+        }
+    }
+}
+
+// A token's small nodes (norm weights, the KV-cache rows a copy writes, the
+// positions a rope reads) are cold: the weights streamed through every cache
+// level since the last token. Run back to back on thread 0, each would wait
+// on its own misses; so while a node runs on every thread (a matmul, long
+// and bound by bandwidth), thread 0 asks for the operands of the run of solo
+// nodes after it.
+void prefetch_solo_run(const compute_state * st, int i) {
+    for (int j = i + 1; j < st->cgraph->n_nodes; ++j) {
+        const lm_ggml_tensor * next = st->cgraph->nodes[j];
+        if (lm_cpu_node_is_noop(next)) {
+            continue;
+        }
+        if (!st->sync[j].solo) {
+            return;
+        }
+        for (int s = 0; s < LM_GGML_MAX_SRC; ++s) {
+            prefetch_tensor(next->src[s], false);
+        }
+        prefetch_tensor(next, true);
+    }
+}
+
 void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
     compute_state * st = static_cast<compute_state *>(ctx);
     lm_cpu_params       params = { ith, nth, st->wsize, st->wdata, barrier, st->chunks, 0 };
@@ -93,6 +137,9 @@ void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
         }
         const lm_cpu_op_desc * desc = lm_cpu_find_op(node); // validated before the walk
         params.node_seq = (uint32_t) i + 1;
+        if (ith == 0 && !on_one) {
+            prefetch_solo_run(st, i);
+        }
         if (on_one) {
             if (ith == 0) {
                 desc->forward(&solo, node);

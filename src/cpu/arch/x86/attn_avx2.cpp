@@ -28,6 +28,12 @@ inline __m256 widen8(const char * row, int64_t c) {
 // and the compiler spills an accumulator into a store-load chain).
 template <int G> constexpr int kKeys = G == 3 ? 3 : 4;
 
+// Rows fetched ahead of use. The cache is cold at generation (a token's
+// weights stream through every cache level in between), its rows are a
+// head's slice of each cell, and without software prefetch the kernels wait
+// on one miss after another.
+constexpr int64_t kAheadRows = 12;
+
 // s[i * n + j] for G query rows (q) and the nk <= K keys from rows.
 template <int G>
 void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float * q, float * s, int64_t n) {
@@ -57,10 +63,18 @@ void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float 
     }
 }
 
+// Every cache line of rows [j, j + count) of a row-strided cache, into L1.
+inline void prefetch_rows(const char * rows, size_t ld, int64_t bytes, int64_t j, int64_t count) {
+    for (int64_t r = j; r < j + count; ++r)
+        for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(rows + r * (int64_t) ld + b, _MM_HINT_T0);
+}
+
 template <int G>
 void scores_rows(int64_t d, int64_t n, const char * rows, size_t ldk, const float * q, float * s) {
+    prefetch_rows(rows, ldk, d * 2, 0, std::min<int64_t>(n, kAheadRows));
     for (int64_t j0 = 0; j0 < n; j0 += kKeys<G>) {
         const int nk = (int) std::min<int64_t>(kKeys<G>, n - j0);
+        if (j0 + kAheadRows < n) prefetch_rows(rows, ldk, d * 2, j0 + kAheadRows, std::min<int64_t>(kKeys<G>, n - j0 - kAheadRows));
         scores_block<G>(d, rows + j0 * (int64_t) ldk, ldk, nk, q, s + j0, n);
     }
 }
@@ -91,8 +105,10 @@ void accumulate_cols(int64_t d, int64_t n, const char * rows, size_t ldv, const 
         a[i][0] = _mm256_loadu_ps(acc + i * d + c);
         a[i][1] = _mm256_loadu_ps(acc + i * d + c + 8);
     }
+    if (c == 0) prefetch_rows(rows, ldv, d * 2, 0, std::min<int64_t>(n, kAheadRows));
     for (int64_t j = 0; j < n; ++j) {
         const char * row = rows + j * (int64_t) ldv;
+        if (c == 0 && j + kAheadRows < n) prefetch_rows(rows, ldv, d * 2, j + kAheadRows, 1);
         const __m256 v0 = widen8(row, c), v1 = widen8(row, c + 8);
         for (int i = 0; i < G; ++i) {
             const __m256 w = _mm256_broadcast_ss(p + i * n + j);
