@@ -61,7 +61,14 @@ struct compute_state {
     uint8_t *              wdata;
     size_t                 wsize;
     lm_cpu_chunk_slot *    chunks; // one per thread (kernel.h: lm_cpu_chunks_*)
-    const lm_cpu_node_sync * sync; // per node (graph-sync.h); NULL with one thread
+    lm_cpu_node_sync *     sync;   // per node (graph-sync.h); NULL with one thread
+    // Set when the threads validate the graph and place the barriers
+    // themselves before the walk (prepare): access is one per node.
+    bool                   prepare;
+    bool                   every_node; // a barrier before every node (abort callback)
+    lm_cpu_node_access *   access;
+    std::atomic<int>       first_invalid{INT_MAX};
+    bool                   invalid = false; // written by thread 0 between prepare's barriers
     lm_ggml_abort_callback abort_callback;
     void *                 abort_callback_data;
     // Index of the node after which to stop (INT_MAX: none). An index, not
@@ -114,6 +121,43 @@ void prefetch_solo_run(const compute_state * st, int i) {
     }
 }
 
+bool validate_node(const lm_ggml_tensor * node, int i, bool log);
+
+// Validation and barrier placement, shared by the threads instead of done
+// by the caller before the walk while the workers spin: each thread checks
+// its slice of the nodes and records what they touch, then thread 0 places
+// the barriers (or reports the first invalid node). True: walk the graph.
+bool prepare(compute_state * st, int ith, int nth, lm_cpu_barrier * barrier) {
+    const int n     = st->cgraph->n_nodes;
+    const int begin = (int) ((int64_t) n * ith / nth), end = (int) ((int64_t) n * (ith + 1) / nth);
+    for (int i = begin; i < end; ++i) {
+        const lm_ggml_tensor * node = st->cgraph->nodes[i];
+        if (!validate_node(node, i, false)) {
+            int seen = st->first_invalid.load(std::memory_order_relaxed);
+            while (i < seen && !st->first_invalid.compare_exchange_weak(seen, i, std::memory_order_relaxed)) {
+            }
+            break; // the first invalid node of this slice is the one that counts
+        }
+        lm_cpu_node_access_of(node, lm_cpu_node_is_noop(node) ? nullptr : lm_cpu_find_op(node), nth, &st->access[i]);
+    }
+    if (nth > 1) {
+        barrier->wait();
+    }
+    if (ith == 0) {
+        const int bad = st->first_invalid.load(std::memory_order_relaxed);
+        if (bad != INT_MAX) {
+            validate_node(st->cgraph->nodes[bad], bad, true); // says why
+            st->invalid = true;
+        } else if (nth > 1) {
+            lm_cpu_place_barriers(st->access, n, st->every_node, st->sync);
+        }
+    }
+    if (nth > 1) {
+        barrier->wait();
+    }
+    return !st->invalid;
+}
+
 void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
     compute_state * st = static_cast<compute_state *>(ctx);
     lm_cpu_params       params = { ith, nth, st->wsize, st->wdata, barrier, st->chunks, 0 };
@@ -121,6 +165,9 @@ void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
     // never touches the slices other threads' nodes may be using meanwhile
     const size_t        slice0 = nth > 1 ? lm_cpu_scratch_slice(st->wsize, nth) : st->wsize;
     const lm_cpu_params solo   = { 0, 1, slice0, st->wdata, barrier, nullptr, 0 };
+    if (st->prepare && !prepare(st, ith, nth, barrier)) {
+        return;
+    }
 
     for (int i = 0; i < st->cgraph->n_nodes; i++) {
         lm_ggml_tensor * node = st->cgraph->nodes[i];
@@ -154,58 +201,81 @@ void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
     }
 }
 
+// Whether node i can be computed; log: say why not (one line).
+bool validate_node(const lm_ggml_tensor * node, int i, bool log) {
+    if (node == nullptr) {
+        if (log) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d: is NULL\n", i);
+        }
+        return false;
+    }
+    if (lm_cpu_node_is_noop(node)) {
+        return true;
+    }
+    const lm_cpu_op_desc * desc = lm_cpu_find_op(node);
+    if (desc == nullptr || desc->forward == nullptr) {
+        if (log) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s has no CPU kernel\n",
+                              i, node->name, op_label(node));
+        }
+        return false;
+    }
+    if (desc->supports != nullptr && !desc->supports(node)) {
+        if (log) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s does not support type %s on CPU\n",
+                              i, node->name, op_label(node), lm_ggml_type_name(node->type));
+        }
+        return false;
+    }
+    if (!lm_cpu_repack_op_ok(node)) {
+        if (log) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s cannot read a repacked (CPU_REPACK) tensor this way\n",
+                              i, node->name, op_label(node));
+        }
+        return false;
+    }
+    if (node->data == nullptr) {
+        if (log) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': tensor has no data (not allocated)\n",
+                              i, node->name);
+        }
+        return false;
+    }
+    if (node->buffer != nullptr && !lm_ggml_backend_buffer_is_host(node->buffer)) {
+        if (log) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': tensor is not in host memory (buffer %s)\n",
+                              i, node->name, lm_ggml_backend_buffer_name(node->buffer));
+        }
+        return false;
+    }
+    for (int s = 0; s < LM_GGML_MAX_SRC; s++) {
+        const lm_ggml_tensor * src = node->src[s];
+        if (src == nullptr) {
+            continue;
+        }
+        if (src->data == nullptr && !lm_ggml_is_empty_ne(src->ne)) {
+            if (log) {
+                LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': src[%d] '%s' has no data (not allocated)\n",
+                                  i, node->name, s, src->name);
+            }
+            return false;
+        }
+        if (src->buffer != nullptr && !lm_cpu_buft_readable(src->buffer->buft)) {
+            if (log) {
+                LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': src[%d] '%s' is not in host memory (buffer %s)\n",
+                                  i, node->name, s, src->name, lm_ggml_backend_buffer_name(src->buffer));
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
 // Every node must be computable before any runs: no partial results.
 bool validate_graph(const lm_ggml_cgraph * cgraph) {
     for (int i = 0; i < cgraph->n_nodes; i++) {
-        const lm_ggml_tensor * node = cgraph->nodes[i];
-        if (node == nullptr) {
-            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d: is NULL\n", i);
+        if (!validate_node(cgraph->nodes[i], i, true)) {
             return false;
-        }
-        if (lm_cpu_node_is_noop(node)) {
-            continue;
-        }
-        const lm_cpu_op_desc * desc = lm_cpu_find_op(node);
-        if (desc == nullptr || desc->forward == nullptr) {
-            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s has no CPU kernel\n",
-                              i, node->name, op_label(node));
-            return false;
-        }
-        if (desc->supports != nullptr && !desc->supports(node)) {
-            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s does not support type %s on CPU\n",
-                              i, node->name, op_label(node), lm_ggml_type_name(node->type));
-            return false;
-        }
-        if (!lm_cpu_repack_op_ok(node)) {
-            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s cannot read a repacked (CPU_REPACK) tensor this way\n",
-                              i, node->name, op_label(node));
-            return false;
-        }
-        if (node->data == nullptr) {
-            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': tensor has no data (not allocated)\n",
-                              i, node->name);
-            return false;
-        }
-        if (node->buffer != nullptr && !lm_ggml_backend_buffer_is_host(node->buffer)) {
-            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': tensor is not in host memory (buffer %s)\n",
-                              i, node->name, lm_ggml_backend_buffer_name(node->buffer));
-            return false;
-        }
-        for (int s = 0; s < LM_GGML_MAX_SRC; s++) {
-            const lm_ggml_tensor * src = node->src[s];
-            if (src == nullptr) {
-                continue;
-            }
-            if (src->data == nullptr && !lm_ggml_is_empty_ne(src->ne)) {
-                LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': src[%d] '%s' has no data (not allocated)\n",
-                                  i, node->name, s, src->name);
-                return false;
-            }
-            if (src->buffer != nullptr && !lm_cpu_buft_readable(src->buffer->buft)) {
-                LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': src[%d] '%s' is not in host memory (buffer %s)\n",
-                                  i, node->name, s, src->name, lm_ggml_backend_buffer_name(src->buffer));
-                return false;
-            }
         }
     }
     return true;
@@ -351,20 +421,26 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
     }
     try {
         lm_ggml_cpu_init();
-        if (!validate_graph(cgraph)) {
+        const bool prepare = cplan->n_threads > 1; // else validated here, and no barriers
+        if (!prepare && !validate_graph(cgraph)) {
             return LM_GGML_STATUS_FAILED;
         }
 
-        std::unique_ptr<lm_cpu_chunk_slot[]> chunks(new lm_cpu_chunk_slot[(size_t) cplan->n_threads]);
-        std::vector<lm_cpu_node_sync>        sync;
-        if (cplan->n_threads > 1) {
-            // with an abort callback, a barrier before every node: no node
-            // after the one it stopped at may run, on any thread
-            lm_cpu_plan_sync(cgraph, cplan->n_threads, cplan->abort_callback != nullptr, sync);
+        std::unique_ptr<lm_cpu_chunk_slot[]>  chunks(new lm_cpu_chunk_slot[(size_t) cplan->n_threads]);
+        std::unique_ptr<lm_cpu_node_sync[]>   sync;
+        std::unique_ptr<lm_cpu_node_access[]> access;
+        if (prepare) {
+            sync.reset(new lm_cpu_node_sync[(size_t) cgraph->n_nodes]);
+            access.reset(new lm_cpu_node_access[(size_t) cgraph->n_nodes]);
         }
         compute_state st;
-        st.chunks = chunks.get();
-        st.sync   = sync.empty() ? nullptr : sync.data();
+        st.chunks  = chunks.get();
+        st.sync    = sync.get();
+        st.prepare = prepare;
+        // with an abort callback, a barrier before every node: no node
+        // after the one it stopped at may run, on any thread
+        st.every_node = cplan->abort_callback != nullptr;
+        st.access     = access.get();
         st.cgraph = cgraph;
         st.wdata  = nullptr;
         st.wsize  = 0;
@@ -382,6 +458,9 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
         const enum lm_ggml_status status = run_graph(st, cplan->threadpool, cplan->n_threads);
         if (status != LM_GGML_STATUS_SUCCESS) {
             return status;
+        }
+        if (st.invalid) {
+            return LM_GGML_STATUS_FAILED;
         }
         return st.stop_after.load() != INT_MAX ? LM_GGML_STATUS_ABORTED : LM_GGML_STATUS_SUCCESS;
     } catch (const std::bad_alloc &) {

@@ -10,11 +10,9 @@ namespace {
 
 // Nodes remembered since the last barrier; past this a barrier is placed
 // anyway, which bounds the planning cost per node.
-constexpr size_t kMaxSegment = 32;
+constexpr int kMaxSegment = 32;
 
-struct Span {
-    uintptr_t lo = 0, hi = 0; // [lo, hi), empty when lo == hi
-};
+using Span = lm_cpu_span;
 
 bool overlap(Span a, Span b) { return a.lo < b.hi && b.lo < a.hi; }
 
@@ -36,36 +34,13 @@ int64_t max_elements(const lm_ggml_tensor * node) {
     return n;
 }
 
-// What one node touches.
-struct Access {
-    Span write;
-    Span reads[LM_GGML_MAX_SRC];
-    int  n_reads = 0;
-    bool solo    = false;
-    bool scratch = false; // uses scratch
-    bool priv    = false; // ... only its threads' own slices (lm_cpu_thread_scratch)
-};
-
-Access access_of(const lm_ggml_tensor * node, const lm_cpu_op_desc * desc, int n_tasks) {
-    Access a;
-    a.write = span_of(node);
-    for (int s = 0; s < LM_GGML_MAX_SRC; ++s) {
-        const Span r = span_of(node->src[s]);
-        if (r.lo != r.hi) {
-            a.reads[a.n_reads++] = r;
-        }
-    }
-    a.solo    = n_tasks == 1;
-    a.scratch = desc->work_size != nullptr && desc->work_size(node, n_tasks) > 0;
-    // a node on thread 0 alone only gets thread 0's slice (graph_walk)
-    a.priv    = a.solo || (desc->private_scratch != nullptr && desc->private_scratch(node, n_tasks));
-    return a;
-}
-
 // Whether b, run after a with no barrier between, could race with a.
-bool conflicts(const Access & a, const Access & b) {
+bool conflicts(const lm_cpu_node_access & a, const lm_cpu_node_access & b) {
     if (a.solo && b.solo) {
         return false; // both on thread 0, in order
+    }
+    if (a.many_reads || b.many_reads) {
+        return true; // ranges not all recorded
     }
     if (a.scratch && b.scratch && !(a.priv && b.priv)) {
         return true;
@@ -95,26 +70,59 @@ int lm_cpu_node_n_tasks(const lm_cpu_op_desc * desc, const lm_ggml_tensor * node
     return n_threads;
 }
 
-void lm_cpu_plan_sync(const lm_ggml_cgraph * cgraph, int n_threads, bool every_node, std::vector<lm_cpu_node_sync> & plan) {
-    plan.assign((size_t) cgraph->n_nodes, lm_cpu_node_sync{true, false});
-    std::vector<Access> segment; // nodes since the last barrier
-    segment.reserve(kMaxSegment);
-    for (int i = 0; i < cgraph->n_nodes; ++i) {
-        const lm_ggml_tensor * node = cgraph->nodes[i];
-        if (lm_cpu_node_is_noop(node)) {
+void lm_cpu_node_access_of(const lm_ggml_tensor * node, const lm_cpu_op_desc * desc, int n_threads,
+                           lm_cpu_node_access * a) {
+    *a = lm_cpu_node_access{};
+    if (lm_cpu_node_is_noop(node)) {
+        a->noop = true;
+        return;
+    }
+    const int n_tasks = lm_cpu_node_n_tasks(desc, node, n_threads);
+    a->write          = span_of(node);
+    for (int s = 0; s < LM_GGML_MAX_SRC; ++s) {
+        const Span r = span_of(node->src[s]);
+        if (r.lo == r.hi) {
             continue;
         }
-        const lm_cpu_op_desc * desc    = lm_cpu_find_op(node);
-        const int              n_tasks = lm_cpu_node_n_tasks(desc, node, n_threads);
-        const Access           a       = access_of(node, desc, n_tasks);
-        bool                   sync    = every_node || segment.size() >= kMaxSegment;
-        for (size_t j = 0; j < segment.size() && !sync; ++j) {
-            sync = conflicts(segment[j], a);
+        if (a->n_reads == kMaxNodeReads) {
+            a->many_reads = true;
+            break;
+        }
+        a->reads[a->n_reads++] = r;
+    }
+    a->solo    = n_tasks == 1;
+    a->scratch = desc->work_size != nullptr && desc->work_size(node, n_tasks) > 0;
+    // a node on thread 0 alone only gets thread 0's slice (graph_walk)
+    a->priv = a->solo || (desc->private_scratch != nullptr && desc->private_scratch(node, n_tasks));
+}
+
+void lm_cpu_place_barriers(const lm_cpu_node_access * access, int n_nodes, bool every_node, lm_cpu_node_sync * plan) {
+    int segment[kMaxSegment]; // nodes since the last barrier
+    int n_seg = 0;
+    for (int i = 0; i < n_nodes; ++i) {
+        const lm_cpu_node_access & a = access[i];
+        if (a.noop) {
+            plan[i] = {true, false};
+            continue;
+        }
+        bool sync = every_node || n_seg == kMaxSegment;
+        for (int j = 0; j < n_seg && !sync; ++j) {
+            sync = conflicts(access[segment[j]], a);
         }
         if (sync) {
-            segment.clear();
+            n_seg = 0;
         }
-        segment.push_back(a);
-        plan[(size_t) i] = {n_tasks == 1, sync};
+        segment[n_seg++] = i;
+        plan[i]          = {a.solo, sync};
     }
+}
+
+void lm_cpu_plan_sync(const lm_ggml_cgraph * cgraph, int n_threads, bool every_node, std::vector<lm_cpu_node_sync> & plan) {
+    std::vector<lm_cpu_node_access> access((size_t) cgraph->n_nodes);
+    for (int i = 0; i < cgraph->n_nodes; ++i) {
+        const lm_ggml_tensor * node = cgraph->nodes[i];
+        lm_cpu_node_access_of(node, lm_cpu_node_is_noop(node) ? nullptr : lm_cpu_find_op(node), n_threads, &access[(size_t) i]);
+    }
+    plan.resize((size_t) cgraph->n_nodes);
+    lm_cpu_place_barriers(access.data(), cgraph->n_nodes, every_node, plan.data());
 }

@@ -27,8 +27,37 @@ struct lm_cpu_node_sync {
     bool sync_before; // every thread waits at the barrier before it
 };
 
-// One entry per node of cgraph (no-op nodes: solo, no barrier). The graph
-// must have passed validation (every node has a kernel). every_node: a
-// barrier before every node (ggml's walk), for exact stops on abort.
+// Source ranges a node access records; a node with more non-empty sources
+// conflicts with every other (barriers on both sides).
+constexpr int kMaxNodeReads = 6;
+
+struct lm_cpu_span {
+    uintptr_t lo = 0, hi = 0; // [lo, hi), empty when lo == hi
+};
+
+// What one node touches, for barrier placement.
+struct lm_cpu_node_access {
+    lm_cpu_span write;
+    lm_cpu_span reads[kMaxNodeReads];
+    int         n_reads    = 0;
+    bool        noop       = false; // layout op or empty: skipped by the walk
+    bool        many_reads = false; // more sources than reads[] holds
+    bool        solo       = false; // runs on thread 0 alone
+    bool        scratch    = false; // uses scratch
+    bool        priv       = false; // ... only its threads' own slices (lm_cpu_thread_scratch)
+};
+
+// The access of one node; desc is the node's op (validated; ignored for a
+// no-op node). Nodes are independent: threads may fill slices of a graph.
+void lm_cpu_node_access_of(const struct lm_ggml_tensor * node, const struct lm_cpu_op_desc * desc, int n_threads,
+                           lm_cpu_node_access * access);
+
+// plan[i] for the n_nodes accesses of a graph, in order (no-op nodes: solo,
+// no barrier). every_node: a barrier before every node (ggml's walk), for
+// exact stops on abort.
+void lm_cpu_place_barriers(const lm_cpu_node_access * access, int n_nodes, bool every_node, lm_cpu_node_sync * plan);
+
+// Both steps for a whole graph, on the calling thread. The graph must have
+// passed validation (every node has a kernel).
 void lm_cpu_plan_sync(const struct lm_ggml_cgraph * cgraph, int n_threads, bool every_node,
                       std::vector<lm_cpu_node_sync> & plan);

@@ -505,3 +505,41 @@ TEST(CpuCompute, AGraphChangedInPlaceIsCheckedAgain) {
     }
     lm_ggml_free(ctx);
 }
+
+// With several threads the nodes are checked in slices by the pool's threads
+// before the walk: a graph with bad nodes in every slice still fails as a
+// whole, names its first bad node, and runs none of its nodes.
+TEST(CpuCompute, TheFirstBadNodeIsReportedAndNothingRunsAtAnyThreadCount) {
+    lm_ggml_init_params p = { 4 * 1024 * 1024, nullptr, false };
+    lm_ggml_context * ctx = lm_ggml_init(p);
+    ASSERT_NE(ctx, nullptr);
+    const int64_t n = 64;
+    lm_ggml_tensor * x = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, n);
+    std::vector<lm_ggml_tensor *> chain;
+    lm_ggml_tensor * cur = x;
+    for (int i = 0; i < 40; ++i) {
+        cur = lm_ggml_add(ctx, cur, x);
+        chain.push_back(cur);
+    }
+    lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
+    lm_ggml_build_forward_expand(gf, cur);
+    const std::vector<float> vx = ramp(n, 1.0f);
+    memcpy(x->data, vx.data(), lm_ggml_nbytes(x));
+    for (int n_threads : { 1, 2, 3, 4 }) {
+        for (lm_ggml_tensor * t : chain) std::fill_n((float *) t->data, n, -7.0f);
+        chain[29]->type = LM_GGML_TYPE_I32; // a later slice than node 11 from 2 threads on
+        chain[11]->type = LM_GGML_TYPE_I32; // the first bad node
+        {
+            LogCapture log;
+            EXPECT_EQ(lm_ggml_graph_compute_with_ctx(ctx, gf, n_threads), LM_GGML_STATUS_FAILED) << n_threads;
+            EXPECT_EQ(log.errors(), 1) << log.text();
+            EXPECT_TRUE(log.contains("node 11 ")) << log.text();
+        }
+        for (lm_ggml_tensor * t : chain) ASSERT_EQ(((const float *) t->data)[0], -7.0f) << "a node ran, threads " << n_threads;
+        chain[11]->type = LM_GGML_TYPE_F32;
+        chain[29]->type = LM_GGML_TYPE_F32;
+        ASSERT_EQ(lm_ggml_graph_compute_with_ctx(ctx, gf, n_threads), LM_GGML_STATUS_SUCCESS);
+        for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(((const float *) cur->data)[i], 41.0 * vx[(size_t) i], 1e-5 * 41.0 * std::fabs(vx[(size_t) i])) << i;
+    }
+    lm_ggml_free(ctx);
+}
