@@ -102,16 +102,24 @@ void prefetch_tensor(const lm_ggml_tensor * t, bool write) {
 // A token's small nodes (norm weights, the KV-cache rows a copy writes, the
 // positions a rope reads) are cold: the weights streamed through every cache
 // level since the last token. Run back to back on thread 0, each would wait
-// on its own misses; so while a node runs on every thread (a matmul, long
-// and bound by bandwidth), thread 0 asks for the operands of the run of solo
-// nodes after it.
+// on its own misses; so while a big node runs (a matmul, long and bound by
+// bandwidth), thread 0 asks for the operands of the run of small nodes after
+// it: the solo nodes, or with one thread those that would be solo with two.
+bool small_node(const compute_state * st, int j) {
+    if (st->sync != nullptr) {
+        return st->sync[j].solo;
+    }
+    const lm_ggml_tensor * node = st->cgraph->nodes[j];
+    return lm_cpu_node_n_tasks(lm_cpu_find_op(node), node, 2) == 1;
+}
+
 void prefetch_solo_run(const compute_state * st, int i) {
     for (int j = i + 1; j < st->cgraph->n_nodes; ++j) {
         const lm_ggml_tensor * next = st->cgraph->nodes[j];
         if (lm_cpu_node_is_noop(next)) {
             continue;
         }
-        if (!st->sync[j].solo) {
+        if (!small_node(st, j)) {
             return;
         }
         for (int s = 0; s < LM_GGML_MAX_SRC; ++s) {
@@ -148,7 +156,7 @@ bool prepare(compute_state * st, int ith, int nth, lm_cpu_barrier * barrier) {
         if (bad != INT_MAX) {
             validate_node(st->cgraph->nodes[bad], bad, true); // says why
             st->invalid = true;
-        } else if (nth > 1) {
+        } else {
             lm_cpu_place_barriers(st->access, n, st->every_node, st->sync);
         }
     }
@@ -184,7 +192,7 @@ void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
         }
         const lm_cpu_op_desc * desc = lm_cpu_find_op(node); // validated before the walk
         params.node_seq = (uint32_t) i + 1;
-        if (ith == 0 && !on_one) {
+        if (ith == 0 && (nth > 1 ? !on_one : !small_node(st, i))) {
             prefetch_solo_run(st, i);
         }
         if (on_one) {
