@@ -20,6 +20,7 @@
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdint>
@@ -129,6 +130,39 @@ void prefetch_solo_run(const compute_state * st, int i) {
     }
 }
 
+// A thread that reaches the barrier before a matrix x vector node early
+// (the others still run small nodes) spends the wait fetching the start of
+// its own share of the weight rows into its L2, up to this many bytes: the
+// memory bus is otherwise idle while thread 0 runs the solo nodes.
+constexpr size_t kIdlePrefetchBytes = 256 * 1024;
+
+struct IdlePrefetch {
+    const char * next;
+    const char * end;
+};
+
+bool idle_prefetch(void * ctx) {
+    auto * pf = static_cast<IdlePrefetch *>(ctx);
+    for (int k = 0; k < 16 && pf->next < pf->end; ++k, pf->next += kCacheLine) {
+        __builtin_prefetch(pf->next, 0, 2);
+    }
+    return pf->next < pf->end;
+}
+
+// The range thread ith would prefetch while waiting before node; false: none.
+bool idle_prefetch_range(const lm_ggml_tensor * node, int ith, int nth, IdlePrefetch * pf) {
+    const lm_ggml_tensor * w = node->src[0];
+    if (node->op != LM_GGML_OP_MUL_MAT || node->src[1]->ne[1] > 8 || w->ne[2] * w->ne[3] != 1) {
+        return false;
+    }
+    // the chunked walks start each thread at its even share of the rows
+    const int64_t r0 = w->ne[1] * ith / nth, r1 = w->ne[1] * (ith + 1) / nth;
+    const char *  p  = static_cast<const char *>(w->data);
+    pf->next         = p + (size_t) r0 * w->nb[1];
+    pf->end          = p + std::min((size_t) r1 * w->nb[1], (size_t) r0 * w->nb[1] + kIdlePrefetchBytes);
+    return true;
+}
+
 bool validate_node(const lm_ggml_tensor * node, int i, bool log);
 
 // Validation and barrier placement, shared by the threads instead of done
@@ -185,7 +219,12 @@ void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
         const bool on_one     = nth == 1 || st->sync[i].solo;
         const bool at_barrier = nth > 1 && st->sync[i].sync_before;
         if (at_barrier) {
-            barrier->wait(); // also publishes stop_after
+            IdlePrefetch pf;
+            if (!on_one && idle_prefetch_range(node, ith, nth, &pf)) {
+                barrier->wait(idle_prefetch, &pf); // also publishes stop_after
+            } else {
+                barrier->wait();
+            }
         }
         if ((nth == 1 || at_barrier) && st->stop_after.load(std::memory_order_relaxed) < i) {
             break;

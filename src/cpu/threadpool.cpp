@@ -77,6 +77,10 @@ static void phase_wake_all(std::atomic<uint32_t> & phase) {
 }
 
 void lm_cpu_barrier::wait() {
+    wait(nullptr, nullptr);
+}
+
+void lm_cpu_barrier::wait(bool (*idle)(void * ctx), void * ctx) {
     const int n_threads = n;
     if (n_threads <= 1) {
         return;
@@ -90,6 +94,13 @@ void lm_cpu_barrier::wait() {
             phase_wake_all(phase);
         }
         return;
+    }
+    if (idle != nullptr) {
+        while (phase.load(std::memory_order_acquire) == ph) {
+            if (!idle(ctx)) {
+                break;
+            }
+        }
     }
     for (int i = 0; i < kBarrierSpin; i++) {
         if (phase.load(std::memory_order_acquire) != ph) {

@@ -26,6 +26,11 @@ struct lm_cpu_barrier {
     // Returns once all n threads have called wait() for this phase. Writes
     // made before wait() by any thread are visible to all threads after it.
     void wait();
+    // As wait(); a thread that arrives before the others first calls
+    // idle(ctx) again and again while they are still coming, until it
+    // returns false (nothing more to do) or the last one arrives. idle must
+    // not touch memory other threads write in this phase.
+    void wait(bool (*idle)(void * ctx), void * ctx);
 };
 
 // A job: every participating thread runs fn(ctx, ith, nth, barrier) once.

@@ -353,3 +353,50 @@ TEST(Threadpool, StrictPlacementOnAvailableCpuRuns) {
 }
 
 } // namespace
+
+// wait(idle, ctx): a thread that arrives early calls idle while the others
+// are still coming and stops when idle has nothing more to do; the last to
+// arrive never calls it; nobody leaves before everyone arrived.
+struct IdleJob {
+    std::atomic<int> calls[2] = {};
+    std::atomic<bool> late_arrived{false};
+    std::atomic<int> left_early{0};
+    int budget = 0; // idle returns false after this many calls of a thread
+
+    struct Ctx {
+        IdleJob * job;
+        int       ith;
+    };
+    static bool idle(void * p) {
+        Ctx * c = static_cast<Ctx *>(p);
+        return c->job->calls[c->ith].fetch_add(1) + 1 < c->job->budget;
+    }
+    static void run(void * p, int ith, int nth, lm_cpu_barrier * barrier) {
+        IdleJob * job = static_cast<IdleJob *>(p);
+        (void) nth;
+        Ctx ctx{ job, ith };
+        if (ith == 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(30)); // thread 1 arrives first
+            job->late_arrived.store(true);
+        }
+        barrier->wait(idle, &ctx);
+        if (!job->late_arrived.load()) job->left_early.fetch_add(1);
+    }
+};
+
+TEST(Threadpool, ABarrierWaitRunsIdleWorkOnlyWhileOthersAreComing) {
+    PoolPtr pool = make_pool(2);
+    ASSERT_NE(pool, nullptr);
+    for (int budget : { 3, 1 << 30 }) {
+        IdleJob job;
+        job.budget = budget;
+        ASSERT_EQ(lm_cpu_threadpool_run(pool.get(), 2, IdleJob::run, &job), LM_GGML_STATUS_SUCCESS);
+        EXPECT_EQ(job.calls[0].load(), 0) << "the last to arrive does not idle";
+        if (budget == 3) {
+            EXPECT_EQ(job.calls[1].load(), 3) << "idle stops once it has nothing to do";
+        } else {
+            EXPECT_GT(job.calls[1].load(), 3) << "idles until the last thread arrives";
+        }
+        EXPECT_EQ(job.left_early.load(), 0);
+    }
+}
