@@ -114,20 +114,23 @@ bool small_node(const compute_state * st, int j) {
     return lm_cpu_node_n_tasks(lm_cpu_find_op(node), node, 2) == 1;
 }
 
-void prefetch_solo_run(const compute_state * st, int i) {
+// Returns the index of the first node after i that is not small (n_nodes if
+// none), so the walk need not ask again.
+int prefetch_solo_run(const compute_state * st, int i) {
     for (int j = i + 1; j < st->cgraph->n_nodes; ++j) {
         const lm_ggml_tensor * next = st->cgraph->nodes[j];
         if (lm_cpu_node_is_noop(next)) {
             continue;
         }
         if (!small_node(st, j)) {
-            return;
+            return j;
         }
         for (int s = 0; s < LM_GGML_MAX_SRC; ++s) {
             prefetch_tensor(next->src[s], false);
         }
         prefetch_tensor(next, true);
     }
+    return st->cgraph->n_nodes;
 }
 
 // A thread that reaches the barrier before a matrix x vector node early
@@ -210,6 +213,7 @@ void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
     if (st->prepare && !prepare(st, ith, nth, barrier)) {
         return;
     }
+    int next_big = -1; // thread 0: the nodes between a big node and next_big are small
 
     for (int i = 0; i < st->cgraph->n_nodes; i++) {
         lm_ggml_tensor * node = st->cgraph->nodes[i];
@@ -231,8 +235,11 @@ void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
         }
         const lm_cpu_op_desc * desc = lm_cpu_find_op(node); // validated before the walk
         params.node_seq = (uint32_t) i + 1;
-        if (ith == 0 && (nth > 1 ? !on_one : !small_node(st, i))) {
-            prefetch_solo_run(st, i);
+        if (ith == 0) {
+            const bool big = nth > 1 ? !on_one : i == next_big || (i > next_big && !small_node(st, i));
+            if (big) {
+                next_big = prefetch_solo_run(st, i);
+            }
         }
         if (on_one) {
             if (ith == 0) {
