@@ -118,18 +118,33 @@ void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::Ge
 // The chunks of every dst plane (per_plane each), handed out by
 // lm_cpu_chunks_*: fn(i2, i3, c0, c1) for each run of chunks [c0, c1) of
 // plane (i2, i3) this thread takes (a run taken across planes is cut).
+// fn's last argument is true when the run does not continue the thread's
+// previous one in memory (see prefetch_start).
 template <class Fn>
 void for_each_run(const lm_cpu_params * params, const lm_ggml_tensor * b, int64_t per_plane, int64_t take, Fn fn) {
     lm_cpu_chunk_iter it;
     lm_cpu_chunks_begin(params, per_plane * b->ne[2] * b->ne[3], take, &it);
+    int64_t prev = -1; // the chunk after the previous run
     for (int64_t c0, c1; lm_cpu_chunks_next(params, &it, &c0, &c1);) {
         while (c0 < c1) {
             const int64_t plane = c0 / per_plane;
             const int64_t last  = std::min(c1, (plane + 1) * per_plane);
-            fn(plane % b->ne[2], plane / b->ne[2], c0 % per_plane, last - plane * per_plane);
-            c0 = last;
+            fn(plane % b->ne[2], plane / b->ne[2], c0 % per_plane, last - plane * per_plane, c0 != prev);
+            prev = last % per_plane == 0 ? -1 : last; // planes need not follow each other in memory
+            c0   = last;
         }
     }
+}
+
+// The RowDot kernels prefetch the weights 4 KiB ahead of their loads, so a
+// run that follows the previous one finds its first 4 KiB already asked
+// for; a thread's first run (and a stolen one) asks for them here, all at
+// once, instead of waiting on demand loads line by line.
+constexpr size_t kKernelPrefetchBytes = 4096;
+
+void prefetch_start(const char * w, size_t bytes) {
+    const size_t n = std::min(bytes, kKernelPrefetchBytes);
+    for (size_t i = 0; i < n; i += 64) __builtin_prefetch(w + i, 0, 3);
 }
 
 void run_rowdot(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::RowDot & rd, const char * act,
@@ -139,10 +154,12 @@ void run_rowdot(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::
     const lm_ggml_tensor * a     = dst->src[0];
     const lm_ggml_tensor * b     = dst->src[1];
     const int64_t          r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-    for_each_run(params, b, (a->ne[1] + kRows - 1) / kRows, kTake, [&](int64_t i2, int64_t i3, int64_t c0, int64_t c1) {
+    for_each_run(params, b, (a->ne[1] + kRows - 1) / kRows, kTake,
+                 [&](int64_t i2, int64_t i3, int64_t c0, int64_t c1, bool cold) {
         const int64_t t0 = c0 * kRows;
         const int64_t m  = std::min(c1 * kRows, a->ne[1]) - t0;
         const char *  w  = row_of(a, t0, i2 / r2, i3 / r3);
+        if (cold) prefetch_start(w, (size_t) m * a->nb[1]);
         for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
             const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
             rd.dot_rows(a->ne[0], m, w, a->nb[1], x, (float *) row_of(dst, i1, i2, i3) + t0);
@@ -156,8 +173,10 @@ void run_x8(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::RowD
     const lm_ggml_tensor * b     = dst->src[1];
     const int64_t          r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     const size_t           group = arch::layout::kX8Rows * a->nb[1];
-    for_each_run(params, b, a->ne[1] / arch::layout::kX8Rows, kTake, [&](int64_t i2, int64_t i3, int64_t g0, int64_t g1) {
+    for_each_run(params, b, a->ne[1] / arch::layout::kX8Rows, kTake,
+                 [&](int64_t i2, int64_t i3, int64_t g0, int64_t g1, bool cold) {
         const char * w = row_of(a, 0, i2 / r2, i3 / r3) + g0 * group;
+        if (cold) prefetch_start(w, (size_t) (g1 - g0) * group);
         for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
             const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
             rx.dot_groups(a->ne[0], g1 - g0, w, x, (float *) row_of(dst, i1, i2, i3) + g0 * arch::layout::kX8Rows);

@@ -25,11 +25,21 @@ namespace {
 using namespace layout;
 
 // Weights stream once per token: keep loads in flight ahead of the math,
-// every cache line of the unit 4 KiB ahead. One prefetch per unit (144 or
-// 160 bytes) skips lines and measured slower than none (-8 %, the hardware
-// prefetcher loses the stream); every line: +8-13 % over none (BM_Gen, 1
-// thread, weights from DRAM).
+// 4 KiB ahead, each cache line exactly once. A running line pointer does
+// that; prefetching every line of each unit (144 or 160 bytes, so a fifth
+// of the lines twice) read 5-10 % slower from DRAM, and one prefetch per
+// unit (skipping lines) or every other line was slower than none (-8 %,
+// -40 %: the hardware prefetcher loses the stream). None at all: -20 %.
 constexpr int kPrefetchBytes = 4096;
+
+// Prefetches every line up to end + kPrefetchBytes not yet asked for; *next
+// is the next line to ask for.
+static inline void prefetch_to(const uint8_t ** next, const uint8_t * end) {
+    while (*next < end + kPrefetchBytes) {
+        _mm_prefetch((const char *) *next, _MM_HINT_T0);
+        *next += 64;
+    }
+}
 
 enum class Kind { q4_0, q4_1 };
 
@@ -54,11 +64,6 @@ void pack_act(const float * x, void * vact, int64_t k) {
     std::memset(out + used, 0, rowdot_x8_act_size(k) - used);
 }
 
-template <int kUnit>
-static inline void prefetch_unit(const uint8_t * w) {
-    for (int j = 0; j < kUnit; j += 64) _mm_prefetch((const char *) w + kPrefetchBytes + j, _MM_HINT_T0);
-}
-
 // values 4t..4t+3 of the block at q, in every 32-bit lane (one vpbroadcastd)
 static inline __m256i chunk(const uint8_t * q, int t) {
     int32_t v;
@@ -73,11 +78,9 @@ static inline __m256i chunk(const uint8_t * q, int t) {
 template <Kind kKind, bool kLast>
 static inline void unit_q4(const uint8_t * w, const uint8_t * q, float dy, float sy, __m256 * acc, __m256 * accs) {
     constexpr int kFields = kKind == Kind::q4_1 ? 2 : 1;
-    constexpr int kUnit   = 16 * kFields + 128;
     const uint8_t * hdr  = w + (kLast ? 128 : 0);
     const uint8_t * lv   = w + (kLast ? 0 : 16 * kFields);
     const __m256i   low4 = _mm256_set1_epi8(0x0F);
-    prefetch_unit<kUnit>(w);
     __m256i s16 = _mm256_setzero_si256();
     for (int t = 0; t < 4; ++t) {
         const __m256i v  = _mm256_loadu_si256((const __m256i *) (lv + 32 * t));
@@ -93,8 +96,9 @@ static inline void unit_q4(const uint8_t * w, const uint8_t * q, float dy, float
     *accs          = _mm256_fmadd_ps(o, _mm256_set1_ps(sy), *accs);
 }
 
+// pf: the next line to prefetch (groups follow one another in memory)
 template <Kind kKind>
-__m256 dot_group_q4(const uint8_t * w, int64_t nb, const uint8_t * act) {
+__m256 dot_group_q4(const uint8_t * w, int64_t nb, const uint8_t * act, const uint8_t ** pf) {
     constexpr bool kAlt  = kKind == Kind::q4_0;
     constexpr int  kUnit = kKind == Kind::q4_1 ? 160 : 144;
     const float *  dy    = reinterpret_cast<const float *>(act + nb * 32);
@@ -102,6 +106,7 @@ __m256 dot_group_q4(const uint8_t * w, int64_t nb, const uint8_t * act) {
     __m256         acc = _mm256_setzero_ps(), accs = _mm256_setzero_ps();
     int64_t        b   = 0;
     for (; b + 2 <= nb; b += 2, w += 2 * kUnit) {
+        prefetch_to(pf, w + 2 * kUnit);
         unit_q4<kKind, kAlt>(w, act + 32 * b, dy[b], sy[b], &acc, &accs);
         unit_q4<kKind, false>(w + kUnit, act + 32 * (b + 1), dy[b + 1], sy[b + 1], &acc, &accs);
     }
@@ -109,12 +114,14 @@ __m256 dot_group_q4(const uint8_t * w, int64_t nb, const uint8_t * act) {
     return _mm256_add_ps(acc, accs);
 }
 
-template <__m256 (*Group)(const uint8_t *, int64_t, const uint8_t *), size_t kUnitBytes>
+template <__m256 (*Group)(const uint8_t *, int64_t, const uint8_t *, const uint8_t **), size_t kUnitBytes>
 void dot_groups(int64_t k, int64_t groups, const void * w, const void * act, float * dst) {
     const int64_t nb = k / kQK;
     const auto *  x  = static_cast<const uint8_t *>(w);
+    // the first 4 KiB are left to the demand loads
+    const uint8_t * pf = reinterpret_cast<const uint8_t *>(reinterpret_cast<uintptr_t>(x + kPrefetchBytes) & ~(uintptr_t) 63);
     for (int64_t g = 0; g < groups; ++g) {
-        _mm256_storeu_ps(dst + g * kX8Rows, Group(x + g * nb * kUnitBytes, nb, static_cast<const uint8_t *>(act)));
+        _mm256_storeu_ps(dst + g * kX8Rows, Group(x + g * nb * kUnitBytes, nb, static_cast<const uint8_t *>(act), &pf));
     }
 }
 
