@@ -8,7 +8,8 @@
 //                     vpmaddubsw + vpmaddwd pair): int8 GOP/s (2 per MAC)
 //   BM_PeakFma        independent vfmadd zmm (else ymm) chains: GFLOP/s
 // Kernels (one MUL_MAT graph per case, a persistent threadpool):
-//   BM_MulMat/<type>/K/M/N       one product, weights hot in cache: GFLOP/s
+//   BM_MulMat/<type>/K/M/N       one product: GFLOP/s and weight GB/s; weights
+//                                hot in cache except M 49152 (from DRAM)
 //                                (<type>_x8: Q4_0/Q4_1 weights repacked in
 //                                the CPU_REPACK buffer)
 //   BM_Gen/<types>/layers        every matmul of a SmolLM2-135M token (30 layers
@@ -466,8 +467,11 @@ void register_all() {
     struct Shape {
         int64_t k, m, n;
     };
-    // {kFF, 128, 1}: generation with the weights in L2, the kernel's arithmetic limit
-    const Shape shapes[] = {{kEmbd, kFF, 1}, {kFF, kEmbd, 1}, {kFF, 128, 1}, {kEmbd, kFF, 512}, {kFF, kEmbd, 512}};
+    // {kFF, 128, 1}: generation with the weights in L2, the kernel's arithmetic limit;
+    // {kFF, kVocab, 1}: weights larger than the L3 (47-151 MB), the kernel
+    // streaming from DRAM, to read beside BM_StreamRead
+    const Shape shapes[] = {{kEmbd, kFF, 1},    {kFF, kEmbd, 1},    {kFF, 128, 1},
+                            {kFF, kVocab, 1}, {kEmbd, kFF, 512}, {kFF, kEmbd, 512}};
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_F16}) {
         for (const Shape & s : shapes) {
             for (bool x8 : {false, true}) {
