@@ -36,6 +36,11 @@ constexpr int kIsaCount = 4;
 
 const char * isa_name(Isa isa);
 
+// How far ahead of their loads the AVX2 RowDot and RowDotX8 kernels prefetch
+// the weights (they stream from DRAM once per token); MUL_MAT prefetches the
+// first this-many bytes of a thread's first run itself (la_mul_mat_fast.cpp).
+constexpr size_t kWeightPrefetchBytes = 4096;
+
 // dst[i] = dot(weight row i, act) for i < m. Weight rows (k values of the
 // weight type) are ldw bytes apart; act was made by pack_act from k floats.
 struct RowDot {

@@ -136,14 +136,12 @@ void for_each_run(const lm_cpu_params * params, const lm_ggml_tensor * b, int64_
     }
 }
 
-// The RowDot kernels prefetch the weights 4 KiB ahead of their loads, so a
-// run that follows the previous one finds its first 4 KiB already asked
-// for; a thread's first run (and a stolen one) asks for them here, all at
-// once, instead of waiting on demand loads line by line.
-constexpr size_t kKernelPrefetchBytes = 4096;
-
+// The RowDot kernels prefetch the weights arch::kWeightPrefetchBytes ahead
+// of their loads, so a run that follows the previous one finds its first
+// bytes already asked for; a thread's first run (and a stolen one) asks for
+// them here, all at once, instead of waiting on demand loads line by line.
 void prefetch_start(const char * w, size_t bytes) {
-    const size_t n = std::min(bytes, kKernelPrefetchBytes);
+    const size_t n = std::min(bytes, arch::kWeightPrefetchBytes);
     for (size_t i = 0; i < n; i += 64) __builtin_prefetch(w + i, 0, 3);
 }
 

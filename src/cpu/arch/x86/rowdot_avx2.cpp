@@ -29,7 +29,7 @@ using namespace layout;
 // Weight rows stream from memory once per token: prefetching ahead keeps
 // loads in flight while the row's arithmetic runs. With the faster kernels
 // 4 KiB ahead beat 2 KiB (+3-8 % generation; 1 KiB -8 %, 8 KiB the same).
-constexpr int64_t kPrefetchBytes = 4096;
+constexpr int64_t kPrefetchBytes = kWeightPrefetchBytes;
 
 static inline int32_t load32(const uint8_t * p) {
     int32_t v;

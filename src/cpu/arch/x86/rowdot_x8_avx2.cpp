@@ -30,7 +30,7 @@ using namespace layout;
 // of the lines twice) read 5-10 % slower from DRAM, and one prefetch per
 // unit (skipping lines) or every other line was slower than none (-8 %,
 // -40 %: the hardware prefetcher loses the stream). None at all: -20 %.
-constexpr int kPrefetchBytes = 4096;
+constexpr size_t kPrefetchBytes = kWeightPrefetchBytes;
 
 // Prefetches every line up to end + kPrefetchBytes not yet asked for; *next
 // is the next line to ask for.
