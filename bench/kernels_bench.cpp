@@ -17,6 +17,9 @@
 //                                N = 1: tokens/s and weight GB/s, to compare
 //                                with BM_StreamRead (_x8: the Q4_1 layers
 //                                repacked, the Q8_0 head not)
+//   BM_GenLayers/q4_1_x8/split|merged  a token's 210 layer matmuls (Q4_1
+//                                repacked, no head), or one matrix of the same
+//                                bytes: weight GB/s, what many small nodes cost
 //   BM_Prompt/<types>/N          the layer matmuls for N prompt tokens: GFLOP/s
 //   BM_SoftMax/threads           a prompt's attention softmax (512 x 512 x 9,
 //                                causal F16 mask): GB/s beside BM_StreamRead
@@ -390,6 +393,36 @@ void BM_Gen(benchmark::State & st, lm_ggml_type lt, lm_ggml_type ht, bool repack
     st.counters["tok_per_s"] = benchmark::Counter((double) st.iterations(), benchmark::Counter::kIsRate);
 }
 
+// The 210 layer matmuls of a token (Q4_1 repacked, no head) as the model has
+// them, or merged into one matrix of the same bytes (K = 576, 184320 rows):
+// the same bytes streamed through the same kernel, so the ratio of the two
+// is what splitting the weights into a token's many small nodes costs;
+// range: threads.
+void BM_GenLayers(benchmark::State & st, bool merged) {
+    const int nth = (int) st.range(0);
+    if (repack_buft() == nullptr) {
+        st.SkipWithError("no CPU_REPACK buffer type on this CPU");
+        return;
+    }
+    Graph            g(200u << 20, nth, repack_buft());
+    lm_ggml_tensor * xe = g.input(kEmbd, 1);
+    lm_ggml_tensor * xf = g.input(kFF, 1);
+    if (merged) {
+        // per layer: q, o 2 x kEmbd rows, k, v 2 x kKV, gate, up 2 x kFF, and
+        // down (kEmbd rows of K = kFF) as kFF rows of K = kEmbd
+        g.mul_mat(g.weights(LM_GGML_TYPE_Q4_1, kEmbd, (int64_t) kLayers * (2 * kEmbd + 2 * kKV + 3 * kFF)), xe);
+    } else {
+        for (int l = 0; l < kLayers; ++l) {
+            for (int64_t m : {kEmbd, kKV, kKV, kEmbd}) g.mul_mat(g.weights(LM_GGML_TYPE_Q4_1, kEmbd, m), xe);
+            g.mul_mat(g.weights(LM_GGML_TYPE_Q4_1, kEmbd, kFF), xe);
+            g.mul_mat(g.weights(LM_GGML_TYPE_Q4_1, kEmbd, kFF), xe);
+            g.mul_mat(g.weights(LM_GGML_TYPE_Q4_1, kFF, kEmbd), xf);
+        }
+    }
+    if (!finish(st, g, nth)) return;
+    run(st, g);
+}
+
 // The layer matmuls for N prompt tokens over `layers` layers; range: N, threads.
 void BM_Prompt(benchmark::State & st, lm_ggml_type lt) {
     constexpr int kPromptLayers = 2; // compute bound: more layers add time, not information
@@ -501,6 +534,10 @@ void register_all() {
             ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
         if (x8) continue; // Q8_0 has no x8 layout
         benchmark::RegisterBenchmark("BM_Gen/q8_0", BM_Gen, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_0, false)
+            ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+    }
+    for (bool merged : {false, true}) {
+        benchmark::RegisterBenchmark(merged ? "BM_GenLayers/q4_1_x8/merged" : "BM_GenLayers/q4_1_x8/split", BM_GenLayers, merged)
             ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
     }
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0}) {
