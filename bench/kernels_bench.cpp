@@ -370,6 +370,15 @@ void BM_MulMat(benchmark::State & st, bool repacked) {
     if (finish(st, g, nth)) run(st, g);
 }
 
+// One layer's matmuls of SmolLM2-135M (q k v o, gate, up, down), weights of type t,
+// on activations xe (kEmbd rows) and xf (kFF rows).
+void layer_matmuls(Graph & g, lm_ggml_type t, lm_ggml_tensor * xe, lm_ggml_tensor * xf) {
+    for (int64_t m : {kEmbd, kKV, kKV, kEmbd}) g.mul_mat(g.weights(t, kEmbd, m), xe); // q k v o
+    g.mul_mat(g.weights(t, kEmbd, kFF), xe);                                          // gate
+    g.mul_mat(g.weights(t, kEmbd, kFF), xe);                                          // up
+    g.mul_mat(g.weights(t, kFF, kEmbd), xf);                                          // down
+}
+
 // A token's matmuls: layer weights of type lt, output head of type ht; range: threads.
 // N = 1 activations; tokens/s = 1 / time.
 void BM_Gen(benchmark::State & st, lm_ggml_type lt, lm_ggml_type ht, bool repacked) {
@@ -381,12 +390,7 @@ void BM_Gen(benchmark::State & st, lm_ggml_type lt, lm_ggml_type ht, bool repack
     Graph g(200u << 20, nth, repacked ? repack_buft() : lm_ggml_backend_cpu_buffer_type());
     lm_ggml_tensor * xe = g.input(kEmbd, 1);
     lm_ggml_tensor * xf = g.input(kFF, 1);
-    for (int l = 0; l < kLayers; ++l) {
-        for (int64_t m : {kEmbd, kKV, kKV, kEmbd}) g.mul_mat(g.weights(lt, kEmbd, m), xe); // q k v o
-        g.mul_mat(g.weights(lt, kEmbd, kFF), xe);                                          // gate
-        g.mul_mat(g.weights(lt, kEmbd, kFF), xe);                                          // up
-        g.mul_mat(g.weights(lt, kFF, kEmbd), xf);                                          // down
-    }
+    for (int l = 0; l < kLayers; ++l) layer_matmuls(g, lt, xe, xf);
     g.mul_mat(g.weights(ht, kEmbd, kVocab), xe); // output head (tied embeddings)
     if (!finish(st, g, nth)) return;
     run(st, g);
@@ -412,12 +416,7 @@ void BM_GenLayers(benchmark::State & st, bool merged) {
         // down (kEmbd rows of K = kFF) as kFF rows of K = kEmbd
         g.mul_mat(g.weights(LM_GGML_TYPE_Q4_1, kEmbd, (int64_t) kLayers * (2 * kEmbd + 2 * kKV + 3 * kFF)), xe);
     } else {
-        for (int l = 0; l < kLayers; ++l) {
-            for (int64_t m : {kEmbd, kKV, kKV, kEmbd}) g.mul_mat(g.weights(LM_GGML_TYPE_Q4_1, kEmbd, m), xe);
-            g.mul_mat(g.weights(LM_GGML_TYPE_Q4_1, kEmbd, kFF), xe);
-            g.mul_mat(g.weights(LM_GGML_TYPE_Q4_1, kEmbd, kFF), xe);
-            g.mul_mat(g.weights(LM_GGML_TYPE_Q4_1, kFF, kEmbd), xf);
-        }
+        for (int l = 0; l < kLayers; ++l) layer_matmuls(g, LM_GGML_TYPE_Q4_1, xe, xf);
     }
     if (!finish(st, g, nth)) return;
     run(st, g);
@@ -431,12 +430,7 @@ void BM_Prompt(benchmark::State & st, lm_ggml_type lt) {
     Graph         g((size_t) (N * kFF * 4 * 2 + N * kEmbd * 4 * 8) * kPromptLayers + (64u << 20), nth);
     lm_ggml_tensor * xe = g.input(kEmbd, N);
     lm_ggml_tensor * xf = g.input(kFF, N);
-    for (int l = 0; l < kPromptLayers; ++l) {
-        for (int64_t m : {kEmbd, kKV, kKV, kEmbd}) g.mul_mat(g.weights(lt, kEmbd, m), xe);
-        g.mul_mat(g.weights(lt, kEmbd, kFF), xe);
-        g.mul_mat(g.weights(lt, kEmbd, kFF), xe);
-        g.mul_mat(g.weights(lt, kFF, kEmbd), xf);
-    }
+    for (int l = 0; l < kPromptLayers; ++l) layer_matmuls(g, lt, xe, xf);
     if (!finish(st, g, nth)) return;
     run(st, g);
 }
