@@ -8,6 +8,7 @@
 // n_threads replaces it at the next compute.
 
 #include "cpu/cpu-internal.h"
+#include "cpu/plan-cache.h"
 #include "cpu/threadpool.h"
 
 #include "core/ggml-impl.h"
@@ -25,6 +26,7 @@ struct cpu_backend_context {
     size_t                 work_size  = 0;
     lm_ggml_abort_callback abort_callback      = nullptr;
     void *                 abort_callback_data = nullptr;
+    lm_cpu_plan_cache      last; // the last graph computed (plan-cache.h)
 };
 
 // A plan keeps a shallow copy of the graph (the caller keeps the nodes alive)
@@ -152,6 +154,24 @@ enum lm_ggml_status cpu_backend_graph_plan_compute(lm_ggml_backend_t backend, lm
     return lm_ggml_graph_compute(&p->cgraph, &cplan);
 }
 
+// Grows the backend's work buffer to at least size bytes; false: out of memory.
+bool reserve_work(cpu_backend_context * ctx, size_t size) {
+    if (size <= ctx->work_size) {
+        return true;
+    }
+    delete[] ctx->work_data;
+    ctx->work_data = new (std::nothrow) uint8_t[size];
+    if (ctx->work_data == nullptr) {
+        ctx->work_size = 0;
+        LM_GGML_LOG_ERROR("lm_ggml_backend_graph_compute: CPU: cannot allocate a %zu-byte work buffer\n", size);
+        return false;
+    }
+    ctx->work_size = size;
+    return true;
+}
+
+// The graph computed last time again, maybe with a few nodes moved (a
+// generation step): its plan is reused (plan-cache.h).
 enum lm_ggml_status cpu_backend_graph_compute(lm_ggml_backend_t backend, struct lm_ggml_cgraph * cgraph) {
     cpu_backend_context * ctx = context_of(backend);
     enum lm_ggml_status status;
@@ -160,23 +180,39 @@ enum lm_ggml_status cpu_backend_graph_compute(lm_ggml_backend_t backend, struct 
     if (status != LM_GGML_STATUS_SUCCESS) {
         return status;
     }
-    lm_ggml_cplan cplan = lm_ggml_graph_plan(cgraph, n_threads, pool);
-    if (cplan.work_size > ctx->work_size) {
-        delete[] ctx->work_data;
-        ctx->work_data = new (std::nothrow) uint8_t[cplan.work_size];
-        if (ctx->work_data == nullptr) {
-            ctx->work_size = 0;
-            LM_GGML_LOG_ERROR("lm_ggml_backend_graph_compute: CPU: cannot allocate a %zu-byte work buffer\n",
-                              cplan.work_size);
-            return LM_GGML_STATUS_ALLOC_FAILED;
-        }
-        ctx->work_size = cplan.work_size;
+    const bool every_node = ctx->abort_callback != nullptr;
+    bool       known      = false;
+    try {
+        known = lm_cpu_plan_cache_update(ctx->last, cgraph, n_threads, every_node);
+    } catch (const std::bad_alloc &) {
+        known = false;
+    }
+    if (!known) {
+        lm_cpu_plan_cache_clear(ctx->last);
+    }
+    lm_ggml_cplan cplan = known ? lm_cpu_plan_cache_cplan(ctx->last, pool) : lm_ggml_graph_plan(cgraph, n_threads, pool);
+    if (!reserve_work(ctx, cplan.work_size)) {
+        return LM_GGML_STATUS_ALLOC_FAILED;
     }
     cplan.work_data           = ctx->work_data;
     cplan.work_size           = ctx->work_size > cplan.work_size ? ctx->work_size : cplan.work_size;
     cplan.abort_callback      = ctx->abort_callback;
     cplan.abort_callback_data = ctx->abort_callback_data;
-    return lm_ggml_graph_compute(cgraph, &cplan);
+    if (known) {
+        return lm_cpu_graph_compute_planned(cgraph, &cplan, true, ctx->last.sync.empty() ? nullptr : ctx->last.sync.data(),
+                                            nullptr);
+    }
+    const bool      remember = cgraph != nullptr && lm_cpu_plan_cache_seen_twice(ctx->last, cgraph);
+    lm_cpu_plan_out made;
+    status = lm_cpu_graph_compute_planned(cgraph, &cplan, false, nullptr, remember ? &made : nullptr);
+    if (remember && status == LM_GGML_STATUS_SUCCESS) {
+        try {
+            lm_cpu_plan_cache_store(ctx->last, cgraph, n_threads, every_node, std::move(made.sync), std::move(made.access));
+        } catch (const std::bad_alloc &) {
+            lm_cpu_plan_cache_clear(ctx->last); // no memory to remember it: plan again next time
+        }
+    }
+    return status;
 }
 
 constexpr struct lm_ggml_backend_i cpu_backend_iface = {

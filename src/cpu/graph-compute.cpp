@@ -12,6 +12,7 @@
 #include "cpu/chunks.h"
 #include "cpu/cpu-internal.h"
 #include "cpu/graph-sync.h"
+#include "cpu/plan-cache.h"
 #include "cpu/repack/repack.h"
 #include "cpu/threadpool.h"
 #include "cpu/kernels/q_convert.h"
@@ -412,6 +413,24 @@ void lm_cpu_barrier_wait(const struct lm_cpu_params * params) {
     }
 }
 
+bool lm_cpu_validate_node(const lm_ggml_tensor * node, int i, bool log) {
+    return validate_node(node, i, log);
+}
+
+void lm_cpu_node_plan(const lm_ggml_tensor * node, int n_threads, int * n_tasks, size_t * work) {
+    *n_tasks = 1;
+    *work    = 0;
+    const lm_cpu_op_desc * desc = lm_cpu_find_op(node);
+    if (desc == nullptr || desc->forward == nullptr) {
+        return; // reported by lm_ggml_graph_compute
+    }
+    *n_tasks = lm_cpu_node_n_tasks(desc, node, n_threads);
+    if (desc->work_size != nullptr) {
+        // a node on one thread of several works in thread 0's slice (graph_walk)
+        *work = desc->work_size(node, *n_tasks) * (*n_tasks == 1 ? (size_t) n_threads : 1);
+    }
+}
+
 // ---------------------------------------------------------------- public API
 
 struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, int n_threads,
@@ -433,17 +452,11 @@ struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, in
         if (node == nullptr || lm_cpu_node_is_noop(node)) {
             continue;
         }
-        const lm_cpu_op_desc * desc = lm_cpu_find_op(node);
-        if (desc == nullptr || desc->forward == nullptr) {
-            continue; // reported by lm_ggml_graph_compute
-        }
-        const int n_tasks = lm_cpu_node_n_tasks(desc, node, n_threads);
+        int    n_tasks = 1;
+        size_t cur     = 0;
+        lm_cpu_node_plan(node, n_threads, &n_tasks, &cur);
         max_tasks = n_tasks > max_tasks ? n_tasks : max_tasks;
-        if (desc->work_size != nullptr) {
-            // a node on one thread of several works in thread 0's slice (graph_walk)
-            const size_t cur = desc->work_size(node, n_tasks) * (n_tasks == 1 ? (size_t) n_threads : 1);
-            work_size = cur > work_size ? cur : work_size;
-        }
+        work_size = cur > work_size ? cur : work_size;
     }
     if (work_size > 0) {
         // room to align the start to a cache line, and per-thread padding
@@ -459,6 +472,11 @@ struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, in
 }
 
 enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct lm_ggml_cplan * cplan) {
+    return lm_cpu_graph_compute_planned(cgraph, cplan, false, nullptr, nullptr);
+}
+
+enum lm_ggml_status lm_cpu_graph_compute_planned(lm_ggml_cgraph * cgraph, lm_ggml_cplan * cplan, bool known,
+                                                 const lm_cpu_node_sync * known_sync, lm_cpu_plan_out * out) {
     if (cgraph == nullptr || cplan == nullptr) {
         LM_GGML_LOG_ERROR("lm_ggml_graph_compute: %s is NULL\n", cgraph == nullptr ? "cgraph" : "cplan");
         return LM_GGML_STATUS_FAILED;
@@ -475,26 +493,36 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
     }
     try {
         lm_ggml_cpu_init();
-        const bool prepare = cplan->n_threads > 1; // else validated here, and no barriers
-        if (!prepare && !validate_graph(cgraph)) {
+        const bool threads = cplan->n_threads > 1;
+        if (known && threads && known_sync == nullptr) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: a known graph on %d threads needs its barrier plan\n", cplan->n_threads);
+            return LM_GGML_STATUS_FAILED;
+        }
+        // with several threads and no known plan, the threads validate and
+        // place the barriers themselves (prepare); with one, it is done here
+        const bool prepare = threads && !known;
+        if (!threads && !known && !validate_graph(cgraph)) {
             return LM_GGML_STATUS_FAILED;
         }
 
-        std::unique_ptr<lm_cpu_chunk_slot[]>  chunks(new lm_cpu_chunk_slot[(size_t) cplan->n_threads]);
-        std::unique_ptr<lm_cpu_node_sync[]>   sync;
-        std::unique_ptr<lm_cpu_node_access[]> access;
+        std::unique_ptr<lm_cpu_chunk_slot[]> chunks(new lm_cpu_chunk_slot[(size_t) cplan->n_threads]);
+        lm_cpu_plan_out                      own;
+        lm_cpu_plan_out &                    made = out != nullptr ? *out : own;
+        made.sync.clear();
+        made.access.clear();
         if (prepare) {
-            sync.reset(new lm_cpu_node_sync[(size_t) cgraph->n_nodes]);
-            access.reset(new lm_cpu_node_access[(size_t) cgraph->n_nodes]);
+            made.sync.resize((size_t) cgraph->n_nodes);
+            made.access.resize((size_t) cgraph->n_nodes);
         }
         compute_state st;
         st.chunks  = chunks.get();
-        st.sync    = sync.get();
+        // the walk only reads the plan; prepare writes the one it makes
+        st.sync    = known ? const_cast<lm_cpu_node_sync *>(known_sync) : (prepare ? made.sync.data() : nullptr);
         st.prepare = prepare;
         // with an abort callback, a barrier before every node: no node
         // after the one it stopped at may run, on any thread
         st.every_node = cplan->abort_callback != nullptr;
-        st.access     = access.get();
+        st.access     = prepare ? made.access.data() : nullptr;
         st.cgraph = cgraph;
         st.wdata  = nullptr;
         st.wsize  = 0;
