@@ -29,8 +29,6 @@ using namespace layout;
 // Weight rows stream from memory once per token: prefetching ahead keeps
 // loads in flight while the row's arithmetic runs. With the faster kernels
 // 4 KiB ahead beat 2 KiB (+3-8 % generation; 1 KiB -8 %, 8 KiB the same).
-// Non-temporal, as in rowdot_x8_avx2.cpp: read-once weights should not
-// evict the data the rest of the token reuses.
 constexpr int64_t kPrefetchBytes = kWeightPrefetchBytes;
 
 static inline int32_t load32(const uint8_t * p) {
@@ -101,7 +99,7 @@ __m256 dot_row_q4(const uint8_t * x, int64_t nb, const uint8_t * act) {
     __m256        acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
     int64_t       b   = 0;
     for (; b + 4 <= nb; b += 4, x += 4 * kBlock, act += kQ4GroupBytes) {
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_NTA);
+        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
         group_q4<kMin, kBlock, kQs, 4>(x, act, &acc, &accm);
     }
     switch (nb - b) { // the row's last, partial group
@@ -155,7 +153,7 @@ __m256 dot_row_q8(const uint8_t * x, int64_t nb, const uint8_t * act) {
     __m256  acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     int64_t b      = 0;
     for (; b + 2 <= nb; b += 2, x += 68, act += kQ8GroupBytes) {
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_NTA);
+        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
         group_q8<2>(x, act, acc);
     }
     if (b < nb) group_q8<1>(x, act, acc);

@@ -30,16 +30,13 @@ using namespace layout;
 // of the lines twice) read 5-10 % slower from DRAM, and one prefetch per
 // unit (skipping lines) or every other line was slower than none (-8 %,
 // -40 %: the hardware prefetcher loses the stream). None at all: -20 %.
-// Non-temporal (NTA): the lines of a weight read once per token then do not
-// push the KV cache, activations and graph tensors out of the last-level
-// cache, which they did every token (AMD Zen 3: generation +2-6 %).
 constexpr size_t kPrefetchBytes = kWeightPrefetchBytes;
 
 // Prefetches every line up to end + kPrefetchBytes not yet asked for; *next
 // is the next line to ask for.
 static inline void prefetch_to(const uint8_t ** next, const uint8_t * end) {
     while (*next < end + kPrefetchBytes) {
-        _mm_prefetch((const char *) *next, _MM_HINT_NTA);
+        _mm_prefetch((const char *) *next, _MM_HINT_T0);
         *next += 64;
     }
 }
