@@ -173,6 +173,9 @@ extern "C" {
     typedef struct lm_ggml_backend_feature * (*lm_ggml_backend_get_features_t)(lm_ggml_backend_reg_t reg);
 
 
+    // adds one device to the registry's list (a device of a registry registered elsewhere)
+    LM_GGML_API void lm_ggml_backend_device_register(lm_ggml_backend_dev_t device);
+
     LM_GGML_API size_t             lm_ggml_backend_reg_count(void);
     LM_GGML_API lm_ggml_backend_reg_t lm_ggml_backend_reg_get(size_t index);
     LM_GGML_API lm_ggml_backend_reg_t lm_ggml_backend_reg_by_name(const char * name);

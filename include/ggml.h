@@ -116,6 +116,24 @@
     LM_GGML_TENSOR_LOCALS(int64_t, ne,  dst,  ne)      \
     LM_GGML_TENSOR_LOCALS(size_t,  nb,  dst,  nb)
 
+// ggml's spelling of "this cannot happen": lmggml's own code never relies on
+// it, clients (and backends built for ggml) do.
+#if defined(LM_GGML_NDEBUG_UNREACHABLE_ABORT)
+#   define LM_GGML_UNREACHABLE() do { fprintf(stderr, "statement should be unreachable\n"); abort(); } while(0)
+#elif defined(__GNUC__)
+#   define LM_GGML_UNREACHABLE() __builtin_unreachable()
+#elif defined(_MSC_VER)
+#   define LM_GGML_UNREACHABLE() __assume(0)
+#else
+#   define LM_GGML_UNREACHABLE() ((void) 0)
+#endif
+
+#define LM_GGML_TENSOR_BINARY_OP_LOCALS01              \
+    LM_GGML_TENSOR_LOCALS(int64_t, ne0, src0, ne)      \
+    LM_GGML_TENSOR_LOCALS(size_t,  nb0, src0, nb)      \
+    LM_GGML_TENSOR_LOCALS(int64_t, ne1, src1, ne)      \
+    LM_GGML_TENSOR_LOCALS(size_t,  nb1, src1, nb)
+
 #define LM_GGML_TENSOR_BINARY_OP_LOCALS                \
     LM_GGML_TENSOR_LOCALS(int64_t, ne0, src0, ne)      \
     LM_GGML_TENSOR_LOCALS(size_t,  nb0, src0, nb)      \
@@ -657,6 +675,104 @@ extern "C" {
     LM_GGML_API size_t lm_ggml_graph_overhead_custom(size_t size, bool grads);
     LM_GGML_API struct lm_ggml_tensor * lm_ggml_graph_get_tensor (const struct lm_ggml_cgraph * cgraph, const char * name);
     LM_GGML_API void lm_ggml_graph_print(const struct lm_ggml_cgraph * cgraph);
+
+    // ---- Utilities ----
+    LM_GGML_API int64_t lm_ggml_cycles(void);
+    LM_GGML_API int64_t lm_ggml_cycles_per_ms(void);
+    // fopen that accepts UTF-8 paths everywhere (on POSIX: fopen)
+    LM_GGML_API FILE *  lm_ggml_fopen(const char * fname, const char * mode);
+    LM_GGML_API void    lm_ggml_print_object (const struct lm_ggml_object * obj);
+    LM_GGML_API void    lm_ggml_print_objects(const struct lm_ggml_context * ctx);
+    LM_GGML_DEPRECATED(LM_GGML_API double lm_ggml_type_sizef(enum lm_ggml_type type), "use lm_ggml_row_size() instead");
+    LM_GGML_API enum lm_ggml_type lm_ggml_ftype_to_lm_ggml_type(enum lm_ggml_ftype ftype);
+
+    // ---- Ops that complete ggml's set (src/core/ops_*.cpp; docs/OPS.md) ----
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_count_equal(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_repeat_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_silu_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_rms_norm_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, float eps);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_get_rows_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, struct lm_ggml_tensor * c);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_diag(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_diag_mask_zero(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int n_past);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_diag_mask_zero_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int n_past);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_soft_max_ext_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, float scale, float max_bias);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_soft_max_ext_back_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, float scale, float max_bias);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_rope_multi(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, int n_dims, int sections[4], int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+    LM_GGML_DEPRECATED(LM_GGML_API struct lm_ggml_tensor * lm_ggml_rope_custom(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow), "use lm_ggml_rope_ext instead");
+    LM_GGML_DEPRECATED(LM_GGML_API struct lm_ggml_tensor * lm_ggml_rope_custom_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow), "use lm_ggml_rope_ext_inplace instead");
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_rope_ext_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_rope_multi_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, int n_dims, int sections[4], int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_im2col_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, int64_t * ne, int s0, int s1, int p0, int p1, int d0, int d1, bool is_2D);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_conv_1d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, int s0, int p0, int d0);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_conv_1d_ph(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, int s, int d);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_conv_1d_dw(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, int s0, int p0, int d0);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_conv_1d_dw_ph(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, int s0, int d0);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_conv_transpose_1d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, int s0, int p0, int d0);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_conv_2d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, int s0, int s1, int p0, int p1, int d0, int d1);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_conv_2d_sk_p0(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_conv_2d_s1_ph(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_conv_2d_dw(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, int s0, int s1, int p0, int p1, int d0, int d1);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_conv_transpose_2d_p0(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, int stride);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_pool_2d_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * af, enum lm_ggml_op_pool op, int k0, int k1, int s0, int s1, float p0, float p1);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_pad_reflect_1d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int p0, int p1);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_flash_attn_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * q, struct lm_ggml_tensor * k, struct lm_ggml_tensor * v, struct lm_ggml_tensor * d, bool masked);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_ssm_conv(struct lm_ggml_context * ctx, struct lm_ggml_tensor * sx, struct lm_ggml_tensor * c);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_ssm_scan(struct lm_ggml_context * ctx, struct lm_ggml_tensor * s, struct lm_ggml_tensor * x, struct lm_ggml_tensor * dt, struct lm_ggml_tensor * A, struct lm_ggml_tensor * B, struct lm_ggml_tensor * C);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_win_part(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int w);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_win_unpart(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int w0, int h0, int w);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_get_rel_pos(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int qh, int kh);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_add_rel_pos(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * pw, struct lm_ggml_tensor * ph);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_add_rel_pos_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * pw, struct lm_ggml_tensor * ph);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_rwkv_wkv6(struct lm_ggml_context * ctx, struct lm_ggml_tensor * k, struct lm_ggml_tensor * v, struct lm_ggml_tensor * r, struct lm_ggml_tensor * tf, struct lm_ggml_tensor * td, struct lm_ggml_tensor * state);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_gated_linear_attn(struct lm_ggml_context * ctx, struct lm_ggml_tensor * k, struct lm_ggml_tensor * v, struct lm_ggml_tensor * q, struct lm_ggml_tensor * g, struct lm_ggml_tensor * state, float scale);
+
+    // ---- Custom ops: user functions run by the CPU backend ----
+    typedef void (*lm_ggml_unary_op_f32_t) (const int, float *, const float *);
+    typedef void (*lm_ggml_binary_op_f32_t)(const int, float *, const float *, const float *);
+    typedef void (*lm_ggml_custom1_op_f32_t)(struct lm_ggml_tensor *, const struct lm_ggml_tensor *);
+    typedef void (*lm_ggml_custom2_op_f32_t)(struct lm_ggml_tensor *, const struct lm_ggml_tensor *, const struct lm_ggml_tensor *);
+    typedef void (*lm_ggml_custom3_op_f32_t)(struct lm_ggml_tensor *, const struct lm_ggml_tensor *, const struct lm_ggml_tensor *, const struct lm_ggml_tensor *);
+
+    LM_GGML_DEPRECATED(LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_unary_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, lm_ggml_unary_op_f32_t fun), "use lm_ggml_map_custom1 instead");
+    LM_GGML_DEPRECATED(LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_unary_inplace_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, lm_ggml_unary_op_f32_t fun), "use lm_ggml_map_custom1_inplace instead");
+    LM_GGML_DEPRECATED(LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_binary_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, lm_ggml_binary_op_f32_t fun), "use lm_ggml_map_custom2 instead");
+    LM_GGML_DEPRECATED(LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_binary_inplace_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, lm_ggml_binary_op_f32_t fun), "use lm_ggml_map_custom2_inplace instead");
+    LM_GGML_DEPRECATED(LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_custom1_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, lm_ggml_custom1_op_f32_t fun), "use lm_ggml_map_custom1 instead");
+    LM_GGML_DEPRECATED(LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_custom1_inplace_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, lm_ggml_custom1_op_f32_t fun), "use lm_ggml_map_custom1_inplace instead");
+    LM_GGML_DEPRECATED(LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_custom2_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, lm_ggml_custom2_op_f32_t fun), "use lm_ggml_map_custom2 instead");
+    LM_GGML_DEPRECATED(LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_custom2_inplace_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, lm_ggml_custom2_op_f32_t fun), "use lm_ggml_map_custom2_inplace instead");
+    LM_GGML_DEPRECATED(LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_custom3_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, lm_ggml_custom3_op_f32_t fun), "use lm_ggml_map_custom3 instead");
+    LM_GGML_DEPRECATED(LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_custom3_inplace_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, lm_ggml_custom3_op_f32_t fun), "use lm_ggml_map_custom3_inplace instead");
+
+    typedef void (*lm_ggml_custom1_op_t)(struct lm_ggml_tensor * dst , const struct lm_ggml_tensor * a, int ith, int nth, void * userdata);
+    typedef void (*lm_ggml_custom2_op_t)(struct lm_ggml_tensor * dst , const struct lm_ggml_tensor * a, const struct lm_ggml_tensor * b, int ith, int nth, void * userdata);
+    typedef void (*lm_ggml_custom3_op_t)(struct lm_ggml_tensor * dst , const struct lm_ggml_tensor * a, const struct lm_ggml_tensor * b, const struct lm_ggml_tensor * c, int ith, int nth, void * userdata);
+
+    // n_tasks == LM_GGML_N_TASKS_MAX: as many tasks as the backend has threads
+#define LM_GGML_N_TASKS_MAX (-1)
+
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_custom1(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, lm_ggml_custom1_op_t fun, int n_tasks, void * userdata);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_custom1_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, lm_ggml_custom1_op_t fun, int n_tasks, void * userdata);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_custom2(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, lm_ggml_custom2_op_t fun, int n_tasks, void * userdata);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_custom2_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, lm_ggml_custom2_op_t fun, int n_tasks, void * userdata);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_custom3(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, lm_ggml_custom3_op_t fun, int n_tasks, void * userdata);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_map_custom3_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, lm_ggml_custom3_op_t fun, int n_tasks, void * userdata);
+
+    // ---- Loss functions and training ----
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_cross_entropy_loss(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_cross_entropy_loss_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, struct lm_ggml_tensor * c);
+    // AdamW step on a in place; adamw_params: F32 [7] = alpha, beta1, beta2, eps, wd, beta1h, beta2h
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_opt_step_adamw(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * grad, struct lm_ggml_tensor * m, struct lm_ggml_tensor * v, struct lm_ggml_tensor * adamw_params);
+    LM_GGML_API void lm_ggml_build_backward_expand(struct lm_ggml_context * ctx_static, struct lm_ggml_context * ctx_compute, struct lm_ggml_cgraph * cgraph, bool accumulate);
+    LM_GGML_API void lm_ggml_graph_reset(struct lm_ggml_cgraph * cgraph);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_graph_get_grad(const struct lm_ggml_cgraph * cgraph, const struct lm_ggml_tensor * node);
+    LM_GGML_API struct lm_ggml_tensor * lm_ggml_graph_get_grad_acc(const struct lm_ggml_cgraph * cgraph, const struct lm_ggml_tensor * node);
+
+    // ---- Graph files ----
+    LM_GGML_API void lm_ggml_graph_export(const struct lm_ggml_cgraph * cgraph, const char * fname);
+    LM_GGML_API struct lm_ggml_cgraph * lm_ggml_graph_import(const char * fname, struct lm_ggml_context ** ctx_data, struct lm_ggml_context ** ctx_eval);
+    // writes a Graphviz dot file of gb (nodes of gf, when given, are drawn as in the forward graph)
+    LM_GGML_API void lm_ggml_graph_dump_dot(const struct lm_ggml_cgraph * gb, const struct lm_ggml_cgraph * gf, const char * filename);
 
     // ---- Logging: every failure is reported as one line through this callback ----
     typedef void (*lm_ggml_log_callback)(enum lm_ggml_log_level level, const char * text, void * user_data);

@@ -39,6 +39,10 @@ lm_cpu_op_table * build_op_table() {
     static lm_cpu_op_table table; // zero-initialised: no kernels
     lm_cpu_register_elementwise_ops(&table);
     lm_cpu_register_linalg_ops(&table);
+    lm_cpu_register_conv_ops(&table);
+    lm_cpu_register_sequence_ops(&table);
+    lm_cpu_register_custom_ops(&table);
+    lm_cpu_register_backward_ops(&table);
     lm_cpu_register_quant_ops(&table); // after the element-wise family: routes block-type GET_ROWS/CPY
     return &table;
 }

@@ -48,6 +48,10 @@ const Tables & tables() {
         add_attention_cases(r.t1, r.t2);
         add_tier2_cases(r.t1, r.t2);
         add_graph_cases(r.t1, r.t2);
+        add_conv_cases(r.t1, r.t2);
+        add_sequence_cases(r.t1, r.t2);
+        add_custom_cases(r.t1, r.t2);
+        add_backward_cases(r.t1, r.t2);
         for (OpCase & c : r.t2) {
             c.tier = 2;
             c.cpu_required = false;

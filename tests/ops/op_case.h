@@ -95,6 +95,10 @@ void add_rope_cases(CaseList & t1, CaseList & t2);
 void add_attention_cases(CaseList & t1, CaseList & t2);
 void add_tier2_cases(CaseList & t1, CaseList & t2);
 void add_graph_cases(CaseList & t1, CaseList & t2);   // multi-op graphs
+void add_conv_cases(CaseList & t1, CaseList & t2);      // conv families, pad_reflect, win, rel_pos, diag, count_equal
+void add_sequence_cases(CaseList & t1, CaseList & t2);  // ssm_conv, ssm_scan, rwkv_wkv6, gated_linear_attn
+void add_custom_cases(CaseList & t1, CaseList & t2);    // map_* / map_custom* ops
+void add_backward_cases(CaseList & t1, CaseList & t2);  // *_back ops, cross entropy, adamw
 
 const CaseList & tier1_cases();
 const CaseList & tier2_cases();

@@ -87,5 +87,15 @@ void lm_cpu_register_elementwise_ops(struct lm_cpu_op_table * table);
 // mul_mat, mul_mat_id, out_prod, norms, soft_max, diag_mask, rope, flash_attn_ext
 void lm_cpu_register_linalg_ops(struct lm_cpu_op_table * table);
 
+// conv_1d/2d families' own ops (conv_transpose, pad_reflect_1d, win_part/unpart,
+// rel_pos), diag, count_equal
+void lm_cpu_register_conv_ops(struct lm_cpu_op_table * table);
+// sequence models: ssm_conv, ssm_scan, rwkv_wkv6, gated_linear_attn
+void lm_cpu_register_sequence_ops(struct lm_cpu_op_table * table);
+// user functions: map_unary/binary, map_custom1..3 (_f32 and the threaded ones)
+void lm_cpu_register_custom_ops(struct lm_cpu_op_table * table);
+// training: the *_BACK ops, cross_entropy_loss(_back), opt_step_adamw
+void lm_cpu_register_backward_ops(struct lm_cpu_op_table * table);
+
 // The table after registration (built once, thread-safe).
 const struct lm_cpu_op_table * lm_cpu_get_op_table(void);
