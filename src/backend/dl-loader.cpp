@@ -183,17 +183,70 @@ void lm_ggml_backend_load_all_from_path(const char * dir_path) {
     }
 }
 
-void lm_ggml_backend_load_all(void) {
+namespace {
+
+// Where lm_ggml_backend_load_all looks, in order (a backend found in an
+// earlier folder wins): LMGGML_BACKEND_PATH (folders separated by ':') when
+// set, else the executable's folder, its build tree's plugins/ (bin/../plugins),
+// its install prefix's lib/lmggml (bin/../lib/lmggml), and the folder of the
+// library itself with its lmggml/ (install) and plugins/ (build tree)
+// subfolders: an installed liblmggml.so finds <libdir>/lmggml/ whatever
+// program loaded it.
+std::vector<fs::path> plugin_search_path() {
+    std::vector<fs::path> dirs;
     const char * env = std::getenv("LMGGML_BACKEND_PATH");
     if (env != nullptr && env[0] != '\0') {
-        lm_ggml_backend_load_all_from_path(env);
-        return;
+        std::string list = env;
+        size_t start = 0;
+        while (start <= list.size()) {
+            const size_t end = std::min(list.find(':', start), list.size());
+            if (end > start) {
+                dirs.emplace_back(list.substr(start, end - start));
+            }
+            start = end + 1;
+        }
+        return dirs;
     }
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) {
-        LM_GGML_LOG_ERROR("%s: cannot find the executable's directory: %s\n", __func__, ec.message().c_str());
-        return;
+    if (!ec) {
+        const fs::path bin = exe.parent_path();
+        dirs.push_back(bin);
+        dirs.push_back(bin.parent_path() / "plugins");
+        dirs.push_back(bin.parent_path() / "lib" / LMGGML_PLUGIN_SUBDIR);
     }
-    lm_ggml_backend_load_all_from_path(exe.parent_path().c_str());
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<const void *>(&lm_ggml_backend_load_all), &info) != 0 && info.dli_fname != nullptr) {
+        const fs::path lib = fs::absolute(info.dli_fname, ec).parent_path();
+        if (!ec) {
+            dirs.push_back(lib / LMGGML_PLUGIN_SUBDIR);
+            dirs.push_back(lib / "plugins"); // a build tree: <build>/liblmggml.so, <build>/plugins
+            dirs.push_back(lib);
+        }
+    }
+    return dirs;
+}
+
+} // namespace
+
+void lm_ggml_backend_load_all(void) {
+    std::vector<fs::path> seen;
+    std::string listed;
+    for (const fs::path & dir : plugin_search_path()) {
+        std::error_code ec;
+        const fs::path canon = fs::weakly_canonical(dir, ec);
+        const fs::path & key = ec ? dir : canon;
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+            continue;
+        }
+        seen.push_back(key);
+        if (!listed.empty()) {
+            listed.push_back(':');
+        }
+        listed.append(key.string());
+        if (fs::is_directory(key, ec)) {
+            lm_ggml_backend_load_all_from_path(key.c_str());
+        }
+    }
+    LM_GGML_LOG_INFO("lm_ggml_backend_load_all: plugin search path: %s\n", listed.empty() ? "(none)" : listed.c_str());
 }

@@ -81,13 +81,28 @@ TEST(Load, LoadAllUsesTheEnvironmentVariable) {
     EXPECT_NE(lm_ggml_backend_dev_by_name("REFDEV0"), nullptr);
 }
 
-TEST(Load, LoadAllWithoutEnvironmentScansTheExecutableDirectory) {
+TEST(Load, LoadAllWithoutEnvironmentFindsTheBuildTreesPlugins) {
+    // the test binary is <build>/tests/test_dl: <build>/plugins is its build
+    // tree's plugin folder, searched after the executable's own folder
+    unload_refdev_if_loaded();
     unsetenv("LMGGML_BACKEND_PATH");
-    const size_t regs0 = lm_ggml_backend_reg_count();
     BackendLogCapture log;
-    lm_ggml_backend_load_all(); // tests/ holds no liblmggml-*.so
-    EXPECT_EQ(lm_ggml_backend_reg_count(), regs0);
+    lm_ggml_backend_load_all();
+    EXPECT_NE(lm_ggml_backend_dev_by_name("REFDEV0"), nullptr) << log.text();
     EXPECT_EQ(log.errors(), 0u) << log.text();
+    EXPECT_NE(log.text().find("plugin search path: "), std::string::npos) << log.text();
+    EXPECT_NE(log.text().find("/plugins"), std::string::npos) << log.text();
+}
+
+TEST(Load, LoadAllSearchesEveryFolderOfTheEnvironmentVariable) {
+    unload_refdev_if_loaded();
+    const std::string list = std::string("/nonexistent/a::") + LMGGML_PLUGIN_DIR;
+    setenv("LMGGML_BACKEND_PATH", list.c_str(), 1);
+    BackendLogCapture log;
+    lm_ggml_backend_load_all();
+    unsetenv("LMGGML_BACKEND_PATH");
+    EXPECT_NE(lm_ggml_backend_dev_by_name("REFDEV0"), nullptr) << log.text();
+    EXPECT_EQ(log.errors(), 0u) << log.text(); // a missing folder is skipped quietly
 }
 
 TEST(Load, MissingFile) {
