@@ -23,6 +23,27 @@ bool parse_int(const std::string & s, T & out) {
     return ec == std::errc() && p == e && b != e;
 }
 
+// A well-formed integer that does not fit T (e.g. -n 99999999999).
+template <typename T>
+bool out_of_range(const std::string & s) {
+    const char * b = s.data();
+    const char * e = b + s.size();
+    if (b != e && *b == '+') b++;
+    T v{};
+    auto [p, ec] = std::from_chars(b, e, v);
+    return ec == std::errc::result_out_of_range && p == e;
+}
+
+template <typename T>
+Status int_error(const std::string & name, const std::string & value, const char * what) {
+    if (out_of_range<T>(value)) {
+        return Status::error("invalid value '" + value + "' for " + name + " (out of range: " +
+                             std::to_string(std::numeric_limits<T>::min()) + " to " +
+                             std::to_string(std::numeric_limits<T>::max()) + ")");
+    }
+    return Status::error("invalid value '" + value + "' for " + name + " (expected " + what + ")");
+}
+
 bool parse_float(const std::string & s, float & out) {
     if (s.empty()) return false;
     errno = 0;
@@ -60,7 +81,7 @@ void ArgParser::option(const std::vector<std::string> & names, int32_t * out, co
                        const std::string & help) {
     const std::string name = names.back();
     add(names, metavar, help, [out, name](const std::string & v) {
-        return parse_int(v, *out) ? Status() : bad_value(name, v, "an integer");
+        return parse_int(v, *out) ? Status() : int_error<int32_t>(name, v, "an integer");
     });
 }
 
@@ -68,7 +89,7 @@ void ArgParser::option(const std::vector<std::string> & names, uint32_t * out, c
                        const std::string & help) {
     const std::string name = names.back();
     add(names, metavar, help, [out, name](const std::string & v) {
-        return parse_int(v, *out) ? Status() : bad_value(name, v, "a non-negative integer");
+        return parse_int(v, *out) ? Status() : int_error<uint32_t>(name, v, "a non-negative integer");
     });
 }
 

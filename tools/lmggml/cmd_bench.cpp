@@ -82,6 +82,7 @@ int cmd_bench(int argc, char ** argv) {
     if (output != "md" && output != "json" && output != "csv") return fail(cmd, "unknown output format '" + output + "' (md, json or csv)");
     if (reps < 1) return fail(cmd, "-r must be >= 1");
     if (n_batch < 1) return fail(cmd, "-b must be >= 1");
+    if (lmllm::Status s = check_model_context_options(mo, ContextOptions()); !s.ok()) return fail(cmd, s.message());
     auto negative = [](const std::vector<int32_t> & v) { return std::any_of(v.begin(), v.end(), [](int32_t x) { return x < 0; }); };
     if (negative(n_prompt) || negative(n_gen)) return fail(cmd, "-p and -n must be >= 0");
     if (std::any_of(threads.begin(), threads.end(), [](int32_t x) { return x < 1; })) return fail(cmd, "-t must be >= 1");
@@ -96,8 +97,6 @@ int cmd_bench(int argc, char ** argv) {
     co.n_ctx = uint32_t(std::max(1, std::max(max_p, max_n)));
     co.n_batch = std::min(n_batch, co.n_ctx);
     co.n_threads = threads[0];
-    if (m.hparams().n_ctx_train > 0 && co.n_ctx > m.hparams().n_ctx_train)
-        std::fprintf(stderr, "warning: %u tokens exceed the model's training context (%u)\n", co.n_ctx, m.hparams().n_ctx_train);
     auto ctx_r = make_context(m, co);
     if (!ctx_r.ok()) return fail(cmd, ctx_r.status().message());
     lmllm::Context & ctx = *ctx_r.value();

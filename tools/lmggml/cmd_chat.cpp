@@ -101,6 +101,7 @@ int cmd_chat(int argc, char ** argv) {
     setup_logging(mo.verbose);
     if (n_predict < -1) return fail(cmd, "-n must be >= -1");
     if (lmllm::Status s = check_sampling(sp); !s.ok()) return fail(cmd, s.message());
+    if (lmllm::Status s = check_model_context_options(mo, co); !s.ok()) return fail(cmd, s.message());
 
     Conversation conv;
     if (!tmpl_name.empty()) {

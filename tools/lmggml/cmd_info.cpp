@@ -6,6 +6,10 @@
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ggml.h"
 
 #include "commands.h"
 #include "common.h"
@@ -94,18 +98,50 @@ std::string upper(std::string s) {
     return s;
 }
 
+// Reads each tensor's bytes from the file and runs lm_ggml_validate_row_data
+// on them (NaN/Inf values, NaN/Inf block scales); the error names the first
+// bad tensor and what the library found.
+lmllm::Status check_tensor_data(const std::string & path, const lm_gguf_context * g) {
+    std::FILE * f = std::fopen(path.c_str(), "rb");
+    if (!f) return lmllm::Status::error("cannot open '" + path + "'");
+    std::vector<uint8_t> buf;
+    lmllm::Status result;
+    const int64_t n = lm_gguf_get_n_tensors(g);
+    for (int64_t i = 0; i < n && result.ok(); i++) {
+        const char * name = lm_gguf_get_tensor_name(g, i);
+        const size_t bytes = lm_gguf_get_tensor_size(g, i);
+        const size_t offset = lm_gguf_get_data_offset(g) + lm_gguf_get_tensor_offset(g, i);
+        buf.resize(bytes);
+        if (fseeko(f, off_t(offset), SEEK_SET) != 0 || std::fread(buf.data(), 1, bytes, f) != bytes) {
+            result = lmllm::Status::error(std::string("tensor '") + name + "': cannot read its " + std::to_string(bytes) +
+                                          " bytes at offset " + std::to_string(offset) + " (truncated file?)");
+        } else if (!lm_ggml_validate_row_data(lm_gguf_get_tensor_type(g, i), buf.data(), bytes)) {
+            std::string why = last_library_error();
+            // "lm_ggml_validate_row_data: data: found nan scale at block 3" -> "found nan ..."
+            const size_t found = why.find("found ");
+            if (found != std::string::npos) why = why.substr(found);
+            result = lmllm::Status::error(std::string("tensor '") + name + "' (" + lm_ggml_type_name(lm_gguf_get_tensor_type(g, i)) +
+                                          ") has invalid data: " + why);
+        }
+    }
+    std::fclose(f);
+    return result;
+}
+
 } // namespace
 
 int cmd_info(int argc, char ** argv) {
     const std::string cmd = "info";
     std::string path, positional;
-    bool full = false, verbose = false;
-    ArgParser p(cmd, "info MODEL.gguf [--full]",
+    bool full = false, verbose = false, check = false;
+    ArgParser p(cmd, "info MODEL.gguf [--full] [--check]",
                 "Prints a GGUF file's metadata (key = value) and tensors (name, type, shape, bytes).\n"
-                "Long arrays and strings are abbreviated unless --full is given.");
+                "Long arrays and strings are abbreviated unless --full is given; --check also reads\n"
+                "every tensor's data and validates it (exit code 1 names the first bad tensor).");
     p.positional(&positional, "MODEL.gguf");
     p.option({"-m", "--model"}, &path, "FILE", "the file (instead of the positional argument)");
     p.flag({"--full"}, &full, "print arrays and strings whole");
+    p.flag({"--check"}, &check, "validate every tensor's data: non-finite floats, quantized block scales");
     p.flag({"-v", "--verbose"}, &verbose, "print the library's log messages");
 
     bool help = false;
@@ -158,8 +194,15 @@ int cmd_info(int argc, char ** argv) {
                     shape.c_str(), bytes);
     }
     std::printf("\n%" PRId64 " tensors, %s\n", n_tensors, format_bytes(total).c_str());
+    std::string bad;
+    if (check) {
+        const lmllm::Status s = check_tensor_data(path, g);
+        if (s.ok()) std::printf("check: the data of all %" PRId64 " tensors is valid\n", n_tensors);
+        else bad = s.message();
+    }
     if (meta) lm_ggml_free(meta);
     lm_gguf_free(g);
+    if (!bad.empty()) return fail(cmd, bad);
     return 0;
 }
 

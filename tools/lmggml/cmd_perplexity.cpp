@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "generate.h"
 
 namespace cli {
 
@@ -51,7 +52,7 @@ int cmd_perplexity(int argc, char ** argv) {
     setup_logging(mo.verbose);
     if (file.empty()) return fail(cmd, "no text given (use -f FILE)");
     if (co.n_ctx < 4) return fail(cmd, "-c must be at least 4");
-    if (co.n_batch < 1) return fail(cmd, "-b must be >= 1");
+    if (lmllm::Status s = check_model_context_options(mo, co); !s.ok()) return fail(cmd, s.message());
     auto text = read_text_file(file);
     if (!text.ok()) return fail(cmd, text.status().message());
 
@@ -93,6 +94,10 @@ int cmd_perplexity(int argc, char ** argv) {
         }
         // logits of position j predict the original token at j + 1
         for (int32_t j = first; j < n_ctx - 1; j++) {
+            if (lmllm::Status s = check_logits(ctx.logits(j), n_vocab); !s.ok()) {
+                std::printf("\n");
+                return fail(cmd, s.message());
+            }
             const double v = token_nll(ctx.logits(j), n_vocab, tokens[start + size_t(j) + 1]);
             nll += v;
             nll2 += v * v;

@@ -66,6 +66,7 @@ int cmd_run(int argc, char ** argv) {
     if (prompt.empty()) return fail(cmd, "no prompt given (use -p TEXT or -f FILE)");
     if (n_predict < -1) return fail(cmd, "-n must be >= -1");
     if (lmllm::Status s = check_sampling(sp); !s.ok()) return fail(cmd, s.message());
+    if (lmllm::Status s = check_model_context_options(mo, co); !s.ok()) return fail(cmd, s.message());
 
     auto model = load_model(mo);
     if (!model.ok()) return fail(cmd, model.status().message());

@@ -173,6 +173,17 @@ void add_sampling_options(ArgParser & p, lmllm::SamplerParams & s) {
     p.seed_option({"-s", "--seed"}, &s.seed, "random seed, -1: random (default -1)");
 }
 
+Status check_model_context_options(const ModelOptions & mo, const ContextOptions & co) {
+    if (co.n_threads != -1 && (co.n_threads < 1 || co.n_threads > LM_GGML_MAX_N_THREADS))
+        return Status::error("-t must be between 1 and " + std::to_string(LM_GGML_MAX_N_THREADS) + " (got " +
+                             std::to_string(co.n_threads) + ")");
+    if (co.n_batch < 1) return Status::error("-b must be >= 1");
+    if (mo.n_gpu_layers < -1) return Status::error("-ngl must be >= 0 (or -1: all layers)");
+    if (mo.n_gpu_layers != -1 && mo.device.empty())
+        return Status::error("-ngl places layers on a device: give one with -d NAME (see `lmggml devices`)");
+    return Status();
+}
+
 Status check_sampling(const lmllm::SamplerParams & s) {
     if (s.top_p < 0.0f || s.top_p > 1.0f) return Status::error("--top-p must be in [0, 1]");
     if (s.min_p < 0.0f || s.min_p > 1.0f) return Status::error("--min-p must be in [0, 1]");
@@ -222,6 +233,10 @@ Result<std::unique_ptr<lmllm::Context>> make_context(const lmllm::Model & m, con
     cp.n_ctx = o.n_ctx;
     cp.n_batch = o.n_batch;
     cp.n_threads = o.n_threads > 0 ? o.n_threads : default_threads();
+    const uint32_t n_train = m.hparams().n_ctx_train;
+    if (n_train > 0 && o.n_ctx > n_train)
+        std::fprintf(stderr, "warning: a context of %u tokens exceeds the model's training context (%u): "
+                             "quality may degrade past it\n", o.n_ctx, n_train);
     cp.all_logits = all_logits;
     cp.flash_attn = !o.no_flash_attn;
     auto r = lmllm::Context::create(m, cp);

@@ -49,13 +49,17 @@ void add_model_options(ArgParser & p, ModelOptions & o);
 struct ContextOptions {
     uint32_t n_ctx = 2048;
     uint32_t n_batch = 512;
-    int32_t n_threads = 0; // 0: default_threads()
+    int32_t n_threads = -1; // -1: default_threads()
     bool no_flash_attn = false;
 };
 void add_context_options(ArgParser & p, ContextOptions & o);
 // --no-flash-attn alone (bench has its own size and thread options)
 void add_flash_attn_option(ArgParser & p, ContextOptions & o);
 void add_sampling_options(ArgParser & p, lmllm::SamplerParams & s);
+// The checks every command that loads a model makes on its options: threads
+// 1..LM_GGML_MAX_N_THREADS (-1: the default), batch >= 1, -ngl only with a
+// device. One message naming the option.
+lmllm::Status check_model_context_options(const ModelOptions & mo, const ContextOptions & co);
 // Rejects out-of-range sampling settings with one message.
 lmllm::Status check_sampling(const lmllm::SamplerParams & s);
 

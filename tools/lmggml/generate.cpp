@@ -3,6 +3,9 @@
 
 #include "common.h"
 
+#include <cmath>
+#include <string>
+
 namespace cli {
 
 using lmllm::Status;
@@ -24,6 +27,7 @@ Status generate(lmllm::Context & ctx, const lmllm::Vocab & vocab, lmllm::Sampler
     lmllm::Detokenizer detok(vocab);
     t0 = now_seconds();
     while (n_predict < 0 || stats.n_gen < n_predict) {
+        if (Status s = check_logits(ctx.logits(), ctx.n_vocab()); !s.ok()) return s;
         const Token t = sampler.sample(ctx.logits(), ctx.n_vocab(), history);
         if (t < 0) return Status::error("sampling failed");
         if (vocab.is_eog(t)) {
@@ -51,6 +55,16 @@ Status generate(lmllm::Context & ctx, const lmllm::Vocab & vocab, lmllm::Sampler
     std::fputs(rest.c_str(), out);
     std::fflush(out);
     stats.t_gen = now_seconds() - t0;
+    return Status();
+}
+
+Status check_logits(const float * logits, int32_t n_vocab) {
+    for (int32_t i = 0; i < n_vocab; i++) {
+        if (!std::isfinite(logits[i])) {
+            return Status::error(std::string("the model produced ") + (std::isnan(logits[i]) ? "NaN" : "infinite") +
+                                 " logits: its weights are likely corrupted (check the file with `lmggml info MODEL --check`)");
+        }
+    }
     return Status();
 }
 

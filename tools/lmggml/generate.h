@@ -29,6 +29,10 @@ lmllm::Status generate(lmllm::Context & ctx, const lmllm::Vocab & vocab, lmllm::
                        const std::vector<lmllm::Token> & input, int32_t n_predict, std::vector<lmllm::Token> & history,
                        std::FILE * out, std::string & reply, GenerationStats & stats);
 
+// An error naming the likely cause (corrupted weights) when any logit is NaN
+// or infinite: sampling from them would print garbage and exit 0.
+lmllm::Status check_logits(const float * logits, int32_t n_vocab);
+
 // "prompt: 12 tokens in 0.05 s (240.0 t/s) | generation: 64 tokens in 1.20 s (53.3 t/s)"
 std::string speed_summary(const GenerationStats & s);
 
