@@ -59,6 +59,7 @@ bool is_plain_type(lm_ggml_type type) {
     switch (type) {
         case LM_GGML_TYPE_F32: case LM_GGML_TYPE_F16: case LM_GGML_TYPE_BF16:
         case LM_GGML_TYPE_I8:  case LM_GGML_TYPE_I16: case LM_GGML_TYPE_I32:
+        case LM_GGML_TYPE_I64:
             return true;
         default:
             return false;
@@ -73,6 +74,7 @@ bool type_layout(lm_ggml_type type, TypeLayout * out) {
         case LM_GGML_TYPE_I8:   *out = {1, 1}; return true;
         case LM_GGML_TYPE_I16:  *out = {1, 2}; return true;
         case LM_GGML_TYPE_I32:  *out = {1, 4}; return true;
+        case LM_GGML_TYPE_I64:  *out = {1, 8}; return true;
         default: {
             BlockLayout b{};
             if (quant_layout(type, &b)) {
@@ -100,6 +102,7 @@ double round_to_type(lm_ggml_type type, double v) {
         case LM_GGML_TYPE_I8:   return static_cast<double>(static_cast<int8_t>(v));
         case LM_GGML_TYPE_I16:  return static_cast<double>(static_cast<int16_t>(v));
         case LM_GGML_TYPE_I32:  return static_cast<double>(static_cast<int32_t>(v));
+        case LM_GGML_TYPE_I64:  return static_cast<double>(static_cast<int64_t>(v));
         default:                return v;
     }
 }
@@ -120,6 +123,7 @@ void store_plain(lm_ggml_type type, double v, uint8_t * p) {
         case LM_GGML_TYPE_I8:   { const int8_t i = static_cast<int8_t>(v);   std::memcpy(p, &i, 1); break; }
         case LM_GGML_TYPE_I16:  { const int16_t i = static_cast<int16_t>(v); std::memcpy(p, &i, 2); break; }
         case LM_GGML_TYPE_I32:  { const int32_t i = static_cast<int32_t>(v); std::memcpy(p, &i, 4); break; }
+        case LM_GGML_TYPE_I64:  { const int64_t i = static_cast<int64_t>(v); std::memcpy(p, &i, 8); break; }
         default: throw std::logic_error("store_plain: not a plain type");
     }
 }
@@ -132,6 +136,7 @@ double load_plain(lm_ggml_type type, const uint8_t * p) {
         case LM_GGML_TYPE_I8:   { int8_t i;  std::memcpy(&i, p, 1); return i; }
         case LM_GGML_TYPE_I16:  { int16_t i; std::memcpy(&i, p, 2); return i; }
         case LM_GGML_TYPE_I32:  { int32_t i; std::memcpy(&i, p, 4); return i; }
+        case LM_GGML_TYPE_I64:  { int64_t i; std::memcpy(&i, p, 8); return static_cast<double>(i); }
         default: throw std::logic_error("load_plain: not a plain type");
     }
 }

@@ -49,7 +49,7 @@ struct TypeLayout {
 };
 // Layout from the test's own table; false for types the tests do not handle.
 bool type_layout(lm_ggml_type type, TypeLayout * out);
-bool is_plain_type(lm_ggml_type type);  // F32, F16, BF16, I8, I16, I32
+bool is_plain_type(lm_ggml_type type);  // F32, F16, BF16, I8, I16, I32, I64
 size_t contiguous_bytes(lm_ggml_type type, Shape ne);
 // The value v takes once stored as `type` (round to nearest even; ints truncate).
 double round_to_type(lm_ggml_type type, double v);

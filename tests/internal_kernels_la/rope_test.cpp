@@ -146,14 +146,22 @@ TEST(LaRope, InPlace) {
     latest::check(ip, ref, kRopeLimit, "in place", [&] { memcpy(x->data, saved.data(), saved.size()); });
 }
 
-TEST(LaRope, RefusesMultimodalModes) {
+// The multimodal modes (computed and checked in tests/ops, cases_conv_misc.cpp)
+// need sections, 4 positions per token and, for vision, n_dims == ne0/2.
+TEST(LaRope, RefusesIncompleteMultimodalParams) {
     latest::Context ctx;
     lm_ggml_tensor * x   = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 16, 2, 3);
     lm_ggml_tensor * pos = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_I32, 3);
     lm_ggml_tensor * dst = lm_ggml_rope_ext(ctx, x, pos, nullptr, 16, 0, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
     EXPECT_TRUE(latest::supported(dst));
-    lm_ggml_set_op_params_i32(dst, 2, LM_GGML_ROPE_TYPE_MROPE);
+    lm_ggml_set_op_params_i32(dst, 2, LM_GGML_ROPE_TYPE_MROPE); // no sections, one position per token
     EXPECT_FALSE(latest::supported(dst));
-    lm_ggml_set_op_params_i32(dst, 2, LM_GGML_ROPE_TYPE_VISION);
+    lm_ggml_set_op_params_i32(dst, 11, 4);
+    EXPECT_FALSE(latest::supported(dst)); // still one position per token
+    dst->src[1] = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_I32, 12);
+    EXPECT_TRUE(latest::supported(dst));
+    lm_ggml_set_op_params_i32(dst, 2, LM_GGML_ROPE_TYPE_VISION); // n_dims 16 != ne0/2
     EXPECT_FALSE(latest::supported(dst));
+    lm_ggml_set_op_params_i32(dst, 1, 8);
+    EXPECT_TRUE(latest::supported(dst));
 }

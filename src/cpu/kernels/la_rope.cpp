@@ -7,8 +7,16 @@
 // so results match it bit for bit. Normal mode rotates (x[2k], x[2k+1]),
 // NeoX mode (x[k], x[k + n_dims/2]); dims from n_dims on are copied.
 //
+// Multimodal modes (lm_ggml_rope_multi): src1 holds 4 positions per token
+// (t, h, w, e: pos[i2 + j*ne2]) and i32 op_params[11..14] the sections, how
+// many consecutive pairs take each position (cycling every sum(sections)
+// pairs). M-RoPE rotates NeoX pairs with theta_k = p_section(k) * base^(-2k/n_dims);
+// vision (n_dims == ne0/2) rotates the ne0/2 pairs (x[k], x[k + n_dims]) and
+// restarts the exponent at the start of each section.
+//
 // op_params: i32[1]=n_dims [2]=mode [4]=n_ctx_orig; f32[5]=freq_base
-// [6]=freq_scale [7]=ext_factor [8]=attn_factor [9]=beta_fast [10]=beta_slow.
+// [6]=freq_scale [7]=ext_factor [8]=attn_factor [9]=beta_fast [10]=beta_slow;
+// i32[11..14]=sections.
 #include "la_ops.h"
 #include "la_common.h"
 
@@ -20,6 +28,7 @@ namespace {
 struct RopeArgs {
     int   n_dims, mode, n_ctx_orig;
     float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
+    int   sections[4];
 };
 
 RopeArgs args_of(const lm_ggml_tensor * dst) {
@@ -33,6 +42,9 @@ RopeArgs args_of(const lm_ggml_tensor * dst) {
     a.attn_factor = lm_ggml_get_op_params_f32(dst, 8);
     a.beta_fast   = lm_ggml_get_op_params_f32(dst, 9);
     a.beta_slow   = lm_ggml_get_op_params_f32(dst, 10);
+    for (int i = 0; i < 4; ++i) {
+        a.sections[i] = lm_ggml_get_op_params_i32(dst, 11 + i);
+    }
     return a;
 }
 
@@ -87,18 +99,59 @@ void fill_cache(float * cache, int64_t pos, int n_dims, float theta_scale, const
     }
 }
 
+// Multimodal cache for n_pairs pairs: pair k takes one of the 4 positions by
+// its sector k % sum(sections). Each position's angle advances by
+// theta_scale every pair; with indep (vision) it restarts from the position
+// on entering its section. The if-chains follow ggml's, so sections of size
+// 0 behave as there.
+void fill_cache_multi(float * cache, const int64_t pos[4], int64_t n_pairs, const int sec[4], bool indep,
+                      float theta_scale, const float * ff, const Yarn & y) {
+    float         theta[4] = {(float) pos[0], (float) pos[1], (float) pos[2], (float) pos[3]};
+    const int64_t sect_dims = (int64_t) sec[0] + sec[1] + sec[2] + sec[3];
+    const int64_t sec_w     = (int64_t) sec[0] + sec[1];
+    const int64_t sec_e     = sec_w + sec[2];
+    for (int64_t k = 0; k < n_pairs; ++k) {
+        const int64_t sector = k % sect_dims;
+        if (indep) {
+            if (sector == 0) {
+                theta[0] = (float) pos[0];
+            } else if (sector == sec[0]) {
+                theta[1] = (float) pos[1];
+            } else if (sector == sec_w) {
+                theta[2] = (float) pos[2];
+            } else if (sector == sec_e) {
+                theta[3] = (float) pos[3];
+            }
+        }
+        int which = 0;
+        if (sector >= sec[0] && sector < sec_w) {
+            which = 1;
+        } else if (sector >= sec_w && sector < sec_e) {
+            which = 2;
+        } else if (sector >= sec_e) {
+            which = 3;
+        }
+        const float f = ff != nullptr ? ff[k] : 1.0f;
+        yarn_rotation(y, theta[which] / f, k, &cache[2 * k], &cache[2 * k + 1]);
+        for (float & t : theta) {
+            t *= theta_scale;
+        }
+    }
+}
+
 inline float load(const float * p) { return *p; }
 inline float load(const lm_ggml_fp16_t * p) { return fp16_to_f32(*p); }
 inline void  store(float * p, float v) { *p = v; }
 inline void  store(lm_ggml_fp16_t * p, float v) { *p = lm_ggml_compute_fp32_to_fp16(v); }
 
-// Rotate one row (element stride 1). x and y may be the same row.
+// Rotate one row (element stride 1): n_pairs pairs, (k, k + gap) or, with
+// gap 0, (2k, 2k + 1); elements from 2*n_pairs on are copied. x and y may
+// be the same row.
 template <typename T>
-void rotate_row(const T * x, T * y, int64_t ne0, int n_dims, bool neox, const float * cache) {
-    const int64_t half = n_dims / 2;
-    for (int64_t k = 0; k < half; ++k) {
-        const int64_t j0 = neox ? k : 2 * k;
-        const int64_t j1 = neox ? k + half : 2 * k + 1;
+void rotate_row(const T * x, T * y, int64_t ne0, int64_t n_pairs, int64_t gap, const float * cache) {
+    for (int64_t k = 0; k < n_pairs; ++k) {
+        const int64_t j0 = gap != 0 ? k : 2 * k;
+        const int64_t j1 = gap != 0 ? k + gap : 2 * k + 1;
         const float   c  = cache[2 * k];
         const float   s  = cache[2 * k + 1];
         const float   x0 = load(x + j0);
@@ -106,7 +159,7 @@ void rotate_row(const T * x, T * y, int64_t ne0, int n_dims, bool neox, const fl
         store(y + j0, x0 * c - x1 * s);
         store(y + j1, x0 * s + x1 * c);
     }
-    for (int64_t i = n_dims; i < ne0; ++i) {
+    for (int64_t i = 2 * n_pairs; i < ne0; ++i) {
         y[i] = x[i];
     }
 }
@@ -118,7 +171,12 @@ void rope(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const lm_ggml_tensor * ffs = dst->src[2];
     const RopeArgs         a   = args_of(dst);
     const Yarn             y   = yarn_of(a);
-    const bool             neox        = (a.mode & LM_GGML_ROPE_TYPE_NEOX) != 0;
+    const bool             multi       = (a.mode & LM_GGML_ROPE_TYPE_MROPE) != 0;
+    const bool             vision      = a.mode == LM_GGML_ROPE_TYPE_VISION;
+    const bool             neox        = (a.mode & LM_GGML_ROPE_TYPE_NEOX) != 0 || multi;
+    // vision rotates ne0/2 == n_dims pairs n_dims apart
+    const int64_t          n_pairs     = vision ? a.n_dims : a.n_dims / 2;
+    const int64_t          gap         = vision ? a.n_dims : (neox ? a.n_dims / 2 : 0);
     const float            theta_scale = powf(a.freq_base, -2.0f / (float) a.n_dims);
     const float *          ff          = ffs != nullptr ? (const float *) ffs->data : nullptr;
 
@@ -134,11 +192,16 @@ void rope(const lm_cpu_params * params, lm_ggml_tensor * dst) {
         const int64_t i2 = (ir / ne1) % ne2;
         const int64_t i1 = ir % ne1;
         if (i2 != cached_i2) {
-            const int32_t p = *(const int32_t *) ((const char *) pos->data + i2 * pos->nb[0]);
-            fill_cache(cache, p, a.n_dims, theta_scale, ff, y);
+            auto pos_at = [&](int64_t i) { return *(const int32_t *) ((const char *) pos->data + i * pos->nb[0]); };
+            if (multi) {
+                const int64_t p[4] = {pos_at(i2), pos_at(i2 + ne2), pos_at(i2 + 2 * ne2), pos_at(i2 + 3 * ne2)};
+                fill_cache_multi(cache, p, n_pairs, a.sections, vision, theta_scale, ff, y);
+            } else {
+                fill_cache(cache, pos_at(i2), a.n_dims, theta_scale, ff, y);
+            }
             cached_i2 = i2;
         }
-        rotate_row((const T *) row_of(src, i1, i2, i3), (T *) row_of(dst, i1, i2, i3), ne0, a.n_dims, neox, cache);
+        rotate_row((const T *) row_of(src, i1, i2, i3), (T *) row_of(dst, i1, i2, i3), ne0, n_pairs, gap, cache);
     }
 }
 
@@ -154,15 +217,39 @@ bool rope_supports(const lm_ggml_tensor * dst) {
         return false;
     }
     const RopeArgs a = args_of(dst);
-    // only the normal and NeoX modes are implemented (not multimodal / vision)
-    if ((a.mode != 0 && a.mode != LM_GGML_ROPE_TYPE_NEOX) || a.n_dims <= 0 || a.n_dims % 2 != 0 ||
-        a.n_dims > src->ne[0]) {
+    if ((a.mode & 1) != 0 || a.n_dims <= 0 || a.n_dims % 2 != 0 || a.n_dims > src->ne[0]) {
         return false;
     }
-    if (pos->type != LM_GGML_TYPE_I32 || pos->ne[0] < src->ne[2]) {
+    const bool multi  = (a.mode & LM_GGML_ROPE_TYPE_MROPE) != 0;
+    const bool vision = a.mode == LM_GGML_ROPE_TYPE_VISION;
+    // bits other than NeoX / M-RoPE / vision mean nothing to ggml's CPU either,
+    // but are refused rather than guessed at
+    if ((a.mode & ~(LM_GGML_ROPE_TYPE_NEOX | LM_GGML_ROPE_TYPE_VISION)) != 0 ||
+        ((a.mode & LM_GGML_ROPE_TYPE_VISION) != 0 && !multi)) {
         return false;
     }
-    return ffs == nullptr || (ffs->type == LM_GGML_TYPE_F32 && ffs->nb[0] == sizeof(float) && ffs->ne[0] >= a.n_dims / 2);
+    int64_t n_ff = a.n_dims / 2;
+    if (multi) {
+        int64_t sect_dims = 0;
+        for (int s : a.sections) {
+            if (s < 0) {
+                return false;
+            }
+            sect_dims += s;
+        }
+        // ggml: some of the first three sections non-empty, all of them within ne0
+        if (a.sections[0] + a.sections[1] + a.sections[2] <= 0 || sect_dims > src->ne[0]) {
+            return false;
+        }
+        if (vision && (int64_t) a.n_dims * 2 != src->ne[0]) {
+            return false;
+        }
+        n_ff = vision ? a.n_dims : n_ff;
+    }
+    if (pos->type != LM_GGML_TYPE_I32 || pos->ne[0] < src->ne[2] * (multi ? 4 : 1)) {
+        return false;
+    }
+    return ffs == nullptr || (ffs->type == LM_GGML_TYPE_F32 && ffs->nb[0] == sizeof(float) && ffs->ne[0] >= n_ff);
 }
 
 size_t rope_work_size(const lm_ggml_tensor * dst, int n_threads) {
