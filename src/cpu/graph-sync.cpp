@@ -2,6 +2,7 @@
 #include "cpu/graph-sync.h"
 
 #include "cpu/cpu-internal.h"
+#include "cpu/kernels/ew_custom.h"
 #include "core/ggml-impl.h"
 
 #include <algorithm>
@@ -67,7 +68,10 @@ int lm_cpu_node_n_tasks(const lm_cpu_op_desc * desc, const lm_ggml_tensor * node
     if (desc->single_thread || (desc->light && max_elements(node) <= kLightNodeElements)) {
         return 1;
     }
-    return n_threads;
+    // a user function asks for its own count; the walk still gives a node of
+    // more than one task all threads, and the kernel idles the ones past it
+    const int custom = lm_cpu_custom_n_tasks(node, n_threads);
+    return custom > 0 ? custom : n_threads;
 }
 
 void lm_cpu_node_access_of(const lm_ggml_tensor * node, const lm_cpu_op_desc * desc, int n_threads,
@@ -89,6 +93,17 @@ void lm_cpu_node_access_of(const lm_ggml_tensor * node, const lm_cpu_op_desc * d
             break;
         }
         a->reads[a->n_reads++] = r;
+    }
+    // OPT_STEP_ADAMW also writes two of its sources (m and v): writes not
+    // recorded above, so it conflicts with every node (barriers on both sides)
+    if (node->op == LM_GGML_OP_OPT_STEP_ADAMW) {
+        a->many_reads = true;
+    }
+    if (lm_cpu_op_calls_user(node->op)) {
+        // a user function may touch any memory its tensors reach (a view's
+        // whole base, a source it writes): its ranges are unknown, so it is
+        // fenced off from every other node
+        a->many_reads = true;
     }
     a->solo    = n_tasks == 1;
     a->scratch = desc->work_size != nullptr && desc->work_size(node, n_tasks) > 0;

@@ -19,7 +19,9 @@
 // when their op is light.
 constexpr int64_t kLightNodeElements = 2048;
 
-// Threads node runs on with n_threads in the graph (1 or n_threads).
+// Threads node runs on with n_threads in the graph: 1 or n_threads, or for a
+// MAP_CUSTOMn node its n_tasks up to n_threads (the walk then runs it on all
+// threads and its kernel idles the extra ones).
 int lm_cpu_node_n_tasks(const struct lm_cpu_op_desc * desc, const struct lm_ggml_tensor * node, int n_threads);
 
 struct lm_cpu_node_sync {
@@ -27,8 +29,9 @@ struct lm_cpu_node_sync {
     bool sync_before; // every thread waits at the barrier before it
 };
 
-// Source ranges a node access records; a node with more non-empty sources
-// conflicts with every other (barriers on both sides).
+// Source ranges a node access records; a node with more non-empty sources,
+// or one calling a user function, conflicts with every other (barriers on
+// both sides, unless both run on thread 0 alone).
 constexpr int kMaxNodeReads = 6;
 
 struct lm_cpu_span {
