@@ -134,10 +134,11 @@ bool cpu_buft_is_host(lm_ggml_backend_buffer_type_t buft) {
     return true;
 }
 
-lm_ggml_backend_buffer_type_t cpu_mapped_buffer_type() {
-    static lm_ggml_backend_buffer_type buft = {
+// The CPU's buffer types differ only in their name.
+lm_ggml_backend_buffer_type cpu_buft_named(const char * (*get_name)(lm_ggml_backend_buffer_type_t)) {
+    return {
         .iface = {
-            .get_name       = cpu_mapped_buft_get_name,
+            .get_name       = get_name,
             .alloc_buffer   = cpu_buft_alloc_buffer,
             .get_alignment  = cpu_buft_get_alignment,
             .get_max_size   = nullptr, // SIZE_MAX
@@ -147,6 +148,10 @@ lm_ggml_backend_buffer_type_t cpu_mapped_buffer_type() {
         .device  = lm_cpu_device(),
         .context = nullptr,
     };
+}
+
+lm_ggml_backend_buffer_type_t cpu_mapped_buffer_type() {
+    static lm_ggml_backend_buffer_type buft = cpu_buft_named(cpu_mapped_buft_get_name);
     return &buft;
 }
 
@@ -189,18 +194,7 @@ void lm_cpu_buffer_free(void * data, size_t size) {
 }
 
 lm_ggml_backend_buffer_type_t lm_ggml_backend_cpu_buffer_type(void) {
-    static lm_ggml_backend_buffer_type buft = {
-        .iface = {
-            .get_name       = cpu_buft_get_name,
-            .alloc_buffer   = cpu_buft_alloc_buffer,
-            .get_alignment  = cpu_buft_get_alignment,
-            .get_max_size   = nullptr, // SIZE_MAX
-            .get_alloc_size = nullptr, // lm_ggml_nbytes
-            .is_host        = cpu_buft_is_host,
-        },
-        .device  = lm_cpu_device(),
-        .context = nullptr,
-    };
+    static lm_ggml_backend_buffer_type buft = cpu_buft_named(cpu_buft_get_name);
     return &buft;
 }
 

@@ -8,6 +8,7 @@
 // sched_reset, build a new graph (sched_reserve leaves its graph untouched).
 
 #include "backend/sched/sched-internal.h"
+#include "backend/backend-internal.h"
 
 #include <cstdlib>
 #include <exception>
@@ -16,14 +17,6 @@
 using lmggml::sched::backend_index;
 
 namespace {
-
-#define SCHED_CHECK(ptr, ret)                                          \
-    do {                                                               \
-        if ((ptr) == nullptr) {                                        \
-            LM_GGML_LOG_ERROR("%s: %s is NULL\n", __func__, #ptr);     \
-            return ret;                                                \
-        }                                                              \
-    } while (0)
 
 bool is_cpu_backend(lm_ggml_backend_t backend) {
     lm_ggml_backend_dev_t dev = backend->device;
@@ -81,7 +74,7 @@ int lmggml::sched::backend_index(const lm_ggml_backend_sched * s, lm_ggml_backen
 
 lm_ggml_backend_sched_t lm_ggml_backend_sched_new(lm_ggml_backend_t * backends, lm_ggml_backend_buffer_type_t * bufts,
                                                   int n_backends, size_t graph_size, bool parallel) {
-    SCHED_CHECK(backends, nullptr);
+    LMGGML_CHECK_ARG(backends, nullptr);
     if (n_backends <= 0) {
         LM_GGML_LOG_ERROR("%s: n_backends is %d, need at least one backend (the CPU, last)\n", __func__, n_backends);
         return nullptr;
@@ -144,8 +137,8 @@ void lm_ggml_backend_sched_free(lm_ggml_backend_sched_t sched) {
 }
 
 bool lm_ggml_backend_sched_reserve(lm_ggml_backend_sched_t sched, struct lm_ggml_cgraph * measure_graph) {
-    SCHED_CHECK(sched, false);
-    SCHED_CHECK(measure_graph, false);
+    LMGGML_CHECK_ARG(sched, false);
+    LMGGML_CHECK_ARG(measure_graph, false);
     try {
         if (!lmggml::sched::split_graph(sched, measure_graph)) return false;
         sync_all(sched);
@@ -165,12 +158,12 @@ bool lm_ggml_backend_sched_reserve(lm_ggml_backend_sched_t sched, struct lm_ggml
 }
 
 int lm_ggml_backend_sched_get_n_backends(lm_ggml_backend_sched_t sched) {
-    SCHED_CHECK(sched, 0);
+    LMGGML_CHECK_ARG(sched, 0);
     return static_cast<int>(sched->backends.size());
 }
 
 lm_ggml_backend_t lm_ggml_backend_sched_get_backend(lm_ggml_backend_sched_t sched, int i) {
-    SCHED_CHECK(sched, nullptr);
+    LMGGML_CHECK_ARG(sched, nullptr);
     if (i < 0 || i >= static_cast<int>(sched->backends.size())) {
         LM_GGML_LOG_ERROR("%s: index %d out of range (%zu backends)\n", __func__, i, sched->backends.size());
         return nullptr;
@@ -179,22 +172,22 @@ lm_ggml_backend_t lm_ggml_backend_sched_get_backend(lm_ggml_backend_sched_t sche
 }
 
 int lm_ggml_backend_sched_get_n_splits(lm_ggml_backend_sched_t sched) {
-    SCHED_CHECK(sched, 0);
+    LMGGML_CHECK_ARG(sched, 0);
     return static_cast<int>(sched->splits.size());
 }
 
 int lm_ggml_backend_sched_get_n_copies(lm_ggml_backend_sched_t sched) {
-    SCHED_CHECK(sched, 0);
+    LMGGML_CHECK_ARG(sched, 0);
     return sched->n_copies;
 }
 
 int lm_ggml_backend_sched_get_n_inputs(lm_ggml_backend_sched_t sched) {
-    SCHED_CHECK(sched, 0);
+    LMGGML_CHECK_ARG(sched, 0);
     return sched->n_inputs;
 }
 
 size_t lm_ggml_backend_sched_get_buffer_size(lm_ggml_backend_sched_t sched, lm_ggml_backend_t backend) {
-    SCHED_CHECK(sched, 0);
+    LMGGML_CHECK_ARG(sched, 0);
     const int b = backend_index(sched, backend);
     if (b < 0) {
         LM_GGML_LOG_ERROR("%s: backend %s is not one of the scheduler's\n", __func__,
@@ -206,8 +199,8 @@ size_t lm_ggml_backend_sched_get_buffer_size(lm_ggml_backend_sched_t sched, lm_g
 
 void lm_ggml_backend_sched_set_tensor_backend(lm_ggml_backend_sched_t sched, struct lm_ggml_tensor * node,
                                               lm_ggml_backend_t backend) {
-    SCHED_CHECK(sched, );
-    SCHED_CHECK(node, );
+    LMGGML_CHECK_ARG(sched, );
+    LMGGML_CHECK_ARG(node, );
     const int b = backend_index(sched, backend);
     if (b < 0) {
         LM_GGML_LOG_ERROR("%s: node '%s': backend %s is not one of the scheduler's\n", __func__, node->name,
@@ -222,8 +215,8 @@ void lm_ggml_backend_sched_set_tensor_backend(lm_ggml_backend_sched_t sched, str
 }
 
 lm_ggml_backend_t lm_ggml_backend_sched_get_tensor_backend(lm_ggml_backend_sched_t sched, struct lm_ggml_tensor * node) {
-    SCHED_CHECK(sched, nullptr);
-    SCHED_CHECK(node, nullptr);
+    LMGGML_CHECK_ARG(sched, nullptr);
+    LMGGML_CHECK_ARG(node, nullptr);
     int b = sched->table.backend_of(node);
     if (b < 0) {
         auto it = sched->overrides.find(node);
@@ -233,8 +226,8 @@ lm_ggml_backend_t lm_ggml_backend_sched_get_tensor_backend(lm_ggml_backend_sched
 }
 
 bool lm_ggml_backend_sched_alloc_graph(lm_ggml_backend_sched_t sched, struct lm_ggml_cgraph * graph) {
-    SCHED_CHECK(sched, false);
-    SCHED_CHECK(graph, false);
+    LMGGML_CHECK_ARG(sched, false);
+    LMGGML_CHECK_ARG(graph, false);
     try {
         lm_ggml_status why;
         return alloc_graph_impl(sched, graph, &why);
@@ -246,8 +239,8 @@ bool lm_ggml_backend_sched_alloc_graph(lm_ggml_backend_sched_t sched, struct lm_
 }
 
 enum lm_ggml_status lm_ggml_backend_sched_graph_compute_async(lm_ggml_backend_sched_t sched, struct lm_ggml_cgraph * graph) {
-    SCHED_CHECK(sched, LM_GGML_STATUS_FAILED);
-    SCHED_CHECK(graph, LM_GGML_STATUS_FAILED);
+    LMGGML_CHECK_ARG(sched, LM_GGML_STATUS_FAILED);
+    LMGGML_CHECK_ARG(graph, LM_GGML_STATUS_FAILED);
     try {
         // an allocated graph is computed as it was split; anything else is split first
         if (!sched->is_alloc) {
@@ -268,19 +261,19 @@ enum lm_ggml_status lm_ggml_backend_sched_graph_compute(lm_ggml_backend_sched_t 
 }
 
 void lm_ggml_backend_sched_synchronize(lm_ggml_backend_sched_t sched) {
-    SCHED_CHECK(sched, );
+    LMGGML_CHECK_ARG(sched, );
     sync_all(sched);
 }
 
 void lm_ggml_backend_sched_reset(lm_ggml_backend_sched_t sched) {
-    SCHED_CHECK(sched, );
+    LMGGML_CHECK_ARG(sched, );
     lmggml::sched::clear_graph_state(sched);
     sched->overrides.clear();
 }
 
 void lm_ggml_backend_sched_set_eval_callback(lm_ggml_backend_sched_t sched, lm_ggml_backend_sched_eval_callback callback,
                                              void * user_data) {
-    SCHED_CHECK(sched, );
+    LMGGML_CHECK_ARG(sched, );
     sched->callback_eval           = callback;
     sched->callback_eval_user_data = user_data;
 }

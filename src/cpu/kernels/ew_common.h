@@ -9,24 +9,16 @@
 #include <cstdint>
 #include <cstring>
 
+#include "thread_share.h"
+
 namespace lm_cpu_ew {
 
 // Elements converted per step when a row is not plain contiguous F32; sized
 // to stay in L1 together with two companion buffers.
 inline constexpr int64_t kChunk = 256;
 
-struct Range {
-    int64_t begin;
-    int64_t end;
-};
-
-// The share of [0, n) that thread ith of nth works on (ggml's split: equal
-// ceil-sized blocks, the last ones possibly short or empty).
-inline Range split(int64_t n, int ith, int nth) {
-    const int64_t per = (n + nth - 1) / nth;
-    const int64_t b = std::min<int64_t>(per * ith, n);
-    return {b, std::min<int64_t>(b + per, n)};
-}
+using lm_cpu::Range;
+using lm_cpu::split;
 
 // Rows of a tensor: every index combination of dims 1..3.
 inline int64_t nrows(const lm_ggml_tensor * t) {

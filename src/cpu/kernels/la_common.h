@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "thread_share.h"
+
 namespace lmggml::cpu::la {
 
 // Scratch sections handed to different threads start on their own cache line.
@@ -20,17 +22,8 @@ constexpr size_t kLine = 64;
 
 constexpr size_t pad_line(size_t n) { return (n + kLine - 1) & ~(kLine - 1); }
 
-struct Range {
-    int64_t begin;
-    int64_t end;
-};
-
-// Thread ith's contiguous share of n items (the last threads may get none).
-inline Range split(int64_t n, int ith, int nth) {
-    const int64_t per = (n + nth - 1) / nth;
-    const int64_t b   = std::min<int64_t>(per * ith, n);
-    return {b, std::min<int64_t>(b + per, n)};
-}
+using lm_cpu::Range;
+using lm_cpu::split;
 
 // A barrier is only needed when several threads share the node.
 inline void sync(const lm_cpu_params * p) {
