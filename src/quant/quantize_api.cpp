@@ -1,5 +1,7 @@
 // Public quantization entry points of ggml.h: lm_ggml_quantize_init / _free /
 // _requires_imatrix / _chunk. Bad arguments log one line and return 0.
+#include "ggml-quants.h"
+
 #include "quants.h"
 #include "../core/ggml-impl.h"
 
@@ -32,13 +34,30 @@ size_t convert_float_rows(enum lm_ggml_type type, const float * src, void * dst,
 
 } // namespace
 
-// The formats implemented here need no lookup tables, so there is nothing to
-// set up or release; the IQ formats that would need them are not supported.
+// The grid I-quants' quantizers search neighbour maps (q_iq_maps.cpp):
+// init builds the one of `type` ahead of time (as ggml does; the quantizers
+// would otherwise build it on first use), free releases them all.
 extern "C" void lm_ggml_quantize_init(enum lm_ggml_type type) {
-    (void) type;
+    switch (type) {
+        case LM_GGML_TYPE_IQ2_XXS:
+        case LM_GGML_TYPE_IQ2_XS:
+        case LM_GGML_TYPE_IQ2_S:
+        case LM_GGML_TYPE_IQ1_S:
+        case LM_GGML_TYPE_IQ1_M:   lm_iq2xs_init_impl(type); break;
+        case LM_GGML_TYPE_IQ3_XXS: lm_iq3xs_init_impl(256); break;
+        case LM_GGML_TYPE_IQ3_S:   lm_iq3xs_init_impl(512); break;
+        default: break; // the other formats need no tables
+    }
 }
 
-extern "C" void lm_ggml_quantize_free(void) {}
+extern "C" void lm_ggml_quantize_free(void) {
+    lm_iq2xs_free_impl(LM_GGML_TYPE_IQ2_XXS);
+    lm_iq2xs_free_impl(LM_GGML_TYPE_IQ2_XS);
+    lm_iq2xs_free_impl(LM_GGML_TYPE_IQ2_S);
+    lm_iq2xs_free_impl(LM_GGML_TYPE_IQ1_S); // shared with IQ1_M
+    lm_iq3xs_free_impl(256);
+    lm_iq3xs_free_impl(512);
+}
 
 // As in ggml: these formats are unusable without importance weights.
 extern "C" bool lm_ggml_quantize_requires_imatrix(enum lm_ggml_type type) {

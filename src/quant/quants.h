@@ -149,7 +149,7 @@ size_t lm_quant_rows_q6_K(const float * src, void * dst, int64_t nrow, int64_t n
 
 // ---------------------------------------------------------------- per-type table
 // Everything src/quant knows about one block format. NULL for types it does
-// not handle (plain floats/ints, the IQ and TQ families).
+// not handle (plain floats and ints).
 struct lm_quant_type_fns {
     enum lm_ggml_type    type;
     int64_t              blck_size;   // values per block

@@ -6,6 +6,8 @@
 // static library this object is linked too, and its strong
 // lm_quant_fill_traits replaces the core's weak empty default.
 #include "quants.h"
+#include "q_iq4_tq.h"
+#include "q_iq.h"
 
 namespace {
 
@@ -28,6 +30,19 @@ const Fns kTable[] = {
     LM_QUANT_ENTRY(Q5_K, q5_K, LM_QK_K,  lm_quant_rows_q5_K),
     LM_QUANT_ENTRY(Q6_K, q6_K, LM_QK_K,  lm_quant_rows_q6_K),
     LM_QUANT_ENTRY(Q8_K, q8_K, LM_QK_K,  nullptr),
+    LM_QUANT_ENTRY(IQ4_NL, iq4_nl, LM_QK4_NL, lm_quant_rows_iq4_nl),
+    LM_QUANT_ENTRY(IQ4_XS, iq4_xs, LM_QK_K,   lm_quant_rows_iq4_xs),
+    LM_QUANT_ENTRY(TQ1_0,  tq1_0,  LM_QK_K,   lm_quant_rows_tq1_0),
+    LM_QUANT_ENTRY(TQ2_0,  tq2_0,  LM_QK_K,   lm_quant_rows_tq2_0),
+    // grid I-quants (q_iq*.cpp); as in ggml, no reference quantizer for the
+    // four that are meant to be made with an importance matrix
+    Fns{LM_GGML_TYPE_IQ2_XXS, LM_QK_K, sizeof(lm_block_iq2_xxs), lm_quant_dequantize_row_iq2_xxs, nullptr, lm_quant_rows_iq2_xxs},
+    Fns{LM_GGML_TYPE_IQ2_XS,  LM_QK_K, sizeof(lm_block_iq2_xs),  lm_quant_dequantize_row_iq2_xs,  nullptr, lm_quant_rows_iq2_xs},
+    Fns{LM_GGML_TYPE_IQ2_S,   LM_QK_K, sizeof(lm_block_iq2_s),   lm_quant_dequantize_row_iq2_s,   lm_quant_quantize_row_iq2_s_ref,   lm_quant_rows_iq2_s},
+    Fns{LM_GGML_TYPE_IQ3_XXS, LM_QK_K, sizeof(lm_block_iq3_xxs), lm_quant_dequantize_row_iq3_xxs, lm_quant_quantize_row_iq3_xxs_ref, lm_quant_rows_iq3_xxs},
+    Fns{LM_GGML_TYPE_IQ3_S,   LM_QK_K, sizeof(lm_block_iq3_s),   lm_quant_dequantize_row_iq3_s,   lm_quant_quantize_row_iq3_s_ref,   lm_quant_rows_iq3_s},
+    Fns{LM_GGML_TYPE_IQ1_S,   LM_QK_K, sizeof(lm_block_iq1_s),   lm_quant_dequantize_row_iq1_s,   nullptr, lm_quant_rows_iq1_s},
+    Fns{LM_GGML_TYPE_IQ1_M,   LM_QK_K, sizeof(lm_block_iq1_m),   lm_quant_dequantize_row_iq1_m,   nullptr, lm_quant_rows_iq1_m},
 };
 
 #undef LM_QUANT_ENTRY

@@ -1,6 +1,8 @@
 #include "lmtest_quant.h"
 
 #include "lmtest_fp.h"
+#include "lmtest_iq4_tq.h"
+#include "lmtest_iq_grid.h"
 
 #include <cstring>
 
@@ -135,13 +137,28 @@ bool quant_layout(lm_ggml_type type, BlockLayout * out) {
         case LM_GGML_TYPE_Q8_0: *out = {kQK, 34};   return true;
         case LM_GGML_TYPE_Q4_K: *out = {kQKK, 144}; return true;
         case LM_GGML_TYPE_Q6_K: *out = {kQKK, 210}; return true;
-        default: return false;
+        default:
+            if (iqgrid::handles(type)) {
+                *out = {kQKK, iqgrid::block_bytes(type)};
+                return true;
+            }
+            if (!iq4tq::handles(type)) return false;
+            iq4tq::layout(type, &out->block_elems, &out->block_bytes);
+            return true;
     }
 }
 
 void quant_random_blocks(lm_ggml_type type, int64_t n_blocks, Rng & rng, uint8_t * out) {
     BlockLayout L{};
     if (!quant_layout(type, &L)) {
+        return;
+    }
+    if (iq4tq::handles(type)) {
+        for (int64_t i = 0; i < n_blocks; ++i) iq4tq::random_block(type, rng, out + i * L.block_bytes);
+        return;
+    }
+    if (iqgrid::handles(type)) {
+        for (int64_t i = 0; i < n_blocks; ++i) iqgrid::random_block(type, rng, out + i * L.block_bytes);
         return;
     }
     for (int64_t i = 0; i < n_blocks; ++i) {
@@ -179,6 +196,14 @@ void quant_dequantize(lm_ggml_type type, const uint8_t * blocks, int64_t n, doub
     for (int64_t i = 0; i < n / L.block_elems; ++i) {
         const uint8_t * b = blocks + i * L.block_bytes;
         double * y = out + i * L.block_elems;
+        if (iq4tq::handles(type)) {
+            iq4tq::dequantize_block(type, b, y);
+            continue;
+        }
+        if (iqgrid::handles(type)) {
+            iqgrid::dequantize_block(type, b, y);
+            continue;
+        }
         switch (type) {
             case LM_GGML_TYPE_Q4_0: deq_q4_0(b, y); break;
             case LM_GGML_TYPE_Q4_1: deq_q4_1(b, y); break;

@@ -2,7 +2,9 @@
 // Test-side block formats: random valid blocks and a double-precision
 // dequantizer per format, written from the GGUF block layouts (facts), not
 // from the library, so quantized ops are checked against independent values.
-// Supported: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q6_K.
+// Supported: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q6_K; IQ4_NL, IQ4_XS, TQ1_0,
+// TQ2_0 (lmtest_iq4_tq.h); IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S,
+// IQ1_M (lmtest_iq_grid.h).
 
 #include "ggml.h"
 #include "lmtest_rng.h"

@@ -102,7 +102,7 @@ TEST(QuantDotTable, ActivationOnlyTypes) {
         EXPECT_EQ(lm_cpu_get_quant_vec_dot_traits(t), nullptr);
     }
     EXPECT_EQ(lm_cpu_get_qtype_ops(LM_GGML_TYPE_F32), nullptr);
-    EXPECT_EQ(lm_cpu_get_qtype_ops(LM_GGML_TYPE_IQ4_NL), nullptr);
+    EXPECT_EQ(lm_cpu_get_qtype_ops(LM_GGML_TYPE_I32), nullptr);
 }
 
 } // namespace

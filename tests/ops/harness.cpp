@@ -52,6 +52,8 @@ const Tables & tables() {
         add_sequence_cases(r.t1, r.t2);
         add_custom_cases(r.t1, r.t2);
         add_backward_cases(r.t1, r.t2);
+        add_quant_iq4_cases(r.t1, r.t2);
+        add_quant_iq_cases(r.t1, r.t2);
         for (OpCase & c : r.t2) {
             c.tier = 2;
             c.cpu_required = false;

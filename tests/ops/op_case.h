@@ -99,6 +99,8 @@ void add_conv_cases(CaseList & t1, CaseList & t2);      // conv families, pad_re
 void add_sequence_cases(CaseList & t1, CaseList & t2);  // ssm_conv, ssm_scan, rwkv_wkv6, gated_linear_attn
 void add_custom_cases(CaseList & t1, CaseList & t2);    // map_* / map_custom* ops
 void add_backward_cases(CaseList & t1, CaseList & t2);  // *_back ops, cross entropy, adamw
+void add_quant_iq4_cases(CaseList & t1, CaseList & t2); // MUL_MAT / GET_ROWS with iq4_nl, iq4_xs, tq1_0, tq2_0 weights
+void add_quant_iq_cases(CaseList & t1, CaseList & t2);  // MUL_MAT / GET_ROWS with the grid I-quants (iq2_*, iq3_*, iq1_*)
 
 const CaseList & tier1_cases();
 const CaseList & tier2_cases();

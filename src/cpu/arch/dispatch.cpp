@@ -5,6 +5,8 @@
 
 #include "../cpu-features.h"
 #include "../kernels/q_dot.h"
+#include "../kernels/q_dot_iq4.h"
+#include "../kernels/q_dot_iq.h"
 #include "../../quant/quants.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -44,6 +46,17 @@ void fill_scalar(KernelSet & k) {
     k.vec_dot[LM_GGML_TYPE_Q4_K] = ggml_sig<lm_cpu_q::vec_dot_q4_K_q8_K>;
     k.vec_dot[LM_GGML_TYPE_Q5_K] = ggml_sig<lm_cpu_q::vec_dot_q5_K_q8_K>;
     k.vec_dot[LM_GGML_TYPE_Q6_K] = ggml_sig<lm_cpu_q::vec_dot_q6_K_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_IQ4_NL] = ggml_sig<lm_cpu_q::vec_dot_iq4_nl_q8_0>;
+    k.vec_dot[LM_GGML_TYPE_IQ4_XS] = ggml_sig<lm_cpu_q::vec_dot_iq4_xs_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_TQ1_0]  = ggml_sig<lm_cpu_q::vec_dot_tq1_0_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_TQ2_0]  = ggml_sig<lm_cpu_q::vec_dot_tq2_0_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_IQ2_XXS] = ggml_sig<lm_cpu_q::vec_dot_iq2_xxs_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_IQ2_XS]  = ggml_sig<lm_cpu_q::vec_dot_iq2_xs_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_IQ2_S]   = ggml_sig<lm_cpu_q::vec_dot_iq2_s_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_IQ3_XXS] = ggml_sig<lm_cpu_q::vec_dot_iq3_xxs_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_IQ3_S]   = ggml_sig<lm_cpu_q::vec_dot_iq3_s_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_IQ1_S]   = ggml_sig<lm_cpu_q::vec_dot_iq1_s_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_IQ1_M]   = ggml_sig<lm_cpu_q::vec_dot_iq1_m_q8_K>;
 
     k.from_float[LM_GGML_TYPE_F16]  = ref::convert_row_f16;
     k.from_float[LM_GGML_TYPE_BF16] = ref::convert_row_bf16;
@@ -89,12 +102,14 @@ void fill_level(KernelSet & k, Isa isa) {
         case Isa::avx2:
             x86::fill_avx2_act(k);
             x86::fill_avx2_qdot(k);
+            x86::fill_avx2_qdot_iq4(k);
             x86::fill_avx2_gemm_f(k);
             x86::fill_avx2_math(k);
             x86::fill_avx2_attn(k);
             x86::fill_avx2_rowdot(k);
             x86::fill_avx2_rowdot_x8(k);
             x86::fill_avx2_gemm_q(k);
+            x86::fill_avx2_iqdot(k);
             break;
         case Isa::avx512:
             x86::fill_avx512_fdot(k);
@@ -103,6 +118,7 @@ void fill_level(KernelSet & k, Isa isa) {
             break;
         case Isa::avx512_vnni:
             x86::fill_vnni_qdot(k);
+            x86::fill_vnni_qdot_iq4(k);
             x86::fill_vnni_rowdot(k);
             x86::fill_vnni_gemm_q(k);
             x86::fill_vnni_gemm_k(k);

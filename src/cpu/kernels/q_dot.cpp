@@ -42,8 +42,26 @@ constexpr Pairing kPairings[] = {
     {LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_Q5_K>},
     {LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_Q6_K>},
     {LM_GGML_TYPE_Q8_K, LM_GGML_TYPE_Q8_K, nullptr},
+    {LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q8_0, dispatched<LM_GGML_TYPE_IQ4_NL>},
+    {LM_GGML_TYPE_IQ4_XS, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ4_XS>},
+    {LM_GGML_TYPE_TQ1_0,  LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_TQ1_0>},
+    {LM_GGML_TYPE_TQ2_0,  LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_TQ2_0>},
+    {LM_GGML_TYPE_IQ2_XXS, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ2_XXS>},
+    {LM_GGML_TYPE_IQ2_XS,  LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ2_XS>},
+    {LM_GGML_TYPE_IQ2_S,   LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ2_S>},
+    {LM_GGML_TYPE_IQ3_XXS, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ3_XXS>},
+    {LM_GGML_TYPE_IQ3_S,   LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ3_S>},
+    {LM_GGML_TYPE_IQ1_S,   LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ1_S>},
+    {LM_GGML_TYPE_IQ1_M,   LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ1_M>},
 };
 constexpr size_t kCount = sizeof(kPairings) / sizeof(kPairings[0]);
+
+// As ggml's CPU backend, F32 -> grid I-quant copies are not offered: those
+// quantizers are slow searches meant for offline use (quantize_chunk).
+constexpr bool cpu_quantizes(lm_ggml_type t) {
+    return t != LM_GGML_TYPE_IQ2_XXS && t != LM_GGML_TYPE_IQ2_XS && t != LM_GGML_TYPE_IQ2_S &&
+           t != LM_GGML_TYPE_IQ3_XXS && t != LM_GGML_TYPE_IQ3_S && t != LM_GGML_TYPE_IQ1_S && t != LM_GGML_TYPE_IQ1_M;
+}
 
 // The row conversions come from src/quant's table, the one source of truth
 // (this also links src/quant/traits.cpp, and with it the type-traits hook,
@@ -58,7 +76,7 @@ struct Table {
         for (size_t i = 0; i < kCount; ++i) {
             const Pairing & p = kPairings[i];
             const lm_quant_type_fns * self = lm_quant_get_fns(p.type);
-            e[i] = Entry{p.type, {p.dot, p.vec_dot_type, self->from_float, self->to_float},
+            e[i] = Entry{p.type, {p.dot, p.vec_dot_type, cpu_quantizes(p.type) ? self->from_float : nullptr, self->to_float},
                          {p.dot ? k.vec_dot[p.type] : nullptr, p.vec_dot_type, k.from_float[p.vec_dot_type]}};
         }
     }
