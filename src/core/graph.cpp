@@ -153,6 +153,11 @@ extern "C" void lm_ggml_build_forward_expand(struct lm_ggml_cgraph * cgraph, str
 
 extern "C" struct lm_ggml_cgraph lm_ggml_graph_view(struct lm_ggml_cgraph * cgraph, int i0, int i1) {
     lm_ggml_cgraph view{};
+    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_view"); return view; }
+    if (i0 < 0 || i1 < i0 || i1 > cgraph->n_nodes) { // exported (ggml-impl.h): a bad range is an error, not a crash
+        LM_GGML_LOG_ERROR("lm_ggml_graph_view: nodes [%d, %d) outside the graph's %d\n", i0, i1, cgraph->n_nodes);
+        return view;
+    }
     view.size    = i1 - i0;
     view.n_nodes = i1 - i0;
     view.n_leafs = 0;
@@ -174,6 +179,23 @@ extern "C" void lm_ggml_graph_cpy(struct lm_ggml_cgraph * src, struct lm_ggml_cg
     for (size_t i = 0; i < src->visited_hash_set.size; i++) {
         if (lm_ggml_bitset_get(src->visited_hash_set.used, i)) {
             lm_ggml_hash_insert(&dst->visited_hash_set, src->visited_hash_set.keys[i]);
+        }
+    }
+    // gradients follow their nodes (slots differ when the hash sets differ in size)
+    if (dst->grads) {
+        std::memset(dst->grads, 0, sizeof(lm_ggml_tensor *) * dst->visited_hash_set.size);
+        std::memset(dst->grad_accs, 0, sizeof(lm_ggml_tensor *) * dst->visited_hash_set.size);
+    }
+    if (src->grads) {
+        if (!dst->grads) {
+            LM_GGML_LOG_ERROR("lm_ggml_graph_cpy: the source has gradients, the destination has no room for them\n");
+            return;
+        }
+        for (int i = 0; i < src->n_nodes; i++) {
+            const size_t is = lm_ggml_hash_find(&src->visited_hash_set, src->nodes[i]);
+            const size_t id = lm_ggml_hash_find(&dst->visited_hash_set, dst->nodes[i]);
+            dst->grads[id]     = src->grads[is];
+            dst->grad_accs[id] = src->grad_accs[is];
         }
     }
 }

@@ -172,7 +172,13 @@ extern "C" void lm_ggml_set_input(struct lm_ggml_tensor * tensor) {
 extern "C" void lm_ggml_set_output(struct lm_ggml_tensor * tensor) {
     if (!tensor) { lm_ggml_null_arg("lm_ggml_set_output"); return; } tensor->flags |= LM_GGML_TENSOR_FLAG_OUTPUT; }
 extern "C" void lm_ggml_set_loss(struct lm_ggml_tensor * tensor) {
-    if (!tensor) { lm_ggml_null_arg("lm_ggml_set_loss"); return; } tensor->flags |= LM_GGML_TENSOR_FLAG_LOSS; }
+    if (!tensor) { lm_ggml_null_arg("lm_ggml_set_loss"); return; }
+    if (tensor->type != LM_GGML_TYPE_F32 || !lm_ggml_is_scalar(tensor)) { // the backward pass seeds it with 1.0f
+        LM_GGML_LOG_ERROR("lm_ggml_set_loss: '%s': a loss must be an F32 scalar\n", tensor->name);
+        return;
+    }
+    tensor->flags |= LM_GGML_TENSOR_FLAG_LOSS;
+}
 
 extern "C" void lm_ggml_set_param(struct lm_ggml_context * /*ctx*/, struct lm_ggml_tensor * tensor) {
     if (!tensor) { lm_ggml_null_arg("lm_ggml_set_param"); return; }
