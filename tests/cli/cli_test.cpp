@@ -1,8 +1,16 @@
-// End-to-end tests of the `lmggml` program: help, errors and exit codes,
-// and each subcommand on the default model (SmolLM2-135M-Instruct Q4_1).
+// Tests of the `lmggml` program: help, errors and exit codes, and each
+// subcommand on a tiny generated model (cli_util.h), so that they need no
+// download; cli_e2e_test.cpp runs the real default model.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <regex>
 
 #include "cli_util.h"
@@ -22,12 +30,11 @@ namespace {
 #define REQUIRE_CLI() GTEST_SKIP() << "the lmggml program is not built (LMGGML_BUILD_TOOLS=OFF)"
 #endif
 
-// The model is a hard requirement: scripts/test fetches it and exports LMGGML_MODEL.
-#define REQUIRE_MODEL(var)                                                                                      \
+// A tiny model written by the test itself: nothing to download.
+#define REQUIRE_TINY(var)                                                                                      \
     REQUIRE_CLI();                                                                                              \
-    const std::string var = clitest::default_model();                                                           \
-    ASSERT_FALSE(var.empty()) << "default model missing: set LMGGML_MODEL or run scripts/fetch-model "          \
-                                 "(expected ~/.cache/lmggml/SmolLM2-135M-Instruct.Q4_1.gguf)"
+    const std::string var = clitest::tiny_model("tiny.gguf");                                                  \
+    ASSERT_FALSE(var.empty()) << "cannot write the tiny model"
 
 const char * kText =
     "The sea is the connected body of salty water that covers over 70 percent of the Earth's surface. "
@@ -112,17 +119,17 @@ TEST(Cli, NotAGgufFileIsAnError) {
 }
 
 TEST(Cli, InfoListsMetadataAndTensors) {
-    REQUIRE_MODEL(model);
+    REQUIRE_TINY(model);
     auto r = run_cli({"info", model});
     ASSERT_EQ(r.rc, 0) << r.err;
-    EXPECT_NE(r.out.find("general.architecture = llama\n"), std::string::npos);
-    EXPECT_NE(r.out.find("llama.block_count = 30\n"), std::string::npos);
-    // a 49152-entry array is abbreviated, not printed whole
-    EXPECT_NE(r.out.find("(49152 "), std::string::npos);
-    EXPECT_LT(r.out.size(), 100000u);
-    // token_embd: Q8_0 in this file, 576 x 49152, 34-byte blocks of 32
-    EXPECT_TRUE(std::regex_search(r.out, std::regex("token_embd\\.weight +Q8_0 +\\[576, 49152\\] +30081024\\n"))) << r.out;
-    EXPECT_NE(r.out.find("272 tensors"), std::string::npos);
+    EXPECT_NE(r.out.find("general.architecture = llama\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("llama.block_count = 2\n"), std::string::npos) << r.out;
+    // a 300-entry array is abbreviated, not printed whole
+    EXPECT_NE(r.out.find("(300 items"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("w150"), std::string::npos) << r.out;
+    // token_embd: F32, 64 x 300
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("token_embd\\.weight +F32 +\\[64, 300\\] +76800\\n"))) << r.out;
+    EXPECT_NE(r.out.find("\n20 tensors, "), std::string::npos) << r.out; // 2 layers of 9, embeddings, output norm
 }
 
 TEST(Cli, DevicesListsTheCpu) {
@@ -133,8 +140,45 @@ TEST(Cli, DevicesListsTheCpu) {
     EXPECT_NE(r.out.find("memory:"), std::string::npos) << r.out;
 }
 
+TEST(Cli, DevicesVerboseSaysWhereItLookedForPlugins) {
+    REQUIRE_CLI();
+    auto r = run_cli({"devices", "-v"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.err, m, std::regex("plugin search path: ([^\n]+)\n"))) << r.err;
+    // the program's own folder comes first (next to it: the build tree's or install's plugins)
+#ifdef LMGGML_CLI
+    const std::string exe = LMGGML_CLI;
+#else
+    const std::string exe;
+#endif
+    const std::string exe_dir = exe.substr(0, exe.rfind('/'));
+    EXPECT_EQ(m[1].str().rfind(exe_dir, 0), 0u) << m[1];
+    EXPECT_EQ(run_cli({"devices"}).err.find("search path"), std::string::npos);
+}
+
+TEST(Cli, TheModelCacheHonoursXdgCacheHome) {
+    REQUIRE_CLI();
+    const std::string dir = clitest::temp_file("xdg_marker", "");
+    const std::string xdg = dir.substr(0, dir.rfind('/')) + "/xdg";
+    ASSERT_EQ(std::system(("mkdir -p '" + xdg + "/lmggml'").c_str()), 0);
+    const std::string model = xdg + "/lmggml/SmolLM2-135M-Instruct.Q4_1.gguf";
+    ASSERT_EQ(std::system(("cp '" + clitest::tiny_model("tiny.gguf") + "' '" + model + "'").c_str()), 0);
+    const char * saved = std::getenv("LMGGML_MODEL");
+    const std::string saved_model = saved ? saved : "";
+    const char * saved_xdg_env = std::getenv("XDG_CACHE_HOME");
+    const std::string saved_xdg = saved_xdg_env ? saved_xdg_env : "";
+    unsetenv("LMGGML_MODEL");
+    setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
+    const std::string found = clitest::default_model();
+    if (saved) setenv("LMGGML_MODEL", saved_model.c_str(), 1);
+    if (saved_xdg_env) setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1);
+    else unsetenv("XDG_CACHE_HOME");
+    EXPECT_EQ(found, model);
+}
+
 TEST(Cli, RunGreedyIsDeterministic) {
-    REQUIRE_MODEL(model);
+    REQUIRE_TINY(model);
     const std::vector<std::string> args = {"run", "-m", model, "-p", "The capital of France is", "-n", "16", "--temp", "0"};
     auto a = run_cli(args);
     auto b = run_cli(args);
@@ -148,7 +192,7 @@ TEST(Cli, RunGreedyIsDeterministic) {
 }
 
 TEST(Cli, RunSeededSamplingIsReproducible) {
-    REQUIRE_MODEL(model);
+    REQUIRE_TINY(model);
     const std::vector<std::string> args = {"run", "-m", model, "--chat", "-p", "Name a color.", "-n", "8",
                                            "--temp", "1.0", "--seed", "7", "--no-summary"};
     auto a = run_cli(args);
@@ -159,7 +203,7 @@ TEST(Cli, RunSeededSamplingIsReproducible) {
 }
 
 TEST(Cli, PromptLongerThanTheContextIsAnError) {
-    REQUIRE_MODEL(model);
+    REQUIRE_TINY(model);
     auto r = run_cli({"run", "-m", model, "-c", "16", "-p", kText});
     EXPECT_EQ(r.rc, 1);
     EXPECT_NE(r.err.find("longer than the context"), std::string::npos) << r.err;
@@ -167,7 +211,7 @@ TEST(Cli, PromptLongerThanTheContextIsAnError) {
 }
 
 TEST(Cli, BenchJsonHasPositiveRates) {
-    REQUIRE_MODEL(model);
+    REQUIRE_TINY(model);
     auto r = run_cli({"bench", "-m", model, "-p", "32", "-n", "8", "-r", "1", "-o", "json"});
     ASSERT_EQ(r.rc, 0) << r.err;
     Json j;
@@ -180,7 +224,7 @@ TEST(Cli, BenchJsonHasPositiveRates) {
         rate[t.fields.at("test").str] = t.fields.at("avg_ts").number;
         EXPECT_EQ(t.fields.at("samples_ts").items.size(), 1u);
         EXPECT_EQ(t.fields.at("model_type").str.rfind("llama", 0), 0u);
-        EXPECT_GT(t.fields.at("model_n_params").number, 1e8);
+        EXPECT_GT(t.fields.at("model_n_params").number, 1e4);
     }
     ASSERT_TRUE(rate.count("pp32") && rate.count("tg8")) << r.out;
     EXPECT_GT(rate["pp32"], 0.0);
@@ -189,7 +233,7 @@ TEST(Cli, BenchJsonHasPositiveRates) {
 }
 
 TEST(Cli, BenchMarkdownTable) {
-    REQUIRE_MODEL(model);
+    REQUIRE_TINY(model);
     auto r = run_cli({"bench", "-m", model, "-p", "8", "-n", "0", "-r", "2", "--no-warmup"});
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.out.find("| model"), std::string::npos);
@@ -199,7 +243,7 @@ TEST(Cli, BenchMarkdownTable) {
 }
 
 TEST(Cli, PerplexityIsFinite) {
-    REQUIRE_MODEL(model);
+    REQUIRE_TINY(model);
     const std::string text = clitest::temp_file("ppl.txt", kText);
     auto r = run_cli({"perplexity", "-m", model, "-f", text, "-c", "32"});
     ASSERT_EQ(r.rc, 0) << r.err;
@@ -207,9 +251,7 @@ TEST(Cli, PerplexityIsFinite) {
     ASSERT_TRUE(std::regex_search(r.out, m, std::regex("Final estimate: PPL = ([0-9.]+)"))) << r.out;
     const double ppl = std::stod(m[1]);
     EXPECT_TRUE(std::isfinite(ppl));
-    // far better than chance (49152), and >= 1 by definition
-    EXPECT_GT(ppl, 1.0);
-    EXPECT_LT(ppl, 1000.0);
+    EXPECT_GE(ppl, 1.0); // by definition
     EXPECT_NE(r.out.find("[1]"), std::string::npos); // running estimate per chunk
     // too short for the default context of 512
     auto s = run_cli({"perplexity", "-m", model, "-f", text});
@@ -218,7 +260,7 @@ TEST(Cli, PerplexityIsFinite) {
 }
 
 TEST(Cli, ChatAnswersEachLineAndStopsAtExit) {
-    REQUIRE_MODEL(model);
+    REQUIRE_TINY(model);
     auto r = run_cli({"chat", "-m", model, "-n", "8", "--temp", "0", "-v"}, "Hello!\nWhat is 2+2?\n/exit\nnever read\n");
     ASSERT_EQ(r.rc, 0) << r.err;
     // the cache keeps the conversation: the second turn feeds only its own tokens
@@ -230,11 +272,9 @@ TEST(Cli, ChatAnswersEachLineAndStopsAtExit) {
     EXPECT_EQ(turns[0].second, 0);
     EXPECT_GT(turns[1].second, turns[0].first); // first turn's input + its reply
     EXPECT_LE(turns[1].second, turns[0].first + 8);
-    const auto ls = lines(r.out);
-    // two replies (each ends with a newline); the line after /exit is not answered
-    int non_empty = 0;
-    for (const auto & l : ls) non_empty += !l.empty();
-    EXPECT_GE(non_empty, 2) << r.out;
+    // each reply ends with a newline (the random model's replies may hold newlines too)
+    ASSERT_FALSE(r.out.empty());
+    EXPECT_EQ(r.out.back(), '\n');
     EXPECT_NE(r.err.find("chat template: chatml"), std::string::npos) << r.err;
     // the same conversation is deterministic at temperature 0
     auto again = run_cli({"chat", "-m", model, "-n", "8", "--temp", "0"}, "Hello!\nWhat is 2+2?\n");
@@ -243,7 +283,7 @@ TEST(Cli, ChatAnswersEachLineAndStopsAtExit) {
 }
 
 TEST(Cli, ChatResetStartsOverAndSetChangesSampling) {
-    REQUIRE_MODEL(model);
+    REQUIRE_TINY(model);
     // after /reset the same question is answered from an empty cache, exactly as the first time
     auto r = run_cli({"chat", "-m", model, "-n", "8", "--temp", "0", "-v"},
                      "What is 2+2?\n/reset\nWhat is 2+2?\n/set temp=bad\n/set nope=1\n/set top-p=2\n"
@@ -256,9 +296,6 @@ TEST(Cli, ChatResetStartsOverAndSetChangesSampling) {
     ASSERT_EQ(turns.size(), 3u) << r.err;
     EXPECT_EQ(turns[1], turns[0]);
     EXPECT_EQ(turns[2].second, 0);
-    const auto ls = lines(r.out);
-    ASSERT_GE(ls.size(), 3u) << r.out;
-    EXPECT_EQ(ls[0], ls[1]); // greedy, same conversation
     // each bad /set is one error line and changes nothing
     EXPECT_NE(r.err.find("'bad' is not a number"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("unknown key or bad value 'nope=1'"), std::string::npos) << r.err;
@@ -267,5 +304,51 @@ TEST(Cli, ChatResetStartsOverAndSetChangesSampling) {
     auto again = run_cli({"chat", "-m", model, "-n", "8", "--temp", "0"},
                          "/set temp=1.5 top-k=0 top-p=1 min-p=0 seed=7\nName a color.\n");
     ASSERT_EQ(again.rc, 0) << again.err;
-    EXPECT_EQ(lines(again.out).at(0), ls[2]);
+    // stdout: the first reply twice (greedy, same conversation), then the third
+    // (replies of the random model may hold newlines: compare the text whole)
+    ASSERT_GT(r.out.size(), again.out.size());
+    EXPECT_EQ(r.out.substr(r.out.size() - again.out.size()), again.out);
+    const std::string first_two = r.out.substr(0, r.out.size() - again.out.size());
+    ASSERT_EQ(first_two.size() % 2, 0u) << first_two;
+    EXPECT_EQ(first_two.substr(0, first_two.size() / 2), first_two.substr(first_two.size() / 2));
+}
+
+TEST(Cli, TheDefaultThreadCountLeavesOutACoreABusyLoopHolds) {
+    REQUIRE_TINY(model);
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+    int last = -1;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (CPU_ISSET(c, &allowed)) last = c;
+    }
+    ASSERT_GE(last, 0);
+    // another process spinning on one of our cores
+    const pid_t busy = fork();
+    ASSERT_GE(busy, 0);
+    if (busy == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(last, &one);
+        sched_setaffinity(0, sizeof one, &one);
+        std::atomic<unsigned long> spin{0};
+        while (true) spin.fetch_add(1, std::memory_order_relaxed);
+    }
+    usleep(300000);
+    auto r = run_cli({"run", "-m", model, "-p", "Hello", "-n", "1", "--temp", "0", "-v"});
+    kill(busy, SIGKILL);
+    waitpid(busy, nullptr, 0);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.err, m, std::regex("threads: ([0-9]+) \\(([0-9]+) usable cores, ([0-9]+) busy with other work"))) << r.err;
+    const int threads = std::stoi(m[1]), usable = std::stoi(m[2]), n_busy = std::stoi(m[3]);
+    EXPECT_EQ(usable, CPU_COUNT(&allowed));
+    EXPECT_GE(n_busy, 1);
+    EXPECT_EQ(threads, std::max(1, usable - n_busy));
+    if (usable > 1) {
+        EXPECT_LT(threads, usable);
+    }
+    // an explicit -t is taken as given
+    auto t = run_cli({"run", "-m", model, "-p", "Hello", "-n", "1", "-t", "2", "-v"});
+    EXPECT_EQ(t.err.find("busy with other work"), std::string::npos) << t.err;
 }

@@ -159,8 +159,26 @@ RunResult run_cli(const std::vector<std::string> & args, const std::string & inp
 std::string default_model() {
     std::string path;
     if (const char * env = std::getenv("LMGGML_MODEL"); env && *env) path = env;
+    else if (const char * xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) path = std::string(xdg) + "/lmggml/SmolLM2-135M-Instruct.Q4_1.gguf";
     else if (const char * home = std::getenv("HOME")) path = std::string(home) + "/.cache/lmggml/SmolLM2-135M-Instruct.Q4_1.gguf";
     return !path.empty() && access(path.c_str(), R_OK) == 0 ? path : std::string();
+}
+
+tiny::Spec tiny_spec() {
+    tiny::Spec s = tiny::llama_spec();
+    s.n_ctx_train = 4096;
+    s.special_tokens = {"<|im_start|>", "<|im_end|>"};
+    s.chat_template = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+                      "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+    return s;
+}
+
+std::string tiny_model(const std::string & name, const tiny::Spec & spec) {
+    static std::map<std::string, std::string> written;
+    if (auto it = written.find(name); it != written.end()) return it->second;
+    const std::string path = tmp_dir() + "/" + name;
+    if (!tiny::write_gguf(spec, tiny::make_weights(spec, 1), path)) return "";
+    return written[name] = path;
 }
 
 std::string temp_file(const std::string & name, const std::string & content) {

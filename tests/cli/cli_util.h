@@ -1,12 +1,14 @@
 #pragma once
 // Helpers for the CLI tests: run the built `lmggml` binary with arguments and
-// optional stdin, capture exit code, stdout and stderr; a small JSON reader
-// for `bench -o json`.
+// optional stdin, capture exit code, stdout and stderr; tiny generated models
+// to run it on; a small JSON reader for `bench -o json`.
 
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "tiny_model.h"
 
 namespace clitest {
 
@@ -18,8 +20,19 @@ struct RunResult {
 // Runs `lmggml args...` (each argument shell-quoted), stdin from `input`.
 RunResult run_cli(const std::vector<std::string> & args, const std::string & input = "");
 
-// The default model (env LMGGML_MODEL, else ~/.cache/lmggml/...); "" if absent.
+// The default model (env LMGGML_MODEL, else $XDG_CACHE_HOME/lmggml/..., where
+// XDG_CACHE_HOME defaults to ~/.cache); "" if absent.
 std::string default_model();
+
+// The tiny model the CLI tests run on (tests/common/tiny_model.h): llama
+// architecture, random F32 weights, a 300-token SentencePiece vocabulary
+// whose last ids are ChatML's <|im_start|> and <|im_end|>, a ChatML
+// tokenizer.chat_template, a training context of 4096.
+tiny::Spec tiny_spec();
+
+// `spec` written once per process under the temporary directory as `name`
+// (weights from seed 1); "" when writing fails.
+std::string tiny_model(const std::string & name, const tiny::Spec & spec = tiny_spec());
 
 // A fresh file under the test's temporary directory holding `content`.
 std::string temp_file(const std::string & name, const std::string & content);

@@ -20,15 +20,7 @@ const char * kText =
     "entries to harbors; they also assist in aerial navigation. Once widely used, the number of operational "
     "lighthouses has declined due to the expense of maintenance and the use of modern electronic systems.\n";
 
-} // namespace
-
-TEST(CliPerplexity, MatchesAReferenceComputedThroughTheLibrary) {
-#ifndef LMGGML_CLI
-    // sanitizer builds leave the program out (LMGGML_BUILD_TOOLS=OFF); the plain build runs this
-    GTEST_SKIP() << "the lmggml program is not built (LMGGML_BUILD_TOOLS=OFF)";
-#endif
-    const std::string model_path = clitest::default_model();
-    ASSERT_FALSE(model_path.empty()) << "default model missing: set LMGGML_MODEL or run scripts/fetch-model";
+void expect_reference_perplexity(const std::string & model_path) {
     constexpr int n_ctx = 32;
 
     // reference
@@ -75,4 +67,27 @@ TEST(CliPerplexity, MatchesAReferenceComputedThroughTheLibrary) {
         ASSERT_TRUE(std::regex_search(r.out, m, std::regex("\\[" + std::to_string(c + 1) + "\\]([0-9.]+),"))) << r.out;
         EXPECT_NEAR(std::stod(m[1]), running[size_t(c)], 1e-3 * running[size_t(c)]) << "chunk " << c + 1;
     }
+}
+
+} // namespace
+
+// sanitizer builds leave the program out (LMGGML_BUILD_TOOLS=OFF); the plain build runs these
+#ifdef LMGGML_CLI
+#define REQUIRE_CLI() (void) 0
+#else
+#define REQUIRE_CLI() GTEST_SKIP() << "the lmggml program is not built (LMGGML_BUILD_TOOLS=OFF)"
+#endif
+
+TEST(CliPerplexity, MatchesAReferenceOnATinyModel) {
+    REQUIRE_CLI();
+    const std::string model = clitest::tiny_model("tiny.gguf");
+    ASSERT_FALSE(model.empty());
+    expect_reference_perplexity(model);
+}
+
+TEST(CliPerplexity, MatchesAReferenceComputedThroughTheLibrary) {
+    REQUIRE_CLI();
+    const std::string model = clitest::default_model();
+    ASSERT_FALSE(model.empty()) << "default model missing: set LMGGML_MODEL or run scripts/fetch-model";
+    expect_reference_perplexity(model);
 }

@@ -1,5 +1,5 @@
 // Tiny generated models (llama, qwen2, gemma3) decoded by lmllm and checked
-// against the naive double-precision forward pass in reference.cpp: the
+// against the naive double-precision forward pass in tests/common/tiny_reference.cpp: the
 // whole sequence in one batch, in several n_batch chunks, and token by
 // token through the KV cache.
 

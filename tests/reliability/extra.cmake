@@ -14,9 +14,7 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(reliability_null_table_current PROPERTIES LABELS reliability)
 endif()
 # The runner walk (fault_runner_test.cpp) loads a tiny generated model with
-# lmllm; the generator and its double reference come from tests/llm_model.
+# lmllm; the generator and its double reference are in tests/common.
 if(TARGET lmllm)
-  target_sources(test_${suite} PRIVATE ${PROJECT_SOURCE_DIR}/tests/llm_model/tiny_model.cpp
-                                       ${PROJECT_SOURCE_DIR}/tests/llm_model/reference.cpp)
   target_link_libraries(test_${suite} PRIVATE lmllm)
 endif()

@@ -1,7 +1,7 @@
 // Allocation-failure walk through the LLM runner (docs/RELIABILITY.md).
 //
 // The same walk as fault_injection_test.cpp, over lmllm: a tiny generated
-// llama model (tests/llm_model/tiny_model.h) is loaded with Model::load,
+// llama model (tests/common/tiny_model.h) is loaded with Model::load,
 // a Context is created and a prompt decoded, then one more token. For every
 // N the N-th allocation (library hook sites and every operator new) fails, in
 // a fresh child each; the run must stop with an error Status and a logged
@@ -22,7 +22,7 @@ TEST(FaultInjectionRunner, NeedsTheFaultInjectionBuild) {
 #else
 
 #include "fault.h"
-#include "../llm_model/tiny_model.h"
+#include "tiny_model.h"
 #include "lmllm/context.h"
 #include "lmllm/model.h"
 

@@ -52,7 +52,7 @@ lmllm::Result<double> run_tg(lmllm::Context & ctx, const std::vector<Token> & to
 int cmd_bench(int argc, char ** argv) {
     const std::string cmd = "bench";
     ModelOptions mo;
-    std::vector<int32_t> n_prompt = {512}, n_gen = {128}, threads = {default_threads()};
+    std::vector<int32_t> n_prompt = {512}, n_gen = {128}, threads; // threads: default_threads()
     int32_t reps = 5;
     uint32_t n_batch = 2048;
     std::string output = "md";
@@ -64,7 +64,7 @@ int cmd_bench(int argc, char ** argv) {
     add_model_options(p, mo);
     p.option({"-p", "--n-prompt"}, &n_prompt, "N[,N...]", "prompt sizes, 0: none (default 512)");
     p.option({"-n", "--n-gen"}, &n_gen, "N[,N...]", "generation lengths, 0: none (default 128)");
-    p.option({"-t", "--threads"}, &threads, "N[,N...]", "thread counts (default " + std::to_string(default_threads()) + ")");
+    p.option({"-t", "--threads"}, &threads, "N[,N...]", "thread counts (default: the usable cores not busy with other work)");
     p.option({"-r", "--repetitions"}, &reps, "N", "repetitions of each test (default 5)");
     p.option({"-b", "--batch-size"}, &n_batch, "N", "max tokens per decode (default 2048)");
     p.option({"-o", "--output"}, &output, "FMT", "md, json or csv (default md)");
@@ -86,6 +86,7 @@ int cmd_bench(int argc, char ** argv) {
     auto negative = [](const std::vector<int32_t> & v) { return std::any_of(v.begin(), v.end(), [](int32_t x) { return x < 0; }); };
     if (negative(n_prompt) || negative(n_gen)) return fail(cmd, "-p and -n must be >= 0");
     if (std::any_of(threads.begin(), threads.end(), [](int32_t x) { return x < 1; })) return fail(cmd, "-t must be >= 1");
+    if (threads.empty()) threads = {default_threads()};
 
     auto model = load_model(mo);
     if (!model.ok()) return fail(cmd, model.status().message());

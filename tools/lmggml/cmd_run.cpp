@@ -1,6 +1,7 @@
 // lmggml run: generate text from a prompt and stream it to stdout.
 #include <cstdio>
 
+#include "chat_template.h"
 #include "commands.h"
 #include "common.h"
 #include "generate.h"
@@ -12,18 +13,14 @@ namespace {
 
 // The prompt as the model should see it: wrapped in the chat template with --chat.
 lmllm::Result<std::string> build_prompt(const lmllm::Model & m, const std::string & prompt, const std::string & system,
-                                        bool chat) {
+                                        bool chat, lmllm::ChatTemplate forced) {
     if (!chat) return prompt;
-    lmllm::ChatTemplate t = lmllm::detect_chat_template(m.chat_template());
-    if (t == lmllm::ChatTemplate::UNKNOWN) {
-        std::fprintf(stderr, "warning: %s; using chatml\n",
-                     m.chat_template().empty() ? "the model has no chat template" : "unrecognised chat template");
-        t = lmllm::ChatTemplate::CHATML;
-    }
+    const TemplateChoice choice = choose_chat_template(m, forced);
+    std::fprintf(stderr, "chat template: %s (%s)\n", lmllm::chat_template_name(choice.tmpl), choice.source.c_str());
     std::vector<lmllm::ChatMessage> msgs;
     if (!system.empty()) msgs.push_back({"system", system});
     msgs.push_back({"user", prompt});
-    return lmllm::apply_chat_template(t, msgs, true);
+    return lmllm::apply_chat_template(choice.tmpl, msgs, true);
 }
 
 } // namespace
@@ -33,7 +30,7 @@ int cmd_run(int argc, char ** argv) {
     ModelOptions mo;
     ContextOptions co;
     lmllm::SamplerParams sp;
-    std::string prompt, prompt_file, system;
+    std::string prompt, prompt_file, system, tmpl_name;
     int32_t n_predict = 128;
     bool chat = false, no_summary = false;
 
@@ -46,6 +43,8 @@ int cmd_run(int argc, char ** argv) {
     p.option({"-n", "--n-predict"}, &n_predict, "N", "tokens to generate, -1: until end of text (default 128)");
     p.flag({"--chat"}, &chat, "wrap the prompt in the model's chat template");
     p.option({"--system"}, &system, "TEXT", "with --chat: a system message");
+    p.option({"--template", "--chat-template"}, &tmpl_name, "NAME",
+             "with --chat: " + chat_template_names() + " (default: the model's)");
     p.flag({"--no-summary"}, &no_summary, "do not print the speed summary");
     add_context_options(p, co);
     add_sampling_options(p, sp);
@@ -67,12 +66,19 @@ int cmd_run(int argc, char ** argv) {
     if (n_predict < -1) return fail(cmd, "-n must be >= -1");
     if (lmllm::Status s = check_sampling(sp); !s.ok()) return fail(cmd, s.message());
     if (lmllm::Status s = check_model_context_options(mo, co); !s.ok()) return fail(cmd, s.message());
+    lmllm::ChatTemplate forced = lmllm::ChatTemplate::UNKNOWN;
+    if (!tmpl_name.empty()) {
+        if (!chat) return fail(cmd, "--template applies to --chat");
+        auto t = parse_template_name(tmpl_name);
+        if (!t.ok()) return fail(cmd, t.status().message());
+        forced = t.value();
+    }
 
     auto model = load_model(mo);
     if (!model.ok()) return fail(cmd, model.status().message());
     const lmllm::Model & m = *model.value();
 
-    auto text = build_prompt(m, prompt, system, chat);
+    auto text = build_prompt(m, prompt, system, chat, forced);
     if (!text.ok()) return fail(cmd, text.status().message());
     // special tokens in the text (e.g. <|im_start|>) become control tokens
     const std::vector<lmllm::Token> tokens = m.vocab().tokenize(text.value(), true, true);

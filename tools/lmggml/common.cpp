@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <mutex>
 #include <system_error>
-#include <thread>
 
 #include "ggml-backend.h"
 #include "ggml.h"
@@ -114,11 +113,6 @@ double now_seconds() {
     return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
 }
 
-int32_t default_threads() {
-    const unsigned n = std::thread::hardware_concurrency();
-    return n == 0 ? 4 : static_cast<int32_t>(n);
-}
-
 std::string format_bytes(uint64_t n) {
     char buf[64];
     if (n >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", double(n) / double(1ull << 30));
@@ -149,7 +143,7 @@ void add_model_options(ArgParser & p, ModelOptions & o) {
 void add_context_options(ArgParser & p, ContextOptions & o) {
     p.option({"-c", "--ctx-size"}, &o.n_ctx, "N", "context size in tokens (default " + std::to_string(o.n_ctx) + ", 0: the model's)");
     p.option({"-b", "--batch-size"}, &o.n_batch, "N", "max tokens per decode (default " + std::to_string(o.n_batch) + ")");
-    p.option({"-t", "--threads"}, &o.n_threads, "N", "CPU threads (default " + std::to_string(default_threads()) + ")");
+    p.option({"-t", "--threads"}, &o.n_threads, "N", "CPU threads (default: the usable cores not busy with other work)");
     add_flash_attn_option(p, o);
 }
 
@@ -233,6 +227,7 @@ Result<std::unique_ptr<lmllm::Context>> make_context(const lmllm::Model & m, con
     cp.n_ctx = o.n_ctx;
     cp.n_batch = o.n_batch;
     cp.n_threads = o.n_threads > 0 ? o.n_threads : default_threads();
+    if (o.n_threads <= 0 && g_log.verbose) std::fprintf(stderr, "%s\n", default_threads_note().c_str());
     const uint32_t n_train = m.hparams().n_ctx_train;
     if (n_train > 0 && o.n_ctx > n_train)
         std::fprintf(stderr, "warning: a context of %u tokens exceeds the model's training context (%u): "

@@ -29,7 +29,10 @@ std::string build_version();
 lmllm::Result<std::string> read_text_file(const std::string & path);
 
 double now_seconds();
+// The usable cores (affinity mask) minus those other processes keep busy,
+// sampled once from /proc/stat (threads.cpp); at least 1.
 int32_t default_threads();
+std::string default_threads_note(); // how it was chosen, for -v
 
 // "85.77 MiB", "134.52 M"
 std::string format_bytes(uint64_t n);

@@ -2,6 +2,7 @@
 #include "generate.h"
 
 #include "common.h"
+#include "console.h"
 
 #include <cmath>
 #include <string>
@@ -27,6 +28,10 @@ Status generate(lmllm::Context & ctx, const lmllm::Vocab & vocab, lmllm::Sampler
     lmllm::Detokenizer detok(vocab);
     t0 = now_seconds();
     while (n_predict < 0 || stats.n_gen < n_predict) {
+        if (interrupt_requested()) {
+            stats.interrupted = true;
+            break;
+        }
         if (Status s = check_logits(ctx.logits(), ctx.n_vocab()); !s.ok()) return s;
         const Token t = sampler.sample(ctx.logits(), ctx.n_vocab(), history);
         if (t < 0) return Status::error("sampling failed");

@@ -18,13 +18,15 @@ struct GenerationStats {
     double t_gen = 0.0;
     bool hit_eog = false;      // stopped at an end-of-generation token
     bool context_full = false; // stopped because the KV cache is full
+    bool interrupted = false;  // stopped by Ctrl-C (see console.h); every sampled token is decoded
 };
 
 // Decodes `input` after what the context already holds, then generates up to
 // n_predict tokens (< 0: until end of generation or a full context), writing
 // text to `out` as it becomes valid UTF-8. `history` (prompt + generated, for
 // the repetition penalty) is extended; the end-of-generation token is not
-// decoded into the cache. `reply` receives the generated text.
+// decoded into the cache. `reply` receives the generated text. A Ctrl-C
+// (interrupt_requested()) stops generation before the next token.
 lmllm::Status generate(lmllm::Context & ctx, const lmllm::Vocab & vocab, lmllm::Sampler & sampler,
                        const std::vector<lmllm::Token> & input, int32_t n_predict, std::vector<lmllm::Token> & history,
                        std::FILE * out, std::string & reply, GenerationStats & stats);

@@ -2,6 +2,7 @@
 
 #include "tiny_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -124,8 +125,9 @@ Weights make_weights(const Spec & s, uint64_t seed) {
 
 namespace {
 
-// The vocabulary: <unk> <s> </s>, the 256 byte tokens, then short pieces.
-void add_vocab(lm_gguf_context * g, int n_vocab) {
+// The vocabulary: <unk> <s> </s>, the 256 byte tokens, then short pieces;
+// the special tokens asked for replace the last pieces.
+void add_vocab(lm_gguf_context * g, int n_vocab, const std::vector<std::string> & specials) {
     std::vector<std::string> texts = {"<unk>", "<s>", "</s>"};
     std::vector<int32_t> types = {2, 3, 3};
     for (int b = 0; b < 256 && int(texts.size()) < n_vocab; b++) {
@@ -137,6 +139,11 @@ void add_vocab(lm_gguf_context * g, int n_vocab) {
     for (int i = 0; int(texts.size()) < n_vocab; i++) {
         texts.push_back("\xE2\x96\x81w" + std::to_string(i)); // "▁w<i>"
         types.push_back(1);
+    }
+    const size_t first = texts.size() - std::min(specials.size(), texts.size());
+    for (size_t i = first; i < texts.size(); i++) {
+        texts[i] = specials[i - first];
+        types[i] = 3;
     }
     std::vector<const char *> ptrs;
     std::vector<float> scores;
@@ -194,7 +201,10 @@ bool write_gguf(const Spec & s, const Weights & w, const std::string & path) {
             f32(a + "final_logit_softcapping", s.final_softcap);
         }
     }
-    add_vocab(g, s.n_vocab);
+    add_vocab(g, s.n_vocab, s.special_tokens);
+    if (!s.chat_template.empty()) {
+        lm_gguf_set_val_str(g, "tokenizer.chat_template", s.chat_template.c_str());
+    }
 
     // Tensor data: quantized where asked (2-D weights), F32 otherwise.
     size_t total = 0;

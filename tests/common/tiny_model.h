@@ -2,6 +2,9 @@
 // Tiny generated models: random weights written to GGUF with lmggml's own
 // writer, and a naive double-precision forward pass over the same weights
 // (as they read back after quantization) to check the runner against.
+// Shared by every suite: the runner tests (llm_model, reliability) and the
+// program's tests (cli), which run on these instead of a downloaded model.
+// tiny_model.cpp writes the file, tiny_reference.cpp is the forward pass.
 
 #include <cstdint>
 #include <map>
@@ -35,6 +38,11 @@ struct Spec {
     float final_softcap = 0.0f;
 
     lm_ggml_type wtype = LM_GGML_TYPE_F32; // 2-D weights
+
+    // Control tokens (e.g. "<|im_start|>") that take the last ids of the
+    // vocabulary, and tokenizer.chat_template (written only when not empty).
+    std::vector<std::string> special_tokens;
+    std::string chat_template;
 
     // For error tests: tensors left out, shapes altered, keys left out, arch override.
     std::set<std::string> drop_tensors;
