@@ -132,6 +132,29 @@ void lm_ggml_backend_register(lm_ggml_backend_reg_t reg) {
     add_locked(r, reg, nullptr, __func__);
 }
 
+// Lists one more device. When its registry is registered the device joins
+// that entry too, so unloading the registry drops it with the others.
+void lm_ggml_backend_device_register(lm_ggml_backend_dev_t device) {
+    LMGGML_CHECK_ARG_VOID(device);
+    registry & r = get_registry();
+    std::lock_guard lock(r.mutex);
+    if (std::find(r.devices.begin(), r.devices.end(), device) != r.devices.end()) {
+        LM_GGML_LOG_ERROR("%s: device %s: already registered\n", __func__, lm_ggml_backend_dev_name(device));
+        return;
+    }
+    auto owner = std::find_if(r.entries.begin(), r.entries.end(),
+                              [device](const reg_entry & e) { return e.reg == device->reg; });
+    try {
+        r.devices.push_back(device);
+        if (owner != r.entries.end()) {
+            owner->devices.push_back(device);
+        }
+    } catch (const std::bad_alloc &) {
+        std::erase(r.devices, device);
+        LM_GGML_LOG_ERROR("%s: device %s: out of memory\n", __func__, lm_ggml_backend_dev_name(device));
+    }
+}
+
 size_t lm_ggml_backend_reg_count(void) {
     registry & r = get_registry();
     std::lock_guard lock(r.mutex);

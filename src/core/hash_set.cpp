@@ -37,6 +37,7 @@ extern "C" struct lm_ggml_hash_set lm_ggml_hash_set_new(size_t size) {
 }
 
 extern "C" void lm_ggml_hash_set_free(struct lm_ggml_hash_set * hs) {
+    if (!hs) { lm_ggml_null_arg("lm_ggml_hash_set_free"); return; }
     std::free(hs->used);
     std::free(hs->keys);
     hs->used = nullptr;
@@ -45,5 +46,6 @@ extern "C" void lm_ggml_hash_set_free(struct lm_ggml_hash_set * hs) {
 }
 
 extern "C" void lm_ggml_hash_set_reset(struct lm_ggml_hash_set * hs) {
+    if (!hs) { lm_ggml_null_arg("lm_ggml_hash_set_reset"); return; }
     if (hs->used) std::memset(hs->used, 0, sizeof(uint32_t) * lm_ggml_bitset_size(hs->size));
 }

@@ -10,15 +10,9 @@
 
 namespace {
 
-void default_log(enum lm_ggml_log_level level, const char * text, void * /*user*/) {
-    (void) level;
-    std::fputs(text, stderr);
-    std::fflush(stderr);
-}
-
 struct LogState {
     std::mutex           mutex;
-    lm_ggml_log_callback callback  = default_log;
+    lm_ggml_log_callback callback  = lm_ggml_log_callback_default;
     void *               user_data = nullptr;
 };
 
@@ -31,14 +25,28 @@ std::atomic<lm_ggml_abort_handler_t> g_abort_handler{nullptr};
 
 } // namespace
 
+extern "C" void lm_ggml_log_callback_default(enum lm_ggml_log_level level, const char * text, void * user_data) {
+    (void) level;
+    (void) user_data;
+    if (text == nullptr) {
+        return;
+    }
+    std::fputs(text, stderr);
+    std::fflush(stderr);
+}
+
 extern "C" void lm_ggml_log_set(lm_ggml_log_callback log_callback, void * user_data) {
     LogState & s = log_state();
     std::lock_guard<std::mutex> lock(s.mutex);
-    s.callback  = log_callback ? log_callback : default_log;
+    s.callback  = log_callback ? log_callback : lm_ggml_log_callback_default;
     s.user_data = log_callback ? user_data : nullptr;
 }
 
 extern "C" void lm_ggml_log_internal_v(enum lm_ggml_log_level level, const char * fmt, va_list args) {
+    if (fmt == nullptr) { // exported to plugins (ggml-impl.h): report the misuse instead of crashing
+        level = LM_GGML_LOG_LEVEL_ERROR;
+        fmt   = "lm_ggml_log_internal: fmt is NULL\n";
+    }
     char buf[512];
     va_list copy;
     va_copy(copy, args);

@@ -280,6 +280,14 @@ void * cpu_reg_get_proc_address(lm_ggml_backend_reg_t reg, const char * name) {
         lm_ggml_backend_dev_get_extra_bufts_t fn = cpu_device_get_extra_bufts;
         return (void *)fn;
     }
+    if (strcmp(name, "lm_ggml_backend_cpu_numa_init") == 0) {
+        void (*fn)(enum lm_ggml_numa_strategy) = lm_ggml_numa_init;
+        return (void *)fn;
+    }
+    if (strcmp(name, "lm_ggml_backend_cpu_is_numa") == 0) {
+        bool (*fn)(void) = lm_ggml_is_numa;
+        return (void *)fn;
+    }
     if (strcmp(name, "lm_ggml_threadpool_new") == 0) {
         return (void *)lm_ggml_threadpool_new;
     }

@@ -8,6 +8,7 @@
 // worker touches the job's fields again, so the caller may start the next one.
 
 #include "cpu/threadpool.h"
+#include "cpu/numa.h"
 
 #include "core/ggml-impl.h"
 
@@ -210,6 +211,7 @@ uint64_t wait_for_job(lm_ggml_threadpool * tp, uint64_t seen) {
 void worker_main(lm_ggml_threadpool * tp, int ith, std::vector<bool> cpumask) {
     apply_placement(tp, cpumask);
     uint64_t seen = pack_state(0, 0); // the state at creation: no job yet
+    uint32_t numa_seen = 0;           // NUMA placement applied (lm_ggml_numa_init)
     for (;;) {
         const uint64_t s = wait_for_job(tp, seen);
         if (tp->stop.load(std::memory_order_acquire)) {
@@ -218,6 +220,7 @@ void worker_main(lm_ggml_threadpool * tp, int ith, std::vector<bool> cpumask) {
         seen = s;
         const int n_active = state_n_active(s);
         if (ith < n_active) {
+            lm_cpu_numa_place_worker(ith, &numa_seen); // overrides cpumask, as in ggml
             tp->job_fn(tp->job_ctx, ith, n_active, &tp->barrier);
             tp->barrier.wait(); // completion: the caller returns after this
         }
@@ -295,8 +298,11 @@ enum lm_ggml_status lm_cpu_threadpool_run(lm_ggml_threadpool * tp, int n_threads
         tp->cv.notify_all();
     }
 
-    fn(ctx, 0, n_threads, &tp->barrier);
-    tp->barrier.wait();
+    {
+        lm_cpu_numa_caller_scope numa_placement; // thread 0 on its node for this job only
+        fn(ctx, 0, n_threads, &tp->barrier);
+        tp->barrier.wait();
+    }
 
     tp->busy.store(false, std::memory_order_release);
     return LM_GGML_STATUS_SUCCESS;

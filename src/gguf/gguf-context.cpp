@@ -174,10 +174,6 @@ void lm_gguf_free(struct lm_gguf_context * ctx) {
     delete ctx;
 }
 
-size_t lm_gguf_type_size(enum lm_gguf_type type) {
-    return value_type_size(type);
-}
-
 const char * lm_gguf_type_name(enum lm_gguf_type type) {
     switch (type) {
         case LM_GGUF_TYPE_UINT8:   return "u8";
@@ -379,3 +375,8 @@ size_t lm_gguf_get_tensor_size(const struct lm_gguf_context * ctx, int64_t tenso
 }
 
 } // extern "C"
+
+// C++ linkage, as ggml declares it (include/ggml-impl.h).
+size_t lm_gguf_type_size(enum lm_gguf_type type) {
+    return value_type_size(type);
+}

@@ -84,7 +84,7 @@ extern "C" {
 // referenced after the call returns.
 struct lm_gguf_context * lm_gguf_init_from_buffer(const void * data, size_t size, struct lm_gguf_init_params params);
 
-// Bytes per element of a fixed-size value type (0 for STRING/ARRAY/invalid).
-size_t lm_gguf_type_size(enum lm_gguf_type type);
-
 }
+
+// lm_gguf_type_size, lm_gguf_init_from_file_impl and lm_gguf_write_to_buf are
+// declared (exported, C++ linkage as in ggml) in include/ggml-impl.h.

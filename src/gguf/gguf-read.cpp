@@ -467,3 +467,31 @@ extern "C" struct lm_gguf_context * lm_gguf_init_from_file(const char * fname, s
     std::fclose(f);
     return ctx;
 }
+
+// ggml's entry point for an already open file (exported for tests and tools,
+// C++ linkage as in ggml). The image must start at the file's beginning.
+struct lm_gguf_context * lm_gguf_init_from_file_impl(FILE * file, struct lm_gguf_init_params params) {
+    if (params.ctx != nullptr) {
+        *params.ctx = nullptr;
+    }
+    if (file == nullptr) {
+        LM_GGML_LOG_ERROR("lm_gguf_init_from_file_impl: file is NULL\n");
+        return nullptr;
+    }
+    struct stat st;
+    if (fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode)) {
+        LM_GGML_LOG_ERROR("lm_gguf_init_from_file_impl: file is not a regular file\n");
+        return nullptr;
+    }
+    if (fseeko(file, 0, SEEK_SET) != 0) {
+        LM_GGML_LOG_ERROR("lm_gguf_init_from_file_impl: cannot seek to the start: %s\n", std::strerror(errno));
+        return nullptr;
+    }
+    try {
+        Reader r(file, (uint64_t) st.st_size);
+        return parse_logged(r, params, "lm_gguf_init_from_file_impl", "file");
+    } catch (const std::bad_alloc &) {
+        LM_GGML_LOG_ERROR("lm_gguf_init_from_file_impl: out of memory\n");
+    }
+    return nullptr;
+}

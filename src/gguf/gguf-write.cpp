@@ -230,3 +230,24 @@ void lm_gguf_get_meta_data(const struct lm_gguf_context * ctx, void * data) {
 }
 
 } // extern "C"
+
+// ggml's in-memory writer (exported for tests and tools, C++ linkage as in
+// ggml): appends the image to buf, which is untouched on failure.
+void lm_gguf_write_to_buf(const struct lm_gguf_context * ctx, std::vector<int8_t> & buf, bool only_meta) {
+    if (ctx == nullptr) {
+        LM_GGML_LOG_ERROR("lm_gguf_write_to_buf: ctx is NULL\n");
+        return;
+    }
+    try {
+        std::vector<uint8_t> img;
+        if (only_meta) {
+            lmggml::gguf::write_meta(*ctx, img);
+        } else if (!lmggml::gguf::write_to_buffer(*ctx, img)) {
+            return; // logged
+        }
+        buf.reserve(buf.size() + img.size());
+        buf.insert(buf.end(), img.begin(), img.end());
+    } catch (const std::bad_alloc &) {
+        LM_GGML_LOG_ERROR("lm_gguf_write_to_buf: out of memory\n");
+    }
+}

@@ -35,7 +35,7 @@ lm_ggml_tensor * LoadedWeights::tensor(const char * name) const {
 
 namespace {
 
-constexpr size_t TENSOR_ALIGNMENT = 32;
+// TENSOR_ALIGNMENT (32, ggml-impl.h): what GGUF promises for tensor data
 constexpr size_t UPLOAD_CHUNK = 16u << 20; // bytes per tensor_set call: keeps progress and cancel responsive
 
 struct Placement {
