@@ -51,6 +51,9 @@ void unload_refdev_if_loaded() {
 } // namespace
 
 TEST(Load, RefdevFromPluginDirectory) {
+    // the folder's other plugins (opencl, where it is built) registered
+    // first, so that the counts below are refdev's alone
+    lm_ggml_backend_load_all_from_path(LMGGML_PLUGIN_DIR);
     unload_refdev_if_loaded();
     const size_t regs0 = lm_ggml_backend_reg_count();
     const size_t devs0 = lm_ggml_backend_dev_count();
