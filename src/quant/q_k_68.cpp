@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 using namespace lm_quant;
 
@@ -100,9 +101,16 @@ void lm_quant_quantize_row_q8_K_ref(const float * LM_GGML_RESTRICT x, void * LM_
     auto * y = static_cast<lm_block_q8_K *>(vy);
     for (int64_t i = 0; i < k / QK; ++i, x += QK) {
         float max = 0, amax = 0;
+        bool has_nan = false;
         for (int j = 0; j < QK; ++j) {
             const float ax = std::fabs(x[j]);
             if (ax > amax) { amax = ax; max = x[j]; }
+            has_nan |= ax != ax;
+        }
+        if (has_nan) { // the scale carries it to every product (ggml's levels would be garbage)
+            std::memset(&y[i], 0, sizeof(y[i]));
+            y[i].d = std::numeric_limits<float>::quiet_NaN();
+            continue;
         }
         if (!amax) {
             std::memset(&y[i], 0, sizeof(y[i])); // (ggml leaves bsums unset here; zero is their true value)

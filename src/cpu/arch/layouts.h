@@ -11,6 +11,9 @@
 // used) rounded to F16, and q8_1's s = F16(d * sum(q)) with the unrounded d.
 // (The reference quantizer of src/quant rounds half away from zero and
 // multiplies by 1/d: a different integer for about one value in 10^5.)
+// One departure: a NaN in a block makes amax (the max of the |x| bit
+// patterns) and d NaN, so it reaches the product as on ARM; ggml's x86 maxps
+// chain keeps it only in some positions (its levels are then -128 here too).
 //
 // ---------------------------------------------------------------- RowDot rows
 // Q4_0 and Q4_1 (groups of 4 blocks = 128 values; the last group zero-padded):

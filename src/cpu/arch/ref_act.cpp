@@ -4,29 +4,41 @@
 #include "../kernels/la_common.h"
 #include "../../quant/quants.h"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 namespace lmggml::cpu::arch::ref {
 namespace {
 
 constexpr int QK = 32;
 
-// One block the way ggml's x86 SIMD code quantizes it (layouts.h); returns d
-// (unrounded) and the sum of the levels.
+// x86's float -> int32 conversion (cvtps2dq): round half to even (nearbyint
+// in the default mode); NaN and out-of-range values give INT32_MIN.
+int32_t cvt_x86(float t) {
+    return t >= -2147483648.0f && t < 2147483648.0f ? (int32_t) std::nearbyint(t) : INT32_MIN;
+}
+
+// One block the way the x86 SIMD code quantizes it (layouts.h); returns d
+// (unrounded) and the sum of the levels (int32, wrapping like the vectors').
+// amax is the max of the |x| bit patterns, which order like the values and
+// put every NaN above Inf: a NaN in the block makes d NaN (fmax would drop it).
 float quantize_block(const float * x, int8_t * q, int * sum) {
-    float amax = 0.0f;
+    uint32_t abits = 0;
     for (int j = 0; j < QK; ++j) {
-        amax = std::fmax(amax, std::fabs(x[j]));
+        abits = std::max(abits, std::bit_cast<uint32_t>(x[j]) & 0x7fffffffu);
     }
+    const float amax = std::bit_cast<float>(abits);
     const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-    int s = 0;
+    uint32_t s = 0;
     for (int j = 0; j < QK; ++j) {
-        // |x * id| <= 127 (+ rounding); nearbyint rounds half to even in the default mode
-        const int v = (int) std::nearbyint(x[j] * id);
-        q[j] = (int8_t) v;
-        s += v;
+        // |x * id| <= 127 (+ rounding) for finite x; the packs saturate the rest to int8
+        const int32_t v = cvt_x86(x[j] * id);
+        q[j] = (int8_t) std::clamp(v, -128, 127);
+        s += (uint32_t) v;
     }
-    *sum = s;
+    *sum = (int) s;
     return amax / 127.0f;
 }
 

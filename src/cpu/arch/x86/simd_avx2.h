@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <limits>
 
 namespace lmggml::cpu::arch::x86 {
 
@@ -36,6 +37,16 @@ static inline int hsum8_i32(__m256i v) {
     s         = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
     s         = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
     return _mm_cvtsi128_si32(s);
+}
+
+// Lanes holding |x| bit patterns (sign cleared): their integer max is the
+// float max |x|, and a NaN when any lane holds one (NaN sorts above Inf),
+// where a maxps chain would drop a NaN met in its first operand.
+static inline float hmax8_abs_bits(__m256i m) {
+    __m128i h = _mm_max_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    h         = _mm_max_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+    h         = _mm_max_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+    return _mm_cvtss_f32(_mm_castsi128_ps(h));
 }
 
 // r[i] = row i of an 8x8 block of 32-bit values in, column i out (the
@@ -71,17 +82,19 @@ static inline void store_levels32(const __m256i * q, int8_t * out) {
     _mm256_storeu_si256((__m256i *) out, _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
 }
 
-// One block of 32 activations as ggml's x86 code quantizes it (layouts.h):
-// levels into q, returns d = amax / 127 (unrounded), *sum = sum of levels.
+// One block of 32 activations as ggml's x86 code quantizes it, except that a
+// NaN reaches d (layouts.h): levels into q, returns d = amax / 127
+// (unrounded), *sum = sum of levels.
 static inline float quantize_block_avx2(const float * x, int8_t * q, int * sum) {
-    const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    __m256       v[4];
-    __m256       m = _mm256_setzero_ps();
+    // a NaN in the block gives amax = d = NaN: it reaches the product
+    const __m256i abs = _mm256_set1_epi32(0x7fffffff);
+    __m256        v[4];
+    __m256i       m = _mm256_setzero_si256();
     for (int u = 0; u < 4; ++u) {
         v[u] = _mm256_loadu_ps(x + 8 * u);
-        m    = _mm256_max_ps(m, _mm256_and_ps(v[u], abs));
+        m    = _mm256_max_epi32(m, _mm256_and_si256(_mm256_castps_si256(v[u]), abs));
     }
-    const float  amax = hmax8(m);
+    const float  amax = hmax8_abs_bits(m);
     const __m256 mul  = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
     __m256i      iq[4];
     for (int u = 0; u < 4; ++u) {
@@ -96,18 +109,21 @@ static inline float quantize_block_avx2(const float * x, int8_t * q, int * sum) 
 // One Q8_K super-block (256 values) exactly as src/quant's reference: the
 // value of largest magnitude (the first one on ties) sets iscale = -127 / max;
 // levels min(127, round-half-even(iscale x)); bsums per 16; d = 1 / iscale.
-// An all-zero block gives zeros everywhere.
+// An all-zero block gives zeros everywhere, one holding a NaN zeros and d = NaN.
 static inline void quantize_q8K_block_avx2(const float * x, int8_t * qs, int16_t * bsums, float * d) {
-    const __m256 abs  = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    __m256       vmax = _mm256_setzero_ps();
-    for (int j = 0; j < 256; j += 8) vmax = _mm256_max_ps(vmax, _mm256_and_ps(_mm256_loadu_ps(x + j), abs));
-    const float amax = hmax8(vmax);
-    if (amax == 0.0f) {
+    const __m256i absi = _mm256_set1_epi32(0x7fffffff);
+    __m256i       vmax = _mm256_setzero_si256();
+    for (int j = 0; j < 256; j += 8) {
+        vmax = _mm256_max_epi32(vmax, _mm256_and_si256(_mm256_loadu_si256((const __m256i *) (x + j)), absi));
+    }
+    const float amax = hmax8_abs_bits(vmax);
+    if (amax == 0.0f || amax != amax) {
         for (int j = 0; j < 256; ++j) qs[j] = 0;
         for (int j = 0; j < 16; ++j) bsums[j] = 0;
-        *d = 0.0f;
+        *d = amax == 0.0f ? 0.0f : std::numeric_limits<float>::quiet_NaN();
         return;
     }
+    const __m256 abs    = _mm256_castsi256_ps(absi);
     const __m256 target = _mm256_set1_ps(amax);
     float        max    = 0.0f;
     for (int j = 0; j < 256; j += 8) {
