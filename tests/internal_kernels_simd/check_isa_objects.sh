@@ -1,5 +1,6 @@
 #!/bin/sh
-# The per-ISA kernel files (src/cpu/arch/x86/) are compiled with AVX flags.
+# The per-ISA kernel files (src/cpu/arch/x86/, arm/) are compiled with AVX
+# (ARM: dotprod) flags.
 # Code from them must never be shared with baseline code through the linker:
 # an inline function or template instantiation emitted as a weak (COMDAT)
 # symbol could be the copy the linker keeps, and then baseline code would
@@ -10,11 +11,11 @@ status=0
 checked=0
 for obj in "$@"; do
   case "$obj" in
-    */cpu/arch/x86/*) ;;
+    */cpu/arch/x86/*|*/cpu/arch/arm/*) ;;
     *) continue ;;
   esac
   checked=$((checked + 1))
-  bad=$(nm -C --defined-only "$obj" | awk '$2 ~ /^[A-Z]$/ && $2 != "U" && !($2 == "T" && $0 ~ /lmggml::cpu::arch::x86::fill_/)')
+  bad=$(nm -C --defined-only "$obj" | awk '$2 ~ /^[A-Z]$/ && $2 != "U" && !($2 == "T" && $0 ~ /lmggml::cpu::arch::(x86|arm)::fill_/)')
   if [ -n "$bad" ]; then
     echo "FAIL: $obj exports symbols other than its fill_* function:"
     echo "$bad"
@@ -22,7 +23,7 @@ for obj in "$@"; do
   fi
 done
 if [ "$checked" -eq 0 ]; then
-  echo "FAIL: no object of src/cpu/arch/x86 was given"
+  echo "FAIL: no object of src/cpu/arch/x86 or arm was given"
   exit 1
 fi
 echo "checked $checked per-ISA objects"

@@ -179,7 +179,9 @@ TEST(SimdRowDotX8, ProductsMatchTwinAndDouble) {
                     }
                 }
                 if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU: only the twin was checked";
-                EXPECT_GT(checked, 0) << "no level has a RowDotX8 kernel for this type";
+#if defined(__x86_64__) || defined(__i386__)
+                EXPECT_GT(checked, 0) << "no level has a RowDotX8 kernel for this type"; // AVX2 has them
+#endif
             }
         }
     }

@@ -13,6 +13,9 @@
 #    include "x86/x86.h"
 #    include <cpuid.h>
 #endif
+#if defined(__aarch64__)
+#    include "arm/arm.h"
+#endif
 
 #include <cstdlib>
 #include <cstring>
@@ -88,12 +91,37 @@ bool cpu_supports(Isa isa) {
         case Isa::avx2:        return avx2;
         case Isa::avx512:      return avx512;
         case Isa::avx512_vnni: return avx512 && f.avx512_vnni && f.avx512_vbmi;
+        default:               return false;
     }
-    return false;
+#elif defined(__aarch64__)
+    const lm_cpu_features & f = lm_cpu_get_features();
+    switch (isa) {
+        case Isa::scalar:  return true;
+        case Isa::neon:    return f.neon;
+        case Isa::dotprod: return f.neon && f.dotprod;
+        default:           return false;
+    }
 #else
     return isa == Isa::scalar;
 #endif
 }
+
+// Levels form a chain per architecture above the shared scalar level:
+// x86 avx2 < avx512 < avx512_vnni, ARM neon < dotprod. rank() is the
+// position in the chain (scalar 0), chain() which one it is.
+int rank(Isa isa) {
+    switch (isa) {
+        case Isa::scalar:      return 0;
+        case Isa::avx2:        return 1;
+        case Isa::avx512:      return 2;
+        case Isa::avx512_vnni: return 3;
+        case Isa::neon:        return 1;
+        case Isa::dotprod:     return 2;
+    }
+    return 0;
+}
+
+int chain(Isa isa) { return (int) isa >= (int) Isa::neon ? 2 : (isa == Isa::scalar ? 0 : 1); }
 
 void fill_level(KernelSet & k, Isa isa) {
     switch (isa) {
@@ -123,34 +151,46 @@ void fill_level(KernelSet & k, Isa isa) {
             x86::fill_vnni_gemm_q(k);
             x86::fill_vnni_gemm_k(k);
             break;
-#else
-        default: break;
 #endif
+#if defined(__aarch64__)
+        case Isa::neon:
+            arm::fill_neon_act(k);
+            arm::fill_neon_attn(k);
+            arm::fill_neon_math(k);
+            arm::fill_neon_qdot(k);
+            break;
+        case Isa::dotprod:
+            arm::fill_dotprod_qdot(k);
+            arm::fill_dotprod_rowdot_x8(k);
+            break;
+#endif
+        default: break;
     }
 }
 
-// All levels up to `top`, each on top of the one below.
+// All levels of top's chain up to `top`, each on top of the one below.
 KernelSet build(Isa top) {
     KernelSet k{};
     for (int i = 0; i <= (int) top; ++i) {
-        fill_level(k, (Isa) i);
+        if (i == 0 || chain((Isa) i) == chain(top)) fill_level(k, (Isa) i);
     }
     k.isa  = top;
     k.name = isa_name(top);
     return k;
 }
 
-// The highest level the CPU supports, capped by LMGGML_CPU_ISA when set.
+// The highest level the CPU supports, capped by LMGGML_CPU_ISA when set
+// (by rank: a CPU supports levels of one chain only).
 Isa best_isa() {
-    int cap = kIsaCount - 1;
+    int cap = rank(Isa::avx512_vnni); // the highest rank of any chain
     if (const char * env = std::getenv("LMGGML_CPU_ISA")) {
         for (int i = 0; i < kIsaCount; ++i) {
-            if (std::strcmp(env, isa_name((Isa) i)) == 0) cap = i;
+            if (std::strcmp(env, isa_name((Isa) i)) == 0) cap = rank((Isa) i);
         }
     }
     int best = 0;
-    for (int i = 1; i <= cap; ++i) {
-        if (cpu_supports((Isa) i)) best = i;
+    for (int i = 1; i < kIsaCount; ++i) {
+        if (cpu_supports((Isa) i) && rank((Isa) i) <= cap && rank((Isa) i) >= rank((Isa) best)) best = i;
     }
     return (Isa) best;
 }
@@ -181,6 +221,8 @@ const char * isa_name(Isa isa) {
         case Isa::avx2:        return "avx2";
         case Isa::avx512:      return "avx512";
         case Isa::avx512_vnni: return "avx512_vnni";
+        case Isa::neon:        return "neon";
+        case Isa::dotprod:     return "dotprod";
     }
     return "?";
 }

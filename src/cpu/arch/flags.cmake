@@ -1,7 +1,9 @@
-# Compile flags of the per-ISA kernel files (src/cpu/arch/x86/). Only these
-# files get instruction-set flags, so the rest of the library stays baseline
-# x86-64; dispatch.cpp calls into a file only when cpuid reports its level.
-# A file's level is the end of its name: *_avx2.cpp, *_avx512.cpp, *_vnni.cpp.
+# Compile flags of the per-ISA kernel files (src/cpu/arch/x86/, arm/). Only
+# these files get instruction-set flags, so the rest of the library stays
+# baseline x86-64 / ARMv8-a; dispatch.cpp calls into a file only when cpuid
+# (x86) or the HWCAP bits (ARM) report its level.
+# A file's level is the end of its name: *_avx2.cpp, *_avx512.cpp, *_vnni.cpp;
+# ARM: *_neon.cpp, *_dotprod.cpp.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86)$" AND
    CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   set(_lm_arch ${CMAKE_CURRENT_LIST_DIR}/x86)
@@ -19,6 +21,15 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86)$" AND
   set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "${_lm_avx512}")
   file(GLOB _lm_files ${_lm_arch}/*_vnni.cpp)
   set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "${_lm_vnni}")
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$" AND
+       CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  # ARM64 (src/cpu/arch/arm/): *_neon.cpp need no flag (every AArch64 CPU
+  # has Advanced SIMD); *_dotprod.cpp get ARMv8.2 with the dot product
+  # instructions. The x86 files compile to nothing (they test __x86_64__).
+  set(_lm_arch ${CMAKE_CURRENT_LIST_DIR}/arm)
+  file(GLOB _lm_files ${_lm_arch}/*_dotprod.cpp)
+  set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
 else()
-  # other architectures: the x86 files compile to nothing (they test __x86_64__)
+  # other architectures: the x86 and ARM files compile to nothing (they test
+  # __x86_64__ / __aarch64__)
 endif()
