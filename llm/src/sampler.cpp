@@ -1,5 +1,5 @@
 // Token sampling. The pipeline, in order (each stage optional):
-//   repetition penalty -> top-k -> softmax(logits / T) -> top-p -> min-p -> draw
+//   penalties (repeat, frequency, presence) -> top-k -> softmax(logits / T) -> top-p -> min-p -> draw
 // Candidates are kept sorted by (logit desc, id asc) so every tie is broken
 // the same way on every platform, and the draw uses our own uniform mapping
 // of mt19937_64 output (std::*_distribution differ between standard libraries).
@@ -7,7 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace lmllm {
 
@@ -43,15 +43,24 @@ Token argmax(const float * logits, int32_t n_vocab) {
     return best;
 }
 
-// llama.cpp's rule: a penalty must push a token down whatever its sign.
-void apply_repeat_penalty(std::vector<Candidate> & cand, float penalty, int32_t last_n,
-                          const std::vector<Token> & history) {
-    if (penalty == 1.0f || last_n == 0 || history.empty()) return;
-    const size_t n = last_n < 0 ? history.size() : std::min(history.size(), size_t(last_n));
-    std::unordered_set<Token> seen(history.end() - ptrdiff_t(n), history.end());
+bool penalties_off(const SamplerParams & p) {
+    return p.repeat_penalty == 1.0f && p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f;
+}
+
+// llama.cpp's penalties over the last `repeat_last_n` tokens. The repeat
+// penalty pushes a seen token down whatever its sign (divides a positive
+// logit, multiplies a negative one) and counts it once; the frequency
+// penalty scales with how often it was seen, the presence penalty does not.
+void apply_penalties(std::vector<Candidate> & cand, const SamplerParams & p, const std::vector<Token> & history) {
+    if (penalties_off(p) || p.repeat_last_n == 0 || history.empty()) return;
+    const size_t n = p.repeat_last_n < 0 ? history.size() : std::min(history.size(), size_t(p.repeat_last_n));
+    std::unordered_map<Token, int32_t> count;
+    for (auto it = history.end() - ptrdiff_t(n); it != history.end(); ++it) count[*it]++;
     for (Candidate & c : cand) {
-        if (!seen.count(c.id)) continue; // a token repeated twice is penalised once
-        c.logit = c.logit > 0.0f ? c.logit / penalty : c.logit * penalty;
+        const auto it = count.find(c.id);
+        if (it == count.end()) continue;
+        if (p.repeat_penalty != 1.0f) c.logit = c.logit > 0.0f ? c.logit / p.repeat_penalty : c.logit * p.repeat_penalty;
+        c.logit -= float(it->second) * p.frequency_penalty + p.presence_penalty;
     }
 }
 
@@ -62,13 +71,13 @@ Sampler::Sampler(SamplerParams params) : params_(params), rng_(initial_seed(para
 Token Sampler::sample(const float * logits, int32_t n_vocab, const std::vector<Token> & history) {
     if (!logits || n_vocab <= 0) return -1;
     if (params_.temperature <= 0.0f) {
-        // Greedy ignores every other stage except the penalty, which can change the winner.
-        if (params_.repeat_penalty == 1.0f || history.empty()) return argmax(logits, n_vocab);
+        // Greedy ignores every other stage except the penalties, which can change the winner.
+        if (penalties_off(params_) || history.empty()) return argmax(logits, n_vocab);
     }
 
     std::vector<Candidate> cand(static_cast<size_t>(n_vocab));
     for (int32_t i = 0; i < n_vocab; i++) cand[size_t(i)] = {i, logits[i]};
-    apply_repeat_penalty(cand, params_.repeat_penalty, params_.repeat_last_n, history);
+    apply_penalties(cand, params_, history);
 
     if (params_.temperature <= 0.0f) {
         return std::min_element(cand.begin(), cand.end(), before)->id;

@@ -26,6 +26,9 @@
 #include <set>
 
 namespace opstest {
+
+void add_rpc_loopback_device(); // rpc_device.cpp
+
 namespace {
 
 constexpr int kGraphSize = 128;
@@ -152,6 +155,7 @@ std::string sanitize(const std::string & s) {
 
 std::vector<Param> make_params(const CaseList & cases) {
     lmtest::load_backends_once(LMGGML_PLUGIN_DIR);
+    add_rpc_loopback_device();
     std::vector<Param> out;
     for (const lmtest::DeviceInfo & d : lmtest::list_devices()) {
         const std::vector<int> threads = d.is_cpu ? std::vector<int>{1, 2} : std::vector<int>{0};

@@ -119,6 +119,14 @@ void ArgParser::option(const std::vector<std::string> & names, std::vector<int32
     });
 }
 
+void ArgParser::option(const std::vector<std::string> & names, std::vector<std::string> * out,
+                       const std::string & metavar, const std::string & help) {
+    add(names, metavar, help, [out](const std::string & v) {
+        out->push_back(v);
+        return Status();
+    });
+}
+
 void ArgParser::seed_option(const std::vector<std::string> & names, uint64_t * out, const std::string & help) {
     const std::string name = names.back();
     add(names, "S", help, [out, name](const std::string & v) {
@@ -134,6 +142,8 @@ void ArgParser::positional(std::string * out, const std::string & metavar) {
     positional_ = out;
     positional_name_ = metavar;
 }
+
+void ArgParser::positionals(std::vector<std::string> * out) { positionals_ = out; }
 
 const ArgParser::Spec * ArgParser::find(const std::string & name) const {
     for (const Spec & s : specs_) {
@@ -157,6 +167,10 @@ Status ArgParser::parse(int argc, char ** argv, int first, bool & help) const {
     for (int i = first; i < argc; i++) {
         std::string a = argv[i];
         if (a.size() < 2 || a[0] != '-' || (a[1] >= '0' && a[1] <= '9')) {
+            if (positionals_) {
+                positionals_->push_back(a);
+                continue;
+            }
             if (!positional_ || have_positional) return Status::error("unexpected argument '" + a + "'");
             *positional_ = a;
             have_positional = true;

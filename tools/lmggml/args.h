@@ -24,10 +24,14 @@ public:
     void option(const std::vector<std::string> & names, float * out, const std::string & metavar, const std::string & help);
     // comma-separated integers, e.g. "-t 1,2,4"
     void option(const std::vector<std::string> & names, std::vector<int32_t> * out, const std::string & metavar, const std::string & help);
+    // repeatable: each occurrence appends its value (e.g. "-r A -r B")
+    void option(const std::vector<std::string> & names, std::vector<std::string> * out, const std::string & metavar, const std::string & help);
     // a seed: an unsigned 64-bit number, or -1 for "random" (stored as 0xFFFFFFFF)
     void seed_option(const std::vector<std::string> & names, uint64_t * out, const std::string & help);
     // one positional argument (optional unless marked required by the command itself)
     void positional(std::string * out, const std::string & metavar);
+    // any number of positional arguments, in order (instead of positional())
+    void positionals(std::vector<std::string> * out);
 
     // Parses argv[first..argc). help is set when -h/--help was given (no
     // other checks are made then). The error message names the bad argument.
@@ -51,6 +55,7 @@ private:
     std::vector<Spec> specs_;
     std::string * positional_ = nullptr;
     std::string positional_name_;
+    std::vector<std::string> * positionals_ = nullptr;
 };
 
 } // namespace cli

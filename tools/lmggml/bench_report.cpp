@@ -50,7 +50,10 @@ std::string cell(const std::string & s, size_t w, bool right) {
 } // namespace
 
 std::string BenchResult::test_name() const {
-    return n_prompt > 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
+    std::string name = n_prompt > 0 && n_gen > 0 ? "pp" + std::to_string(n_prompt) + "+tg" + std::to_string(n_gen)
+                       : n_prompt > 0         ? "pp" + std::to_string(n_prompt)
+                                              : "tg" + std::to_string(n_gen);
+    return n_depth > 0 ? name + " @ d" + std::to_string(n_depth) : name;
 }
 
 std::vector<double> BenchResult::samples_ts() const {
@@ -77,7 +80,7 @@ double stddev(const std::vector<double> & v) {
 std::string report_markdown(const std::vector<BenchResult> & rs, const std::string & build) {
     struct Col { const char * name; size_t width; bool right; };
     const Col cols[] = {{"model", 30, false}, {"size", 10, true}, {"params", 10, true}, {"backend", 10, false},
-                        {"threads", 7, true}, {"test", 13, true}, {"t/s", 20, true}};
+                        {"threads", 7, true}, {"test", 15, true}, {"t/s", 20, true}};
     std::string out = "|";
     for (const Col & c : cols) {
         out += ' ';
@@ -126,6 +129,7 @@ std::string report_json(const std::vector<BenchResult> & rs, const std::string &
         out += "    \"n_threads\": " + std::to_string(r.n_threads) + ",\n";
         out += "    \"n_prompt\": " + std::to_string(r.n_prompt) + ",\n";
         out += "    \"n_gen\": " + std::to_string(r.n_gen) + ",\n";
+        out += "    \"n_depth\": " + std::to_string(r.n_depth) + ",\n";
         out += "    \"test\": " + json_string(r.test_name()) + ",\n";
         out += "    \"avg_ns\": " + fmt("%.0f", mean(r.samples_ns)) + ",\n";
         out += "    \"stddev_ns\": " + fmt("%.0f", stddev(r.samples_ns)) + ",\n";
@@ -141,13 +145,13 @@ std::string report_json(const std::vector<BenchResult> & rs, const std::string &
 std::string report_csv(const std::vector<BenchResult> & rs, const std::string & version, const std::string & commit) {
     std::string out =
         "build_version,build_commit,model_filename,model_type,model_size,model_n_params,backend,n_batch,n_threads,"
-        "n_prompt,n_gen,test,avg_ns,stddev_ns,avg_ts,stddev_ts\n";
+        "n_prompt,n_gen,n_depth,test,avg_ns,stddev_ns,avg_ts,stddev_ts\n";
     for (const BenchResult & r : rs) {
         const std::vector<double> ts = r.samples_ts();
         const std::string fields[] = {version, commit, r.model_filename, r.model_type, std::to_string(r.model_size),
                                       std::to_string(r.model_n_params), r.backend, std::to_string(r.n_batch),
                                       std::to_string(r.n_threads), std::to_string(r.n_prompt), std::to_string(r.n_gen),
-                                      r.test_name(), fmt("%.0f", mean(r.samples_ns)), fmt("%.0f", stddev(r.samples_ns)),
+                                      std::to_string(r.n_depth), r.test_name(), fmt("%.0f", mean(r.samples_ns)), fmt("%.0f", stddev(r.samples_ns)),
                                       fmt("%.6f", mean(ts)), fmt("%.6f", stddev(ts))};
         for (size_t i = 0; i < std::size(fields); i++) {
             if (i) out += ',';

@@ -17,11 +17,12 @@ struct BenchResult {
     int32_t n_batch = 0;
     int32_t n_threads = 0;
     int32_t n_prompt = 0;     // pp test: tokens in the one decode (else 0)
-    int32_t n_gen = 0;        // tg test: single-token decodes (else 0)
+    int32_t n_gen = 0;        // tg test: single-token decodes (else 0); both: a pg test (prompt, then generation)
+    int32_t n_depth = 0;      // tokens already in the cache when the timed part starts
     std::vector<double> samples_ns; // one per repetition
 
-    std::string test_name() const; // "pp512" / "tg128"
-    double tokens() const { return n_prompt > 0 ? n_prompt : n_gen; }
+    std::string test_name() const; // "pp512", "tg128", "pp512+tg128", with " @ d4096" at a depth
+    double tokens() const { return double(n_prompt) + double(n_gen); }
     std::vector<double> samples_ts() const;
 };
 

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -23,7 +24,8 @@ namespace {
 
 struct Conversation {
     lmllm::ChatTemplate tmpl = lmllm::ChatTemplate::CHATML;
-    size_t n_fixed = 0; // leading messages never dropped (the system message)
+    size_t n_fixed = 0; // the system message (kept by /reset)
+    int32_t n_keep = -1; // --n-keep: prompt tokens kept when the context fills (-1: the system message)
     std::vector<lmllm::ChatMessage> messages;
     std::string cached; // the text whose tokens are in the KV cache (BOS aside)
 };
@@ -54,27 +56,48 @@ size_t n_tokens(const Conversation & c, const lmllm::Vocab & vocab) {
     return text.ok() ? vocab.tokenize(text.value(), true, true).size() : 0;
 }
 
-// Drops the oldest turns (a user message with its reply; the system message
-// and the last message stay) until the conversation and `extra` tokens (a
+// The leading messages a full context keeps: the system message, or with
+// --n-keep N the longest run of whole turns (system message, then
+// user + assistant pairs) whose tokens fit in N (0: none, even the system
+// message may go). Dropping works by whole messages, so N is rounded down.
+size_t fixed_messages(const Conversation & c, const lmllm::Vocab & vocab) {
+    if (c.n_keep < 0) return c.n_fixed;
+    size_t fixed = 0;
+    // candidates: the system message alone, then each whole user + assistant turn after it
+    for (size_t k = c.n_fixed > 0 ? c.n_fixed : 2; k < c.messages.size(); k += 2) {
+        const std::vector<lmllm::ChatMessage> prefix(c.messages.begin(), c.messages.begin() + long(k));
+        auto text = lmllm::apply_chat_template(c.tmpl, prefix, false);
+        if (!text.ok() || vocab.tokenize(text.value(), true, true).size() > size_t(c.n_keep)) break;
+        fixed = k;
+    }
+    return fixed;
+}
+
+// Drops the oldest turns (a user message with its reply; the kept leading
+// messages and the last message stay) until the conversation and `extra` tokens (a
 // reply in progress) take at most `target` tokens. Returns how many messages
 // were dropped.
 size_t drop_oldest(Conversation & c, const lmllm::Vocab & vocab, size_t extra, size_t target) {
     size_t dropped = 0;
     auto & msgs = c.messages;
-    while (msgs.size() > c.n_fixed + 1 && n_tokens(c, vocab) + extra > target) {
-        msgs.erase(msgs.begin() + long(c.n_fixed));
-        dropped++;
-        if (msgs.size() > c.n_fixed + 1 && msgs[c.n_fixed].role == "assistant") {
-            msgs.erase(msgs.begin() + long(c.n_fixed));
+    // when the turns --n-keep holds leave too little room, only the system message is kept
+    for (const size_t fixed : {fixed_messages(c, vocab), std::min(c.n_fixed, fixed_messages(c, vocab))}) {
+        while (msgs.size() > fixed + 1 && n_tokens(c, vocab) + extra > target) {
+            msgs.erase(msgs.begin() + long(fixed));
             dropped++;
+            if (msgs.size() > fixed + 1 && msgs[fixed].role == "assistant") {
+                msgs.erase(msgs.begin() + long(fixed));
+                dropped++;
+            }
         }
     }
     return dropped;
 }
 
 void report_drop(size_t dropped, const Conversation & c, uint32_t n_ctx, bool verbose) {
+    const bool system_kept = !c.messages.empty() && c.messages[0].role == "system";
     std::fprintf(stderr, "chat: the context (%u tokens) is full: dropped the %zu oldest messages%s, %zu kept\n", n_ctx,
-                 dropped, c.n_fixed ? " (the system message stays)" : "", c.messages.size());
+                 dropped, system_kept ? " (the system message stays)" : "", c.messages.size());
     if (!verbose) return;
     std::string roles;
     for (const lmllm::ChatMessage & m : c.messages) roles += " " + m.role;
@@ -98,10 +121,13 @@ lmllm::Status apply_set(const std::string & line, lmllm::SamplerParams & sp) {
         else if (key == "top-p") next.top_p = float(v);
         else if (key == "min-p") next.min_p = float(v);
         else if (key == "repeat-penalty") next.repeat_penalty = float(v);
-        else if (key == "repeat-last-n" && v >= 0) next.repeat_last_n = int32_t(v);
+        else if (key == "repeat-last-n" && v >= -1) next.repeat_last_n = int32_t(v);
+        else if (key == "presence-penalty") next.presence_penalty = float(v);
+        else if (key == "frequency-penalty") next.frequency_penalty = float(v);
         else if (key == "seed" && v >= 0) next.seed = uint64_t(v);
         else return lmllm::Status::error("/set: unknown key or bad value '" + kv +
-                                         "' (temp, top-k, top-p, min-p, repeat-penalty, repeat-last-n, seed)");
+                                         "' (temp, top-k, top-p, min-p, repeat-penalty, repeat-last-n, presence-penalty, "
+                                         "frequency-penalty, seed)");
     }
     if (lmllm::Status s = check_sampling(next); !s.ok()) return s;
     sp = next;
@@ -128,7 +154,7 @@ void add_stats(GenerationStats & total, const GenerationStats & st) {
 // far are decoded again, and the reply goes on; if nothing can be dropped it
 // is cut.
 lmllm::Status answer(Conversation & conv, lmllm::Context & ctx, const lmllm::Vocab & vocab, lmllm::Sampler & sampler,
-                     int32_t n_predict, bool verbose, std::vector<lmllm::Token> & history, Turn & turn) {
+                     const GenerateOptions & opts, bool verbose, std::vector<lmllm::Token> & history, Turn & turn) {
     const uint32_t n_ctx = ctx.n_ctx();
     auto input = next_input(conv, ctx, vocab);
     if (!input.ok()) return input.status();
@@ -138,13 +164,14 @@ lmllm::Status answer(Conversation & conv, lmllm::Context & ctx, const lmllm::Voc
         input = next_input(conv, ctx, vocab);
         if (!input.ok()) return input.status();
     }
-    int32_t budget = n_predict;
+    GenerateOptions go = opts;
+    int32_t & budget = go.n_predict;
     while (true) {
         if (verbose)
             std::fprintf(stderr, "chat: feeding %zu new tokens after %u cached\n", input.value().size(), ctx.n_past());
         std::string piece;
         GenerationStats st;
-        if (lmllm::Status s = generate(ctx, vocab, sampler, input.value(), budget, history, stdout, piece, st); !s.ok())
+        if (lmllm::Status s = generate(ctx, vocab, sampler, input.value(), go, history, stdout, piece, st); !s.ok())
             return s;
         turn.reply += piece;
         turn.tail += piece;
@@ -184,16 +211,27 @@ int cmd_chat(int argc, char ** argv) {
     std::string system;
     int32_t n_predict = -1;
     std::string tmpl_name;
+    GenerateOptions go;
+    bool escape = false;
+    constexpr int32_t kUnset = std::numeric_limits<int32_t>::min();
+    int32_t n_keep = kUnset;
 
     ArgParser p(cmd, "chat -m MODEL.gguf [options]",
                 "Interactive chat in the model's chat template. Reads one message per line from stdin;\n"
                 "/exit, the end of input (Ctrl-D) or Ctrl-C at the prompt ends the conversation, Ctrl-C\n"
                 "during a reply stops it, /reset starts a new conversation, /set KEY=VALUE... changes\n"
-                "sampling (temp, top-k, top-p, min-p, repeat-penalty, repeat-last-n, seed).");
+                "sampling (temp, top-k, top-p, min-p, repeat-penalty, repeat-last-n, presence-penalty,\n"
+                "frequency-penalty, seed).");
     add_model_options(p, mo);
     p.option({"--system"}, &system, "TEXT", "a system message opening the conversation");
     p.option({"--template", "--chat-template"}, &tmpl_name, "NAME", chat_template_names() + " (default: the model's)");
     p.option({"-n", "--n-predict"}, &n_predict, "N", "max tokens per reply, -1: until end of turn (default -1)");
+    p.option({"-r", "--reverse-prompt"}, &go.stop, "TEXT", "end the reply when it ends with TEXT (repeatable)");
+    p.flag({"--ignore-eos"}, &go.ignore_eos, "never end a reply at an end-of-generation token (it is not sampled)");
+    p.flag({"-e", "--escape"}, &escape, "process escapes (\\n, \\t, \\xNN, ...) in --system, -r and each message");
+    p.option({"--n-keep", "--keep"}, &n_keep, "N",
+             "when the context fills, keep the leading whole turns that fit in N tokens (0: none, not even the "
+             "system message; -1: the system message, the default)");
     add_context_options(p, co);
     add_sampling_options(p, sp);
 
@@ -205,6 +243,14 @@ int cmd_chat(int argc, char ** argv) {
     }
     setup_logging(mo.verbose);
     if (n_predict < -1) return fail(cmd, "-n must be >= -1");
+    if (n_keep != kUnset && n_keep < -1) return fail(cmd, "--n-keep must be >= -1");
+    for (const std::string & r : go.stop)
+        if (r.empty()) return fail(cmd, "-r needs a non-empty text");
+    if (escape) {
+        system = process_escapes(system);
+        for (std::string & r : go.stop) r = process_escapes(r);
+    }
+    go.n_predict = n_predict;
     if (lmllm::Status s = check_sampling(sp); !s.ok()) return fail(cmd, s.message());
     if (lmllm::Status s = check_model_context_options(mo, co); !s.ok()) return fail(cmd, s.message());
     lmllm::ChatTemplate forced = lmllm::ChatTemplate::UNKNOWN;
@@ -228,6 +274,7 @@ int cmd_chat(int argc, char ** argv) {
     conv.tmpl = choice.tmpl;
     if (!system.empty()) conv.messages.push_back({"system", system});
     conv.n_fixed = conv.messages.size();
+    conv.n_keep = n_keep == kUnset ? -1 : n_keep;
 
     auto sampler = std::make_unique<lmllm::Sampler>(sp);
     std::vector<lmllm::Token> history;
@@ -246,6 +293,7 @@ int cmd_chat(int argc, char ** argv) {
             break;
         }
         if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (escape) line = process_escapes(line);
         if (line == "/exit") break;
         if (line.empty()) continue;
         if (line == "/reset") { // a new conversation: the system message stays
@@ -276,7 +324,7 @@ int cmd_chat(int argc, char ** argv) {
 
         conv.messages.push_back({"user", line});
         Turn turn;
-        lmllm::Status s = answer(conv, ctx, m.vocab(), *sampler, n_predict, mo.verbose, history, turn);
+        lmllm::Status s = answer(conv, ctx, m.vocab(), *sampler, go, mo.verbose, history, turn);
         std::fputs("\n", stdout);
         std::fflush(stdout);
         clear_interrupt(); // a Ctrl-C that stopped this reply is spent

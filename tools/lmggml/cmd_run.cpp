@@ -1,5 +1,8 @@
 // lmggml run: generate text from a prompt and stream it to stdout.
+#include <algorithm>
 #include <cstdio>
+#include <limits>
+#include <string>
 
 #include "chat_template.h"
 #include "commands.h"
@@ -32,7 +35,10 @@ int cmd_run(int argc, char ** argv) {
     lmllm::SamplerParams sp;
     std::string prompt, prompt_file, system, tmpl_name;
     int32_t n_predict = 128;
-    bool chat = false, no_summary = false;
+    constexpr int32_t kUnset = std::numeric_limits<int32_t>::min();
+    int32_t n_keep = kUnset; // not given: no context shift
+    bool chat = false, no_summary = false, escape = false;
+    GenerateOptions go;
 
     ArgParser p(cmd, "run -m MODEL.gguf -p PROMPT [options]",
                 "Generates text that continues PROMPT (or answers it, with --chat) and streams it to stdout.\n"
@@ -45,6 +51,12 @@ int cmd_run(int argc, char ** argv) {
     p.option({"--system"}, &system, "TEXT", "with --chat: a system message");
     p.option({"--template", "--chat-template"}, &tmpl_name, "NAME",
              "with --chat: " + chat_template_names() + " (default: the model's)");
+    p.option({"-r", "--reverse-prompt"}, &go.stop, "TEXT", "stop when the output ends with TEXT (repeatable)");
+    p.flag({"--ignore-eos"}, &go.ignore_eos, "never end at an end-of-generation token (it is not sampled)");
+    p.flag({"-e", "--escape"}, &escape, "process escapes (\\n, \\t, \\\\, \\\", \\xNN, ...) in the prompt, --system and -r");
+    p.option({"--n-keep", "--keep"}, &n_keep, "N",
+             "when the context fills, keep the first N prompt tokens (BOS aside), drop half of the rest and go on; "
+             "-1: the whole prompt (default: stop when full)");
     p.flag({"--no-summary"}, &no_summary, "do not print the speed summary");
     add_context_options(p, co);
     add_sampling_options(p, sp);
@@ -64,6 +76,14 @@ int cmd_run(int argc, char ** argv) {
     }
     if (prompt.empty()) return fail(cmd, "no prompt given (use -p TEXT or -f FILE)");
     if (n_predict < -1) return fail(cmd, "-n must be >= -1");
+    if (n_keep != kUnset && n_keep < -1) return fail(cmd, "--n-keep must be >= -1");
+    for (const std::string & r : go.stop)
+        if (r.empty()) return fail(cmd, "-r needs a non-empty text");
+    if (escape) {
+        prompt = process_escapes(prompt);
+        system = process_escapes(system);
+        for (std::string & r : go.stop) r = process_escapes(r);
+    }
     if (lmllm::Status s = check_sampling(sp); !s.ok()) return fail(cmd, s.message());
     if (lmllm::Status s = check_model_context_options(mo, co); !s.ok()) return fail(cmd, s.message());
     lmllm::ChatTemplate forced = lmllm::ChatTemplate::UNKNOWN;
@@ -90,16 +110,31 @@ int cmd_run(int argc, char ** argv) {
         return fail(cmd, "the prompt is " + std::to_string(tokens.size()) + " tokens, longer than the context (" +
                              std::to_string(ctx.value()->n_ctx()) + "); raise -c");
 
+    go.n_predict = n_predict;
+    if (n_keep != kUnset) {
+        // as llama.cpp: -1 or more than the prompt keeps the prompt; BOS is always kept
+        const bool bos = m.vocab().add_bos() && !tokens.empty() && tokens[0] == m.vocab().bos();
+        go.context_shift = true;
+        const size_t keep = n_keep < 0 ? tokens.size() : size_t(n_keep) + (bos ? 1 : 0);
+        go.n_keep = int32_t(std::min(keep, tokens.size()));
+        if (uint32_t(go.n_keep) + 2 > ctx.value()->n_ctx())
+            return fail(cmd, "--n-keep keeps " + std::to_string(go.n_keep) + " tokens: the context (" +
+                                 std::to_string(ctx.value()->n_ctx()) + ") leaves nothing to drop; raise -c or lower --n-keep");
+    }
+
     lmllm::Sampler sampler(sp);
     std::vector<lmllm::Token> history;
     std::string reply;
     GenerationStats stats;
-    lmllm::Status s = generate(*ctx.value(), m.vocab(), sampler, tokens, n_predict, history, stdout, reply, stats);
+    lmllm::Status s = generate(*ctx.value(), m.vocab(), sampler, tokens, go, history, stdout, reply, stats);
     std::fputc('\n', stdout);
     std::fflush(stdout);
     if (!s.ok()) return fail(cmd, s.message());
     if (stats.context_full) std::fprintf(stderr, "warning: the context is full (%u tokens); stopped\n", ctx.value()->n_ctx());
-    if (!no_summary) std::fprintf(stderr, "%s\n", speed_summary(stats).c_str());
+    if (stats.n_shift > 0)
+        std::fprintf(stderr, "context shifts: %d (kept the first %d tokens each time)\n", stats.n_shift, go.n_keep);
+    if (!no_summary)
+        std::fprintf(stderr, "%s | time to first token: %.1f ms\n", speed_summary(stats).c_str(), stats.t_first * 1e3);
     return 0;
 }
 

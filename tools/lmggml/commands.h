@@ -9,5 +9,8 @@ int cmd_bench(int argc, char ** argv);
 int cmd_perplexity(int argc, char ** argv);
 int cmd_info(int argc, char ** argv);
 int cmd_devices(int argc, char ** argv);
+int cmd_rpc_server(int argc, char ** argv);
+int cmd_quantize(int argc, char ** argv);
+int cmd_tokenize(int argc, char ** argv);
 
 } // namespace cli

@@ -131,10 +131,12 @@ std::string format_count(uint64_t n) {
     return buf;
 }
 
-void add_model_options(ArgParser & p, ModelOptions & o) {
+void add_model_options(ArgParser & p, ModelOptions & o, bool short_device) {
     p.option({"-m", "--model"}, &o.path, "FILE", "model file (GGUF)");
-    p.option({"-d", "--device"}, &o.device, "NAME", "put the layers on this device (see `lmggml devices`)");
+    const std::vector<std::string> device_names = {short_device ? "-d" : "-dev", "--device"};
+    p.option(device_names, &o.device, "NAME", "put the layers on this device (see `lmggml devices`)");
     p.option({"-ngl", "--n-gpu-layers"}, &o.n_gpu_layers, "N", "with --device: layers placed there (default: all)");
+    p.option({"--rpc"}, &o.rpc, "HOST:PORT[,...]", "add the devices of these RPC servers; layers go to the first (RPC0) unless --device names another");
     p.flag({"--no-mmap"}, &o.no_mmap, "read the weights instead of mapping the file");
     p.flag({"--no-repack"}, &o.no_repack, "keep the CPU's matrix weights mapped from the file, in its layout (no repacked copy)");
     p.flag({"-v", "--verbose"}, &o.verbose, "print the library's log messages");
@@ -163,7 +165,9 @@ void add_sampling_options(ArgParser & p, lmllm::SamplerParams & s) {
     p.option({"--top-p"}, &s.top_p, "P", "nucleus: smallest set with probability >= P, 1: off (default " + num(s.top_p) + ")");
     p.option({"--min-p"}, &s.min_p, "P", "drop tokens below P x the best one's probability, 0: off (default " + num(s.min_p) + ")");
     p.option({"--repeat-penalty"}, &s.repeat_penalty, "R", "penalise repeated tokens, 1: off (default " + num(s.repeat_penalty) + ")");
-    p.option({"--repeat-last-n"}, &s.repeat_last_n, "N", "tokens the penalty looks back at (default " + std::to_string(s.repeat_last_n) + ")");
+    p.option({"--repeat-last-n"}, &s.repeat_last_n, "N", "tokens the penalties look back at, -1: all (default " + std::to_string(s.repeat_last_n) + ")");
+    p.option({"--presence-penalty"}, &s.presence_penalty, "P", "subtract P from a seen token's logit, 0: off (default " + num(s.presence_penalty) + ")");
+    p.option({"--frequency-penalty"}, &s.frequency_penalty, "F", "subtract F x its count from a seen token's logit, 0: off (default " + num(s.frequency_penalty) + ")");
     p.seed_option({"-s", "--seed"}, &s.seed, "random seed, -1: random (default -1)");
 }
 
@@ -173,8 +177,8 @@ Status check_model_context_options(const ModelOptions & mo, const ContextOptions
                              std::to_string(co.n_threads) + ")");
     if (co.n_batch < 1) return Status::error("-b must be >= 1");
     if (mo.n_gpu_layers < -1) return Status::error("-ngl must be >= 0 (or -1: all layers)");
-    if (mo.n_gpu_layers != -1 && mo.device.empty())
-        return Status::error("-ngl places layers on a device: give one with -d NAME (see `lmggml devices`)");
+    if (mo.n_gpu_layers != -1 && mo.device.empty() && mo.rpc.empty())
+        return Status::error("-ngl places layers on a device: give one with --device NAME (see `lmggml devices`)");
     return Status();
 }
 
@@ -183,6 +187,7 @@ Status check_sampling(const lmllm::SamplerParams & s) {
     if (s.min_p < 0.0f || s.min_p > 1.0f) return Status::error("--min-p must be in [0, 1]");
     if (s.repeat_penalty <= 0.0f) return Status::error("--repeat-penalty must be > 0");
     if (s.top_k < 0) return Status::error("--top-k must be >= 0");
+    if (s.repeat_last_n < -1) return Status::error("--repeat-last-n must be >= -1");
     return Status();
 }
 
@@ -196,11 +201,15 @@ Result<std::unique_ptr<lmllm::Model>> load_model(const ModelOptions & o) {
     lmllm::ModelParams mp;
     mp.use_mmap = !o.no_mmap;
     mp.repack = !o.no_repack;
-    if (!o.device.empty()) {
+    std::string device = o.device;
+    if (!o.rpc.empty()) {
+        if (Status s = add_rpc_servers(o.rpc, device); !s.ok()) return s;
+    }
+    if (!device.empty()) {
         lm_ggml_backend_load_all();
-        if (!lm_ggml_backend_dev_by_name(o.device.c_str()))
-            return Status::error("unknown device '" + o.device + "' (see `lmggml devices`)");
-        mp.devices = {o.device};
+        if (!lm_ggml_backend_dev_by_name(device.c_str()))
+            return Status::error("unknown device '" + device + "' (see `lmggml devices`)");
+        mp.devices = {device};
         mp.n_gpu_layers = o.n_gpu_layers;
     }
     ProgressBar bar("loading " + std::filesystem::path(o.path).filename().string());

@@ -46,8 +46,10 @@ struct ModelOptions {
     bool no_mmap = false;
     bool no_repack = false;
     bool verbose = false;
+    std::string rpc;           // --rpc HOST:PORT[,...]: servers whose devices join the registry
 };
-void add_model_options(ArgParser & p, ModelOptions & o);
+// short_device: -d is --device (bench takes -dev, as llama-bench, and keeps -d for --n-depth)
+void add_model_options(ArgParser & p, ModelOptions & o, bool short_device = true);
 
 struct ContextOptions {
     uint32_t n_ctx = 2048;
@@ -65,6 +67,9 @@ void add_sampling_options(ArgParser & p, lmllm::SamplerParams & s);
 lmllm::Status check_model_context_options(const ModelOptions & mo, const ContextOptions & co);
 // Rejects out-of-range sampling settings with one message.
 lmllm::Status check_sampling(const lmllm::SamplerParams & s);
+// Registers the devices of the RPC servers in list (HOST:PORT[,HOST:PORT...]);
+// first_device, when empty, gets the first remote device's name (rpc_devices.cpp).
+lmllm::Status add_rpc_servers(const std::string & list, std::string & first_device);
 
 // Checks the file, loads it with a progress bar on stderr (when stderr is a
 // terminal) and reports what was loaded. Errors are one line, ready for fail().

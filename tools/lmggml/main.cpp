@@ -22,7 +22,10 @@ const Command kCommands[] = {
     {"bench", cli::cmd_bench, "prompt processing and generation speed (tokens/s)"},
     {"perplexity", cli::cmd_perplexity, "perplexity of the model over a text file"},
     {"info", cli::cmd_info, "metadata and tensors of a GGUF file"},
+    {"quantize", cli::cmd_quantize, "convert a GGUF model's weights to another type"},
+    {"tokenize", cli::cmd_tokenize, "print the tokens of a text"},
     {"devices", cli::cmd_devices, "list the available devices"},
+    {"rpc-server", cli::cmd_rpc_server, "serve this machine's devices to RPC clients"},
 };
 
 void usage(std::FILE * out) {

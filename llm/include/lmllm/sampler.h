@@ -1,5 +1,6 @@
 #pragma once
-// Token sampling: greedy, temperature, top-k, top-p, min-p, repetition penalty, seed.
+// Token sampling: greedy, temperature, top-k, top-p, min-p, repetition /
+// presence / frequency penalties, seed.
 
 #include <cstdint>
 #include <random>
@@ -15,7 +16,11 @@ struct SamplerParams {
     float    top_p          = 0.95f; // >= 1: disabled
     float    min_p          = 0.05f; // <= 0: disabled
     float    repeat_penalty = 1.0f;  // 1: disabled
-    int32_t  repeat_last_n  = 64;    // window of previous tokens the penalty looks at
+    int32_t  repeat_last_n  = 64;    // window of previous tokens the penalties look at (-1: all)
+    // llama.cpp's additive penalties over the same window: a token seen c > 0
+    // times loses c * frequency_penalty + presence_penalty from its logit.
+    float    presence_penalty  = 0.0f; // 0: disabled
+    float    frequency_penalty = 0.0f; // 0: disabled
     uint64_t seed           = 0xFFFFFFFFu; // 0xFFFFFFFF: random seed
 };
 

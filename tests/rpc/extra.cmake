@@ -1,0 +1,6 @@
+# test_rpc drives the RPC client and server in one process over 127.0.0.1,
+# so it links the RPC core directly, and loads the plugin for the plugin test.
+if(TARGET lmggml-rpc-core)
+  target_link_libraries(test_rpc PRIVATE lmggml-rpc-core)
+  add_dependencies(test_rpc lmggml-rpc)
+endif()
