@@ -90,6 +90,15 @@ template <class Fn> bool for_each_read(const lm_ggml_tensor * node, Fn fn) {
     return true;
 }
 
+// The tensor in read slot k of for_each_read(node): 0 its view_src, then
+// 1 + 2j src[j] and 2 + 2j src[j]->view_src (NULL where there is none).
+const lm_ggml_tensor * read_at(const lm_ggml_tensor * node, int32_t k) {
+    if (k == 0) return node->view_src;
+    const lm_ggml_tensor * src = node->src[(k - 1) / 2];
+    if (src == nullptr || (k - 1) % 2 == 0) return src;
+    return src->view_src;
+}
+
 // Appends the graph indices of the nodes node reads fields of, itself first.
 void node_reads(const lm_ggml_tensor * node, const std::unordered_map<const lm_ggml_tensor *, int32_t> & index,
                 std::vector<int32_t> & out) {
@@ -130,8 +139,10 @@ bool lm_cpu_plan_cache_update(lm_cpu_plan_cache & c, const lm_ggml_cgraph * g, i
         return false;
     }
     Comparer outside{c.key.data() + c.start[(size_t) n], c.key.data() + c.key.size()};
-    for (const lm_ggml_tensor * t : c.outside) {
-        if (!put_tensor(outside, t)) {
+    for (size_t o = 0; o < c.outside.size(); ++o) {
+        // reached through g, never through the stored pointer (see outside_at)
+        const lm_ggml_tensor * t = read_at(g->nodes[c.outside_at[o].first], c.outside_at[o].second);
+        if (t != c.outside[o] || !put_tensor(outside, t)) {
             return false; // a weight or input moved or changed: plan it all again
         }
     }
@@ -218,13 +229,14 @@ void lm_cpu_plan_cache_store(lm_cpu_plan_cache & c, const lm_ggml_cgraph * g, in
     for (int i = 0; i < n; ++i) {
         const lm_ggml_tensor * node = g->nodes[i];
         if (!computed(node)) continue;
-        for_each_read(node, [&](const lm_ggml_tensor * t) {
-            if (index.count(t) == 0 && seen.insert(t).second) {
+        for (int32_t k = 0; k < 1 + 2 * LM_GGML_MAX_SRC; ++k) { // for_each_read's order
+            const lm_ggml_tensor * t = read_at(node, k);
+            if (t != nullptr && index.count(t) == 0 && seen.insert(t).second) {
                 c.outside.push_back(t);
+                c.outside_at.emplace_back(i, k);
                 put_tensor(a, t);
             }
-            return true;
-        });
+        }
     }
     c.read_start.reserve((size_t) n + 1);
     for (int i = 0; i < n; ++i) {
@@ -254,6 +266,7 @@ void lm_cpu_plan_cache_clear(lm_cpu_plan_cache & c) {
     c.key.clear();
     c.start.clear();
     c.outside.clear();
+    c.outside_at.clear();
     c.reads.clear();
     c.read_start.clear();
     c.changed.clear();

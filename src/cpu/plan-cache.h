@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 struct lm_cpu_plan_cache {
@@ -30,6 +31,11 @@ struct lm_cpu_plan_cache {
     std::vector<uint64_t>                      key;
     std::vector<uint32_t>                      start;
     std::vector<const lm_ggml_tensor *>        outside; // sources that are not nodes, in key order
+    // where each outside tensor was reached: (node index, read slot of
+    // for_each_read). update() reaches it again through the graph it is given
+    // and only compares the stored pointer's value: the tensors of the graph
+    // planned last may have been freed since (a new context at the same size).
+    std::vector<std::pair<int32_t, int32_t>>   outside_at;
     // the nodes each node reads fields of (itself first): node i's are
     // reads[read_start[i] .. read_start[i + 1]), indices into the graph
     std::vector<int32_t>                       reads;

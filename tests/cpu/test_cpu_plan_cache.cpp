@@ -5,7 +5,9 @@
 // double-precision loops over the inputs.
 #include "cpu_test_util.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 using namespace cputest;
 
@@ -97,6 +99,26 @@ TEST_P(PlanCache, AStoreMovedBetweenComputesLandsInItsNewSlot) {
         g.move_to(step < 2 ? 0 : (step - 2) % kSlots);
         compute_and_check(backend, g, ramp(kN, 1.0f + step), ramp(kN, 50.0f + step), expected);
         ASSERT_FALSE(HasFatalFailure()) << "step " << step;
+    }
+}
+
+// The graph planned last is freed (context and buffer) and a graph of the
+// same shape is built in new memory: the cache must not read the freed
+// graph's tensors (it did: a segfault when the old context had been unmapped,
+// a use-after-free under ASan).
+TEST_P(PlanCache, AGraphAfterTheLastOneWasFreedIsPlannedSafely) {
+    std::vector<std::vector<double>> expected(kSlots, std::vector<double>(kN, 0.0));
+    for (int round = 0; round < 3; ++round) {
+        auto g = std::make_unique<StoreGraph>();
+        ASSERT_TRUE(g->g.alloc(backend));
+        set_f32(g->cache, std::vector<float>(kN * kSlots, 0.0f));
+        for (auto & e : expected) std::fill(e.begin(), e.end(), 0.0);
+        for (int step = 0; step < 3; ++step) {
+            g->move_to(step % kSlots);
+            compute_and_check(backend, *g, ramp(kN, 1.0f + step + round), ramp(kN, 7.0f + step), expected);
+            ASSERT_FALSE(HasFatalFailure()) << "round " << round << " step " << step;
+        }
+        g.reset(); // frees the graph the backend planned last
     }
 }
 
