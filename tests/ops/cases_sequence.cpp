@@ -130,8 +130,13 @@ struct AttnDims {
     int64_t S, H, per_seq, n_seqs;
     int64_t T() const { return per_seq * n_seqs; }
     std::string tag() const {
-        return "S" + std::to_string(S) + "_H" + std::to_string(H) + "_T" + std::to_string(T()) + "_seqs" +
-               std::to_string(n_seqs);
+        // appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "S" + to_string(...)
+        std::string t = "S";
+        t += std::to_string(S);
+        t += "_H" + std::to_string(H);
+        t += "_T" + std::to_string(T());
+        t += "_seqs" + std::to_string(n_seqs);
+        return t;
     }
 };
 
