@@ -55,14 +55,18 @@ void load_best_variant(const std::string & name, std::vector<fs::path> & paths) 
     std::sort(paths.begin(), paths.end()); // ties resolve the same way every run
     int best_score = 0;
     const fs::path * best = nullptr;
+    // The probed libraries stay open until the winner is loaded: closing
+    // them first would unmap the winner and run its static initializers a
+    // second time on load (leaking what the first run allocated).
+    std::vector<void *> probed;
     for (const fs::path & p : paths) {
         void * handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (handle == nullptr) {
             LM_GGML_LOG_ERROR("lm_ggml_backend_load_all_from_path: %s: cannot load: %s\n", p.c_str(), dl_error_text());
             continue;
         }
+        probed.push_back(handle);
         const int score = plugin_score(handle);
-        dlclose(handle);
         if (score > best_score) {
             best_score = score;
             best = &p;
@@ -71,9 +75,12 @@ void load_best_variant(const std::string & name, std::vector<fs::path> & paths) 
     if (best == nullptr) {
         LM_GGML_LOG_INFO("lm_ggml_backend_load_all_from_path: backend %s: no variant can run on this system\n",
                          name.c_str());
-        return;
+    } else {
+        lm_ggml_backend_load(best->c_str());
     }
-    lm_ggml_backend_load(best->c_str());
+    for (void * handle : probed) {
+        dlclose(handle);
+    }
 }
 
 } // namespace

@@ -18,3 +18,9 @@ endif()
 if(TARGET lmllm)
   target_link_libraries(test_${suite} PRIVATE lmllm)
 endif()
+# The NULL sweep covers ggml-rpc.h where the RPC core is built (its functions
+# live in that static library and in the plugin, not in liblmggml).
+if(TARGET lmggml-rpc-core)
+  target_link_libraries(test_${suite} PRIVATE lmggml-rpc-core)
+  target_compile_definitions(test_${suite} PRIVATE LMGGML_NULL_SWEEP_RPC)
+endif()

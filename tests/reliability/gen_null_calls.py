@@ -15,8 +15,23 @@ import sys
 
 # Declared in the headers for plugin authors, defined by plugins, not by the library.
 NOT_IN_LIBRARY = {"lm_ggml_backend_init", "lm_ggml_backend_score"}
-# Ends the process by design (the abort-handler death tests cover it).
-SKIP = {"lm_ggml_abort"}
+# Not swept, each for a reason:
+SKIP = {
+    # ends the process by design (the abort-handler death tests cover it)
+    "lm_ggml_abort",
+    # C++-linkage internals of ggml-impl.h for the gguf tools (not part of the
+    # C ABI): the FILE * and std::vector & belong to a C++ caller, and the
+    # GGUF reader/writer behind them is covered by tests/gguf and the fuzzer
+    "lm_gguf_init_from_file_impl", "lm_gguf_write_to_buf",
+}
+# lm_ggml_*_t typedefs that are values, not handles or callbacks. Any other
+# lm_ggml_*_t parameter must be in VALID, so that a new handle type cannot
+# slip through as a scalar (and its NULL case go missing).
+VALUE_TYPEDEFS = {"lm_ggml_fp16_t", "lm_ggml_bf16_t", "lm_ggml_bitset_t"}
+# Declarations whose functions live in a plugin's static core and are swept
+# only where the test links it (the macro in null_sweep_test.cpp drops them
+# otherwise), by header.
+GUARDED = {"ggml-rpc.h": "NULL_CASE_RPC"}
 
 # A valid argument for each pointer type (Fixture members, see null_sweep_test.cpp).
 VALID = {
@@ -63,6 +78,26 @@ VALID = {
     "const int *": "F.ints",
     "size_t *": "F.sizes",
     "float []": "F.floats",
+    "int []": "F.ints",              # int sections[4] of rope_multi
+    "double *": "F.doubles",
+    "int32_t *": "F.i32s",
+    "struct lm_ggml_context **": "&F.ctx_out",
+    "struct lm_ggml_hash_set *": "&F.hash_set",
+    "lm_ggml_backend_dev_t *": "F.devs",
+    # training (ggml-opt.h)
+    "lm_ggml_opt_dataset_t": "F.dataset",
+    "lm_ggml_opt_context_t": "F.opt",
+    "lm_ggml_opt_result_t": "F.result",
+    "lm_ggml_opt_epoch_callback": "F.epoch_cb",
+    "lm_ggml_opt_get_optimizer_params": "lm_ggml_opt_get_default_optimizer_params",
+    # custom operators: a valid one is a no-op of the right type
+    "lm_ggml_custom1_op_t": "F.custom1", "lm_ggml_custom2_op_t": "F.custom2", "lm_ggml_custom3_op_t": "F.custom3",
+    "lm_ggml_unary_op_f32_t": "F.unary_f32", "lm_ggml_binary_op_f32_t": "F.binary_f32",
+    "lm_ggml_custom1_op_f32_t": "F.custom1_f32", "lm_ggml_custom2_op_f32_t": "F.custom2_f32",
+    "lm_ggml_custom3_op_f32_t": "F.custom3_f32",
+    # pointer types only ever swept alone (no valid value needed)
+    "lm_ggml_backend_rpc_server_t": None,
+    "const struct lm_ggml_object *": None,
     # callbacks: a valid one is a no-op of the right type
     "lm_ggml_log_callback": "F.log_cb",
     "lm_ggml_abort_callback": "F.abort_cb",
@@ -74,13 +109,37 @@ VALID = {
 # Valid arguments that depend on the function, by (name prefix, parameter).
 BY_FUNCTION = {
     ("lm_ggml_rope", "b"): "F.pos",  # positions: I32, one per row of F.t
+    # a trainable model: so that only the NULL argument is wrong
+    ("lm_ggml_opt_", "backend_sched"): "F.osched",
+    ("lm_ggml_opt_", "ctx_compute"): "F.octx_compute",
+    ("lm_ggml_opt_", "inputs"): "F.oinputs",
+    ("lm_ggml_opt_", "outputs"): "F.ooutputs",
+    ("lm_ggml_opt_grad_acc", "node"): "F.oweight",
+    ("lm_ggml_opt_dataset_get_batch", "data_batch"): "F.data_batch",
+    ("lm_ggml_opt_dataset_get_batch", "labels_batch"): "F.labels_batch",
+}
+
+# Scalars that depend on the function, by (name prefix, parameter): whole
+# super-blocks for the row conversions, so that only the NULL is wrong.
+SCALARS_BY_FUNCTION = {
+    ("quantize_", "k"): "256", ("dequantize_", "k"): "256",
+    ("quantize_", "n_per_row"): "256", ("quantize_", "nrows"): "1",
 }
 
 # Valid string arguments by parameter name (else "x").
 STRINGS = {
     "fname": "F.missing_path", "path": "F.missing_path", "dir_path": "F.missing_path",
+    "filename": "F.missing_path",
     "key": '"general.name"', "name": '"t"', "fmt": '"x"', "params": '""',
+    # not "host:port": a server must not start, a client must not connect
+    "endpoint": '"x"',
 }
+
+# Values for by-reference and block-pointer parameters.
+def special_pointer(ptype):
+    if re.match(r"^(const )?block_\w+ \*$", ptype):  # ggml-quants.h rows
+        return "(%s) F.bytes" % ptype
+    return None
 
 # Values for by-value parameters.
 STRUCTS = {
@@ -88,12 +147,14 @@ STRUCTS = {
     "struct lm_gguf_init_params": "lm_gguf_init_params{true, nullptr}",
     "struct lm_ggml_backend_graph_copy": "F.copy",
     "struct lm_ggml_backend_buffer_i": "lm_ggml_backend_buffer_i{}",
+    "struct lm_ggml_opt_params": "F.opt_params",
 }
 
 ZERO_NAMES = {"offset", "offs", "i", "index", "key_id", "tensor_id", "i0", "i1", "i2", "i3", "ith", "start",
-              "il", "node_index", "value", "p0", "p1", "d0", "d1", "s0", "s1", "dim", "axis", "mode"}
+              "il", "node_index", "value", "p0", "p1", "d0", "d1", "s0", "s1", "dim", "axis", "mode",
+              "ibatch", "idata_split", "t_start_us"}
 # ALiBi (max_bias > 0) requires a mask: 0 keeps NULL masks valid.
-ZERO_FLOAT_NAMES = {"max_bias", "logit_softcap", "ext_factor"}
+ZERO_FLOAT_NAMES = {"max_bias", "logit_softcap", "ext_factor", "val_split"}
 ONE_NAMES = {"n_threads", "nth", "n_dims", "n_dims_max", "n_backends", "n_buffers", "n_tasks"}
 
 
@@ -123,7 +184,16 @@ def scalar(ptype, pname):
 
 
 def is_pointer(ptype):
+    t = ptype.replace("const ", "").strip()
+    if re.match(r"^lm_ggml_\w+_t$", t) and t not in VALID and t not in VALUE_TYPEDEFS:
+        raise SystemExit("gen_null_calls.py: unknown type '%s': a handle or callback (add it to VALID) "
+                         "or a value (add it to VALUE_TYPEDEFS)?" % ptype)
     return "*" in ptype or ptype in VALID or ptype.endswith("[]")
+
+
+# LM_GGML_DEPRECATED(LM_GGML_API <declaration>, "hint"); -> LM_GGML_API <declaration>;
+def undeprecate(txt):
+    return re.sub(r'LM_GGML_DEPRECATED\(\s*(LM_GGML_API[^;]*?\))\s*,\s*"[^"]*"\s*\)\s*;', r"\1;", txt, flags=re.S)
 
 
 def split_params(params):
@@ -164,6 +234,7 @@ def declarations(src):
         txt = open(h).read()
         txt = re.sub(r"//[^\n]*", "", txt)
         txt = re.sub(r"/\*.*?\*/", "", txt, flags=re.S)
+        txt = undeprecate(txt)
         for m in re.finditer(r"LM_GGML_(?:BACKEND_)?API\s+([^;{}]*?)\s*\(([^;{}]*?)\)\s*;", txt, flags=re.S):
             head = " ".join(m.group(1).split())
             params = " ".join(m.group(2).split())
@@ -212,13 +283,17 @@ def generate(src):
                         args.append(special[0])
                     elif qt == "const char *" and qn in STRINGS:
                         args.append(STRINGS[qn])
-                    elif qt in VALID:
+                    elif special_pointer(qt):
+                        args.append(special_pointer(qt))
+                    elif VALID.get(qt) is not None:
                         args.append(VALID[qt])
                     else:
                         raise SystemExit("gen_null_calls.py: no valid value for '%s' (%s of %s)" % (qt, qn, name))
                 else:
-                    args.append(scalar(qt, qn))
-            lines.append('NULL_CASE(%s, %d, "%s", %s, %s(%s))' % (name, i, pname, ret_kind(ret), name, ", ".join(args)))
+                    special = [v for (prefix, pn), v in SCALARS_BY_FUNCTION.items() if name.startswith(prefix) and pn == qn]
+                    args.append(special[0] if special else scalar(qt, qn))
+            macro = GUARDED.get(header, "NULL_CASE")
+            lines.append('%s(%s, %d, "%s", %s, %s(%s))' % (macro, name, i, pname, ret_kind(ret), name, ", ".join(args)))
             n += 1
     lines.append("// %d cases" % n)
     return "\n".join(lines) + "\n"

@@ -18,7 +18,13 @@
 #include "ggml-backend.h"
 #include "ggml-backend-impl.h"
 #include "ggml-cpu.h"
+#include "ggml-impl.h"
+#include "ggml-opt.h"
+#include "ggml-quants.h"
 #include "gguf.h"
+#ifdef LMGGML_NULL_SWEEP_RPC
+#include "ggml-rpc.h"
+#endif
 
 #include <gtest/gtest.h>
 
@@ -58,6 +64,23 @@ struct Fixture {
     lm_ggml_backend_dev_props     props{};
     lm_gguf_context *             gguf     = nullptr;
     struct lm_ggml_backend_graph_copy copy{};
+    lm_ggml_context *             ctx_out  = nullptr; // out-parameter of graph_import
+    lm_ggml_hash_set              hash_set{};
+
+    // training (ggml-opt.h): outputs = w x, w a parameter, in their own scheduler
+    lm_ggml_context *             octx_static  = nullptr; // w, oinputs, the batch tensors
+    lm_ggml_context *             octx_compute = nullptr;
+    lm_ggml_backend_buffer_t      obuffer  = nullptr;
+    lm_ggml_backend_sched_t       osched   = nullptr;
+    lm_ggml_tensor *              oweight  = nullptr; // F32 (4, 1), a parameter
+    lm_ggml_tensor *              oinputs  = nullptr; // F32 (4, 1)
+    lm_ggml_tensor *              ooutputs = nullptr; // F32 (1, 1)
+    lm_ggml_tensor *              data_batch   = nullptr; // F32 (4, 1)
+    lm_ggml_tensor *              labels_batch = nullptr; // F32 (1, 1)
+    lm_ggml_opt_params            opt_params{};
+    lm_ggml_opt_context_t         opt      = nullptr;
+    lm_ggml_opt_dataset_t         dataset  = nullptr; // 4 datapoints of 4, labels of 1
+    lm_ggml_opt_result_t          result   = nullptr;
 
     lm_ggml_backend_t             backends[64]{};
     lm_ggml_backend_buffer_t      buffers[64]{};
@@ -70,6 +93,9 @@ struct Fixture {
     int64_t                       i64s[64]{};
     int                           ints[64]{};
     size_t                        sizes[64]{};
+    double                        doubles[64]{};
+    int32_t                       i32s[64]{};
+    lm_ggml_backend_dev_t         devs[64]{};
     const char *                  missing_path = "/nonexistent/lmggml-reliability";
 
     static void log_cb(lm_ggml_log_level, const char *, void *) {}
@@ -77,6 +103,43 @@ struct Fixture {
     static void abort_handler(const char *) {}
     static bool eval_cb(int, lm_ggml_tensor *, lm_ggml_tensor *, void *) { return true; }
     static bool sched_eval_cb(lm_ggml_tensor *, bool, void *) { return true; }
+    static void epoch_cb(bool, lm_ggml_opt_context_t, lm_ggml_opt_dataset_t, lm_ggml_opt_result_t, int64_t, int64_t,
+                         int64_t) {}
+    static void custom1(lm_ggml_tensor *, const lm_ggml_tensor *, int, int, void *) {}
+    static void custom2(lm_ggml_tensor *, const lm_ggml_tensor *, const lm_ggml_tensor *, int, int, void *) {}
+    static void custom3(lm_ggml_tensor *, const lm_ggml_tensor *, const lm_ggml_tensor *, const lm_ggml_tensor *, int,
+                        int, void *) {}
+    static void unary_f32(const int, float *, const float *) {}
+    static void binary_f32(const int, float *, const float *, const float *) {}
+    static void custom1_f32(lm_ggml_tensor *, const lm_ggml_tensor *) {}
+    static void custom2_f32(lm_ggml_tensor *, const lm_ggml_tensor *, const lm_ggml_tensor *) {}
+    static void custom3_f32(lm_ggml_tensor *, const lm_ggml_tensor *, const lm_ggml_tensor *, const lm_ggml_tensor *) {}
+
+    bool init_opt() {
+        lm_ggml_init_params ps = {8 * lm_ggml_tensor_overhead(), nullptr, true};
+        octx_static = lm_ggml_init(ps);
+        lm_ggml_init_params pc = {LM_GGML_DEFAULT_GRAPH_SIZE * lm_ggml_tensor_overhead() +
+                                      3 * lm_ggml_graph_overhead_custom(LM_GGML_DEFAULT_GRAPH_SIZE, true),
+                                  nullptr, true};
+        octx_compute = lm_ggml_init(pc);
+        if (!octx_static || !octx_compute) return false;
+        oweight = lm_ggml_new_tensor_2d(octx_static, LM_GGML_TYPE_F32, 4, 1);
+        lm_ggml_set_param(octx_static, oweight);
+        oinputs      = lm_ggml_new_tensor_2d(octx_static, LM_GGML_TYPE_F32, 4, 1);
+        data_batch   = lm_ggml_new_tensor_2d(octx_static, LM_GGML_TYPE_F32, 4, 1);
+        labels_batch = lm_ggml_new_tensor_2d(octx_static, LM_GGML_TYPE_F32, 1, 1);
+        obuffer = lm_ggml_backend_alloc_ctx_tensors(octx_static, backend);
+        if (!obuffer) return false;
+        lm_ggml_backend_buffer_clear(obuffer, 0);
+        ooutputs = lm_ggml_mul_mat(octx_compute, oweight, oinputs);
+        osched = lm_ggml_backend_sched_new(&backend, nullptr, 1, LM_GGML_DEFAULT_GRAPH_SIZE, false);
+        opt_params = lm_ggml_opt_default_params(osched, octx_compute, oinputs, ooutputs,
+                                                LM_GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR);
+        opt     = lm_ggml_opt_init(opt_params);
+        dataset = lm_ggml_opt_dataset_init(4, 1, 4, 1);
+        result  = lm_ggml_opt_result_init();
+        return osched && opt && dataset && result;
+    }
 
     bool init() {
         backend = lm_ggml_backend_cpu_init();
@@ -107,7 +170,10 @@ struct Fixture {
         cplan  = lm_ggml_graph_plan(graph, 1, nullptr);
         gguf   = lm_gguf_init_empty();
         lm_gguf_set_val_str(gguf, "general.name", "x");
+        hash_set = lm_ggml_hash_set_new(16);
+        if (!init_opt()) return false;
         for (int i = 0; i < 64; ++i) {
+            devs[i]     = dev;
             backends[i] = backend;
             buffers[i]  = buffer;
             bufts[i]    = buft;
@@ -150,10 +216,20 @@ inline int failed_ptr(std::nullptr_t) { return 1; }
 #define REL_VERDICT_OTHER(call)  (void) (call); return -1;
 #define NULL_CASE(fn, idx, pname, kind, call) \
     Case{#fn, idx, pname, kind, [](Fixture & F) -> int { (void) F; REL_VERDICT_##kind(call) }},
+// ggml-rpc.h: swept where the test links the RPC core (extra.cmake)
+#ifdef LMGGML_NULL_SWEEP_RPC
+#define NULL_CASE_RPC(...) NULL_CASE(__VA_ARGS__)
+#else
+#define NULL_CASE_RPC(...)
+#endif
 
+// the deprecated wrappers of ggml.h are part of the API and swept too
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 const Case kCases[] = {
 #include "null_calls.inc"
 };
+#pragma GCC diagnostic pop
 
 // (function, parameter) pairs where NULL is valid input, with the reason.
 const std::set<std::pair<std::string, std::string>> kNullAllowed = {
@@ -174,7 +250,8 @@ const std::set<std::pair<std::string, std::string>> kNullAllowed = {
     {"lm_ggml_backend_init_by_type", "params"},
     {"lm_ggml_gallocr_reserve_n", "node_buffer_ids"}, {"lm_ggml_gallocr_reserve_n", "leaf_buffer_ids"},
     {"lm_ggml_soft_max_ext", "mask"}, {"lm_ggml_flash_attn_ext", "mask"},
-    {"lm_ggml_rope_ext", "c"}, {"lm_ggml_rope_ext_inplace", "c"},
+    {"lm_ggml_rope_ext", "c"}, {"lm_ggml_rope_ext_inplace", "c"}, {"lm_ggml_rope_ext_back", "c"},
+    {"lm_ggml_rope_multi", "c"}, {"lm_ggml_rope_multi_back", "c"}, // freq factors
     {"lm_ggml_quantize_chunk", "imatrix"},
     {"lm_ggml_backend_buffer_init", "context"},
 };
