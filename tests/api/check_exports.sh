@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Checks that the shared library exports every function SPEC.md's appendix
-# lists, and that each one is called somewhere in the test suites.
+# Checks that the shared library exports every function that
+# tests/api/spec_exports.txt lists, and that each one is called somewhere in the test suites.
 # usage: check_exports.sh <liblmggml.so> <source dir>
 set -euo pipefail
 lib=$1

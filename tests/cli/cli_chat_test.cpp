@@ -18,11 +18,6 @@ using clitest::run_cli;
 
 namespace {
 
-#ifdef LMGGML_CLI
-#define REQUIRE_CLI() (void) 0
-#else
-#define REQUIRE_CLI() GTEST_SKIP() << "the lmggml program is not built (LMGGML_BUILD_TOOLS=OFF)"
-#endif
 
 // Tokens of the conversation [system?, user] rendered in `t` with the
 // assistant's turn opened, as the model's vocabulary tokenizes it.

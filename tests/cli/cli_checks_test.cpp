@@ -17,11 +17,6 @@ using clitest::run_cli;
 
 namespace {
 
-#ifdef LMGGML_CLI
-#define REQUIRE_CLI() (void) 0
-#else
-#define REQUIRE_CLI() GTEST_SKIP() << "the lmggml program is not built (LMGGML_BUILD_TOOLS=OFF)"
-#endif
 
 // exit code 1 and one stderr line that is an error containing `what`
 void expect_error(const clitest::RunResult & r, const std::string & what) {

@@ -15,11 +15,6 @@ using clitest::run_cli;
 
 namespace {
 
-#ifdef LMGGML_CLI
-#define REQUIRE_CLI() (void) 0
-#else
-#define REQUIRE_CLI() GTEST_SKIP() << "the lmggml program is not built (LMGGML_BUILD_TOOLS=OFF)"
-#endif
 
 #define REQUIRE_MODEL(var)                                                                                      \
     REQUIRE_CLI();                                                                                              \

@@ -12,11 +12,6 @@ using clitest::run_cli;
 
 namespace {
 
-#ifdef LMGGML_CLI
-#define REQUIRE_CLI() (void) 0
-#else
-#define REQUIRE_CLI() GTEST_SKIP() << "the lmggml program is not built (LMGGML_BUILD_TOOLS=OFF)"
-#endif
 
 // an in-process server for the CPU device, or "" when the plugin is absent
 std::string loopback_server() {

@@ -22,13 +22,6 @@ using clitest::run_cli;
 
 namespace {
 
-#ifdef LMGGML_CLI
-#define REQUIRE_CLI() (void) 0
-#else
-// The sanitizer builds configure LMGGML_BUILD_TOOLS=OFF (they test the library);
-// the plain build, the one CI runs first, has the program and runs these tests.
-#define REQUIRE_CLI() GTEST_SKIP() << "the lmggml program is not built (LMGGML_BUILD_TOOLS=OFF)"
-#endif
 
 // A tiny model written by the test itself: nothing to download.
 #define REQUIRE_TINY(var)                                                                                      \

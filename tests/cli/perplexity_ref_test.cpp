@@ -72,11 +72,6 @@ void expect_reference_perplexity(const std::string & model_path) {
 } // namespace
 
 // sanitizer builds leave the program out (LMGGML_BUILD_TOOLS=OFF); the plain build runs these
-#ifdef LMGGML_CLI
-#define REQUIRE_CLI() (void) 0
-#else
-#define REQUIRE_CLI() GTEST_SKIP() << "the lmggml program is not built (LMGGML_BUILD_TOOLS=OFF)"
-#endif
 
 TEST(CliPerplexity, MatchesAReferenceOnATinyModel) {
     REQUIRE_CLI();
