@@ -24,8 +24,10 @@ private:
 template <typename T>
 class [[nodiscard]] Result {
 public:
-    Result(T value) : value_(std::move(value)) {}            // NOLINT: implicit on purpose
-    Result(Status status) : status_(std::move(status)) {}    // NOLINT: must be an error
+    // Implicit both ways on purpose, so a function returns a value or a
+    // Status as it is; google-explicit-constructor is on in .clang-tidy.
+    Result(T value) : value_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
+    Result(Status status) : status_(std::move(status)) {} // NOLINT(google-explicit-constructor)
     bool ok() const { return value_.has_value(); }
     explicit operator bool() const { return ok(); }
     const Status & status() const { return status_; }
