@@ -20,6 +20,8 @@ bool is_weight_type(lm_ggml_type t) {
         case LM_GGML_TYPE_F16:
         case LM_GGML_TYPE_Q4_0:
         case LM_GGML_TYPE_Q4_1:
+        case LM_GGML_TYPE_Q5_0:
+        case LM_GGML_TYPE_Q5_1:
         case LM_GGML_TYPE_Q8_0:
         case LM_GGML_TYPE_Q4_K:
         case LM_GGML_TYPE_Q6_K:

@@ -312,8 +312,9 @@ TEST_F(OpenCL, OffloadsLargeBatchesOnly) {
 // picks by default; this covers the other.
 TEST_F(OpenCL, BothMatrixVectorKernelsMatchTheReference) {
     const int64_t K = 512, M = 37;
-    const lm_ggml_type types[] = {LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1,
-                                  LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K};
+    const lm_ggml_type types[] = {LM_GGML_TYPE_F32,  LM_GGML_TYPE_F16,  LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1,
+                                  LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_K,
+                                  LM_GGML_TYPE_Q6_K};
     const std::vector<float> wf = ramp(K * M, -1.0f, 2.0f);
     const std::vector<float> xf = ramp(K, 0.5f, -1.0f);
     for (const char * kind : {"wg", "rows"}) {

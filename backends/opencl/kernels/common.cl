@@ -5,19 +5,25 @@
 #define T_F16  1
 #define T_Q4_0 2
 #define T_Q4_1 3
+#define T_Q5_0 6
+#define T_Q5_1 7
 #define T_Q8_0 8
 #define T_Q4_K 12
 #define T_Q6_K 14
 
 #define QK4_0 32
 #define QK4_1 32
+#define QK5_0 32
+#define QK5_1 32
 #define QK8_0 32
 #define QK_K 256
 
-// block sizes in bytes: Q4_0 2+16, Q4_1 2+2+16, Q8_0 2+32,
-// Q4_K 2+2+12+128, Q6_K 128+64+16+2
+// block sizes in bytes: Q4_0 2+16, Q4_1 2+2+16, Q5_0 2+4+16, Q5_1 2+2+4+16,
+// Q8_0 2+32, Q4_K 2+2+12+128, Q6_K 128+64+16+2
 #define BS_Q4_0 18
 #define BS_Q4_1 20
+#define BS_Q5_0 22
+#define BS_Q5_1 24
 #define BS_Q8_0 34
 #define BS_Q4_K 144
 #define BS_Q6_K 210
@@ -36,6 +42,20 @@ inline void st(global char * p, int type, float v) {
     } else {
         *(global float *)p = v;
     }
+}
+
+// Q5_0/Q5_1: the 32 fifth bits of a block, a little-endian uint32 at p
+// (2-byte aligned only, so read byte by byte)
+inline uint q5_high_bits(global const char * p) {
+    global const uchar * u = (global const uchar *)p;
+    return (uint)u[0] | ((uint)u[1] << 8) | ((uint)u[2] << 16) | ((uint)u[3] << 24);
+}
+
+// Q5_x value j (0..31) of a block: low nibble of qs[j] (j < 16) or high
+// nibble of qs[j - 16], with bit j of qh as its fifth bit
+inline int q5_value(global const uchar * qs, uint qh, int j) {
+    const int lo = j < 16 ? (qs[j] & 0xF) : (qs[j - 16] >> 4);
+    return lo | (int)(((qh >> j) & 1u) << 4);
 }
 
 // Q4_K/Q5_K packed 6-bit scale and min of sub-block j (0..7)
@@ -67,6 +87,16 @@ inline float row_elem(global const char * row, int type, long i, ulong nb0) {
             const int j = (int)(i % QK4_1);
             const uchar q = ((global const uchar *)(b + 4))[j & 15];
             const int v = j < 16 ? (q & 0xF) : (q >> 4);
+            return ld_half(b) * (float)v + ld_half(b + 2);
+        }
+        case T_Q5_0: {
+            global const char * b = row + (i / QK5_0) * BS_Q5_0;
+            const int v = q5_value((global const uchar *)(b + 6), q5_high_bits(b + 2), (int)(i % QK5_0));
+            return ld_half(b) * (float)(v - 16);
+        }
+        case T_Q5_1: {
+            global const char * b = row + (i / QK5_1) * BS_Q5_1;
+            const int v = q5_value((global const uchar *)(b + 8), q5_high_bits(b + 4), (int)(i % QK5_1));
             return ld_half(b) * (float)v + ld_half(b + 2);
         }
         case T_Q8_0: {

@@ -26,6 +26,26 @@ inline void decode32(global const char * row, int ta, long u, float * w) {
             }
             break;
         }
+        case T_Q5_0: {
+            global const char * blk = row + u * BS_Q5_0;
+            global const uchar * qs = (global const uchar *)(blk + 6);
+            const uint qh = q5_high_bits(blk + 2);
+            const float dd = ld_half(blk);
+            for (int j = 0; j < 32; j++) {
+                w[j] = dd * (float)(q5_value(qs, qh, j) - 16);
+            }
+            break;
+        }
+        case T_Q5_1: {
+            global const char * blk = row + u * BS_Q5_1;
+            global const uchar * qs = (global const uchar *)(blk + 8);
+            const uint qh = q5_high_bits(blk + 4);
+            const float dd = ld_half(blk), mm = ld_half(blk + 2);
+            for (int j = 0; j < 32; j++) {
+                w[j] = dd * (float)q5_value(qs, qh, j) + mm;
+            }
+            break;
+        }
         case T_Q8_0: {
             global const char * blk = row + u * BS_Q8_0;
             const float dd = ld_half(blk);
