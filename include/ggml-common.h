@@ -11,8 +11,10 @@
 // `data` (x.data.data.d, x.data.dm), as with ggml's header.
 //
 // Defining LM_GGML_COMMON_IMPL_C or LM_GGML_COMMON_IMPL_CPP before the
-// include also gives the level table of IQ4_NL / IQ4_XS (kvalues_iq4nl) as a
-// static array.
+// include also gives ggml's I-quant grid and sign tables as static arrays
+// (ggml-common-tables.h; iq1s_grid for C, iq1s_grid_gpu for C++), as ggml's
+// header does. Like ggml's, it does not define kvalues_iq4nl: the sources that
+// use it define their own.
 
 #ifndef LM_GGML_COMMON_DECL
 #define LM_GGML_COMMON_DECL
@@ -265,5 +267,5 @@ static_assert(sizeof(block_iq4_xs) == sizeof(lm_ggml_half) + sizeof(uint16_t) + 
 
 #if (defined(LM_GGML_COMMON_IMPL_C) || defined(LM_GGML_COMMON_IMPL_CPP)) && !defined(LM_GGML_COMMON_IMPL)
 #define LM_GGML_COMMON_IMPL
-static const int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+#include "ggml-common-tables.h"
 #endif
