@@ -1,6 +1,6 @@
-// Attention building blocks: DIAG_MASK_INF, SOFT_MAX (mask, scale, ALiBi),
-// ROPE (normal / NeoX, freq factors, YaRN), CLAMP, ARGSORT and top_k,
-// FLASH_ATTN_EXT. Layouts: docs/OPS.md.
+// Attention building blocks: DIAG_MASK_INF and DIAG_MASK_ZERO, SOFT_MAX
+// (mask, scale, ALiBi), ROPE (normal / NeoX, freq factors, YaRN), CLAMP,
+// ARGSORT and top_k, FLASH_ATTN_EXT. Layouts: docs/OPS.md.
 
 #include "ops_common.h"
 
@@ -11,8 +11,9 @@ using namespace lmggml::ops;
 
 namespace {
 
-lm_ggml_tensor * diag_mask_inf_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a, int n_past,
-                                    bool inplace) {
+// DIAG_MASK_INF and DIAG_MASK_ZERO: the same tensor, op_params i32 [0]=n_past
+lm_ggml_tensor * diag_mask_impl(const char * fn, lm_ggml_op op, lm_ggml_context * ctx, lm_ggml_tensor * a, int n_past,
+                                bool inplace) {
     if (!args_ok(fn, {{"ctx", ctx}, {"a", a}})) {
         return nullptr;
     }
@@ -21,7 +22,7 @@ lm_ggml_tensor * diag_mask_inf_impl(const char * fn, lm_ggml_context * ctx, lm_g
         return nullptr;
     }
     lm_ggml_set_op_params_i32(r, 0, n_past);
-    return finish(r, LM_GGML_OP_DIAG_MASK_INF, a);
+    return finish(r, op, a);
 }
 
 // softmax(a*scale + slope*mask) over rows; slope comes from max_bias (ALiBi)
@@ -110,10 +111,18 @@ float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
 extern "C" {
 
 lm_ggml_tensor * lm_ggml_diag_mask_inf(lm_ggml_context * ctx, lm_ggml_tensor * a, int n_past) {
-    return diag_mask_inf_impl(__func__, ctx, a, n_past, false);
+    return diag_mask_impl(__func__, LM_GGML_OP_DIAG_MASK_INF, ctx, a, n_past, false);
 }
 lm_ggml_tensor * lm_ggml_diag_mask_inf_inplace(lm_ggml_context * ctx, lm_ggml_tensor * a, int n_past) {
-    return diag_mask_inf_impl(__func__, ctx, a, n_past, true);
+    return diag_mask_impl(__func__, LM_GGML_OP_DIAG_MASK_INF, ctx, a, n_past, true);
+}
+
+// Elements above the diagonal shifted by n_past (i0 > n_past + i1) set to 0.
+lm_ggml_tensor * lm_ggml_diag_mask_zero(lm_ggml_context * ctx, lm_ggml_tensor * a, int n_past) {
+    return diag_mask_impl(__func__, LM_GGML_OP_DIAG_MASK_ZERO, ctx, a, n_past, false);
+}
+lm_ggml_tensor * lm_ggml_diag_mask_zero_inplace(lm_ggml_context * ctx, lm_ggml_tensor * a, int n_past) {
+    return diag_mask_impl(__func__, LM_GGML_OP_DIAG_MASK_ZERO, ctx, a, n_past, true);
 }
 
 lm_ggml_tensor * lm_ggml_soft_max(lm_ggml_context * ctx, lm_ggml_tensor * a) {

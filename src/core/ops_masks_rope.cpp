@@ -1,27 +1,11 @@
-// The rest of ggml's matrix-mask and position ops: DIAG, DIAG_MASK_ZERO,
-// COUNT_EQUAL, multimodal ROPE (lm_ggml_rope_multi) and the deprecated
-// lm_ggml_rope_custom wrappers. Layouts: docs/OPS.md.
+// The rest of ggml's matrix-mask and position ops: DIAG, COUNT_EQUAL,
+// multimodal ROPE (lm_ggml_rope_multi) and the deprecated
+// lm_ggml_rope_custom wrappers (DIAG_MASK_ZERO is beside DIAG_MASK_INF in
+// ops_attention.cpp). Layouts: docs/OPS.md.
 
 #include "ops_common.h"
 
 using namespace lmggml::ops;
-
-namespace {
-
-lm_ggml_tensor * diag_mask_zero_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a, int n_past,
-                                     bool inplace) {
-    if (!args_ok(fn, {{"ctx", ctx}, {"a", a}})) {
-        return nullptr;
-    }
-    lm_ggml_tensor * r = like(ctx, a, inplace);
-    if (r == nullptr) {
-        return nullptr;
-    }
-    lm_ggml_set_op_params_i32(r, 0, n_past);
-    return finish(r, LM_GGML_OP_DIAG_MASK_ZERO, a);
-}
-
-} // namespace
 
 extern "C" {
 
@@ -36,15 +20,6 @@ lm_ggml_tensor * lm_ggml_diag(lm_ggml_context * ctx, lm_ggml_tensor * a) {
     }
     const int64_t ne[4] = {a->ne[0], a->ne[0], a->ne[2], a->ne[3]};
     return finish(lm_ggml_new_tensor(ctx, a->type, 4, ne), LM_GGML_OP_DIAG, a);
-}
-
-// Elements above the diagonal shifted by n_past (i0 > n_past + i1) set to 0.
-// op_params i32: [0]=n_past (same layout as DIAG_MASK_INF).
-lm_ggml_tensor * lm_ggml_diag_mask_zero(lm_ggml_context * ctx, lm_ggml_tensor * a, int n_past) {
-    return diag_mask_zero_impl(__func__, ctx, a, n_past, false);
-}
-lm_ggml_tensor * lm_ggml_diag_mask_zero_inplace(lm_ggml_context * ctx, lm_ggml_tensor * a, int n_past) {
-    return diag_mask_zero_impl(__func__, ctx, a, n_past, true);
 }
 
 // Number of positions where a and b (same shape) hold the same value: a
