@@ -379,6 +379,13 @@ extern "C" bool lm_ggml_gallocr_alloc_graph(lm_ggml_gallocr_t galloc, struct lm_
             }
             if (!lm_ggml_gallocr_reserve_n(galloc, graph, nullptr, nullptr)) return false;
         }
+        // as ggml: every compute buffer is reset before its tensors are placed
+        // again (backends drop per-tensor state there; init_tensor rebuilds it)
+        for (auto & bufs : galloc->buffers) {
+            for (lm_ggml_backend_buffer_t b : bufs) {
+                if (b) lm_ggml_backend_buffer_reset(b);
+            }
+        }
         for (int i = 0; i < graph->n_leafs; i++) place(galloc, graph->leafs[i], galloc->leaf_plans[(size_t) i]);
         for (int i = 0; i < graph->n_nodes; i++) place(galloc, graph->nodes[i], galloc->node_plans[(size_t) i]);
         for (int i = 0; i < graph->n_leafs; i++) place_view(graph->leafs[i]);

@@ -50,18 +50,44 @@ extern "C" void lm_ggml_tallocr_alloc(struct lm_ggml_tallocr * talloc, struct lm
 
 namespace {
 
-// Places tensors [first, last) of the list into a new buffer of `size` bytes.
-lm_ggml_backend_buffer_t alloc_group(lm_ggml_backend_buffer_type_t buft, size_t size,
-                                     const std::vector<lm_ggml_tensor *> & tensors, size_t first, size_t last) {
-    lm_ggml_backend_buffer_t buf = lm_ggml_backend_buft_alloc_buffer(buft, size);
-    if (!buf) return nullptr;
+// Tensors [first, last) of the context's list, with `size` bytes: the sum of
+// their padded sizes.
+struct Group {
+    size_t first, last, size;
+};
+
+// Places the tensors of g that need memory into a new buffer of exactly g.size
+// bytes. NULL (logged) when the buffer cannot be had or a tensor does not fit
+// (a buffer type whose memory is not aligned to its own alignment).
+lm_ggml_backend_buffer_t alloc_group(lm_ggml_backend_buffer_type_t buft, const Group & g,
+                                     const std::vector<lm_ggml_tensor *> & all) {
+    lm_ggml_backend_buffer_t buf = lm_ggml_backend_buft_alloc_buffer(buft, g.size);
+    if (!buf) {
+        LM_GGML_LOG_ERROR("lm_ggml_backend_alloc_ctx_tensors_from_buft: failed to allocate a %s buffer of %zu bytes\n",
+                          lm_ggml_backend_buft_name(buft), g.size);
+        return nullptr;
+    }
     lm_ggml_tallocr talloc = lm_ggml_tallocr_new(buf);
-    for (size_t i = first; i < last; i++) lm_ggml_tallocr_alloc(&talloc, tensors[i]);
+    for (size_t i = g.first; i < g.last; i++) {
+        if (all[i]->data != nullptr || all[i]->view_src != nullptr) continue;
+        lm_ggml_tallocr_alloc(&talloc, all[i]);
+        if (all[i]->buffer != buf) { // tallocr logged why
+            for (size_t k = g.first; k < i; k++) {
+                if (all[k]->buffer == buf) { all[k]->data = nullptr; all[k]->buffer = nullptr; }
+            }
+            lm_ggml_backend_buffer_free(buf);
+            return nullptr;
+        }
+    }
     return buf;
 }
 
 } // namespace
 
+// As ggml: tensors are taken in context order, each needing
+// PAD(buft_get_alloc_size, alignment) bytes; a buffer is closed when the next
+// tensor would take it past the type's max size, and every buffer is exactly
+// the sum of its tensors' padded sizes (none when that sum is 0).
 extern "C" struct lm_ggml_backend_buffer * lm_ggml_backend_alloc_ctx_tensors_from_buft(struct lm_ggml_context * ctx,
                                                                                         lm_ggml_backend_buffer_type_t buft) {
     if (!ctx || !buft) {
@@ -71,45 +97,49 @@ extern "C" struct lm_ggml_backend_buffer * lm_ggml_backend_alloc_ctx_tensors_fro
     try {
         const size_t align = lm_ggml_backend_buft_get_alignment(buft) ? lm_ggml_backend_buft_get_alignment(buft) : 1;
         const size_t max_size = lm_ggml_backend_buft_get_max_size(buft);
-        std::vector<lm_ggml_tensor *> todo;
-        std::vector<size_t> sizes;
-        for (lm_ggml_tensor * t = lm_ggml_get_first_tensor(ctx); t; t = lm_ggml_get_next_tensor(ctx, t)) {
-            if (t->data != nullptr || t->view_src != nullptr) continue;
-            const size_t s = lm_ggml_backend_buft_get_alloc_size(buft, t);
-            const size_t padded = (s + align - 1) / align * align;
-            if (padded > max_size) {
-                LM_GGML_LOG_ERROR("lm_ggml_backend_alloc_ctx_tensors_from_buft: tensor '%s' (%zu bytes) exceeds the max size %zu of buffer type %s\n",
-                                  t->name, padded, max_size, lm_ggml_backend_buft_name(buft));
-                return nullptr;
-            }
-            todo.push_back(t);
-            sizes.push_back(padded);
-        }
-        if (todo.empty()) return nullptr; // nothing to allocate: all tensors have memory already
-
-        // group consecutive tensors into buffers no larger than max_size
-        std::vector<lm_ggml_backend_buffer_t> buffers;
-        buffers.reserve(todo.size() + 1); // push_back below must not throw while buffers are held
+        std::vector<lm_ggml_tensor *> all;
+        std::vector<Group> groups;
         size_t first = 0, cur = 0;
-        for (size_t i = 0; i <= todo.size(); i++) {
-            if (i == todo.size() || (cur > 0 && cur + sizes[i] > max_size)) {
-                lm_ggml_backend_buffer_t b = alloc_group(buft, cur + align, todo, first, i);
-                if (!b) {
-                    LM_GGML_LOG_ERROR("lm_ggml_backend_alloc_ctx_tensors_from_buft: failed to allocate a %s buffer of %zu bytes\n",
-                                      lm_ggml_backend_buft_name(buft), cur + align);
-                    for (lm_ggml_backend_buffer_t done : buffers) lm_ggml_backend_buffer_free(done);
-                    for (size_t k = 0; k < first; k++) { todo[k]->data = nullptr; todo[k]->buffer = nullptr; }
+        for (lm_ggml_tensor * t = lm_ggml_get_first_tensor(ctx); t; t = lm_ggml_get_next_tensor(ctx, t)) {
+            size_t padded = 0;
+            if (t->data == nullptr && t->view_src == nullptr) {
+                const size_t s = lm_ggml_backend_buft_get_alloc_size(buft, t);
+                padded = (s + align - 1) / align * align;
+                if (padded < s || padded > max_size) {
+                    LM_GGML_LOG_ERROR("lm_ggml_backend_alloc_ctx_tensors_from_buft: tensor '%s' (%zu bytes) exceeds the max size %zu of buffer type %s\n",
+                                      t->name, s, max_size, lm_ggml_backend_buft_name(buft));
                     return nullptr;
                 }
-                buffers.push_back(b);
-                first = i;
-                cur = 0;
             }
-            if (i < todo.size()) cur += sizes[i];
+            if (cur + padded > max_size) {
+                groups.push_back({first, all.size(), cur});
+                first = all.size();
+                cur   = 0;
+            }
+            all.push_back(t);
+            cur += padded;
         }
-        // views get their address from their (now allocated) sources
-        for (lm_ggml_tensor * t = lm_ggml_get_first_tensor(ctx); t; t = lm_ggml_get_next_tensor(ctx, t)) {
-            if (t->data == nullptr && t->view_src && t->view_src->data) lm_ggml_backend_view_init(t);
+        if (cur > 0) groups.push_back({first, all.size(), cur});
+        if (groups.empty()) return nullptr; // nothing needs memory (ggml: the same NULL, no error)
+
+        std::vector<lm_ggml_backend_buffer_t> buffers;
+        buffers.reserve(groups.size()); // push_back below must not throw while buffers are held
+        for (const Group & g : groups) {
+            lm_ggml_backend_buffer_t b = alloc_group(buft, g, all);
+            if (!b) {
+                for (lm_ggml_backend_buffer_t done : buffers) {
+                    for (size_t k = 0; k < g.first; k++) {
+                        if (all[k]->buffer == done) { all[k]->data = nullptr; all[k]->buffer = nullptr; }
+                    }
+                    lm_ggml_backend_buffer_free(done);
+                }
+                return nullptr;
+            }
+            buffers.push_back(b);
+        }
+        // views get their buffer (and address) from their sources
+        for (lm_ggml_tensor * t : all) {
+            if (t->view_src && t->buffer == nullptr && t->view_src->buffer && t->view_src->data) lm_ggml_backend_view_init(t);
         }
         if (buffers.size() == 1) return buffers[0];
         return lm_ggml_backend_multi_buffer_alloc_buffer(buffers.data(), buffers.size());

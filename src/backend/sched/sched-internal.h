@@ -128,6 +128,9 @@ struct lm_ggml_backend_sched {
     std::vector<lmggml::sched::Rewire>  rewires;
     int rewired_copy = 0; // copy index the rewired sources point at now
     int n_inputs     = 0; // tensors copied between backends per evaluation
+    // what get_n_splits / get_n_inputs report: the counts of the last graph
+    // split, kept by sched_reset and sched_reserve (ggml keeps n_splits there)
+    int last_n_splits = 0, last_n_inputs = 0;
 
     // the scheduler's graph handed to gallocr: copies first, then each split's nodes
     std::vector<lm_ggml_tensor *> graph_nodes, graph_leafs;

@@ -206,6 +206,8 @@ void restore_sources(lm_ggml_backend_sched * s) {
 
 bool split_graph(lm_ggml_backend_sched * s, lm_ggml_cgraph * graph) {
     clear_graph_state(s);
+    s->last_n_splits = 0;
+    s->last_n_inputs = 0;
     if (!s->table.prepare((size_t) graph->n_nodes + (size_t) graph->n_leafs)) {
         LM_GGML_LOG_ERROR("lm_ggml_backend_sched: out of memory for a graph of %d nodes\n", graph->n_nodes);
         return false;
@@ -221,6 +223,8 @@ bool split_graph(lm_ggml_backend_sched * s, lm_ggml_cgraph * graph) {
         clear_graph_state(s);
         return false;
     }
+    s->last_n_splits = static_cast<int>(s->splits.size());
+    s->last_n_inputs = s->n_inputs;
     if (s->debug > 0) {
         print_assignments(s, graph);
     }

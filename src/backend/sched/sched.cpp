@@ -173,7 +173,7 @@ lm_ggml_backend_t lm_ggml_backend_sched_get_backend(lm_ggml_backend_sched_t sche
 
 int lm_ggml_backend_sched_get_n_splits(lm_ggml_backend_sched_t sched) {
     LMGGML_CHECK_ARG(sched, 0);
-    return static_cast<int>(sched->splits.size());
+    return sched->last_n_splits;
 }
 
 int lm_ggml_backend_sched_get_n_copies(lm_ggml_backend_sched_t sched) {
@@ -183,7 +183,7 @@ int lm_ggml_backend_sched_get_n_copies(lm_ggml_backend_sched_t sched) {
 
 int lm_ggml_backend_sched_get_n_inputs(lm_ggml_backend_sched_t sched) {
     LMGGML_CHECK_ARG(sched, 0);
-    return sched->n_inputs;
+    return sched->last_n_inputs;
 }
 
 size_t lm_ggml_backend_sched_get_buffer_size(lm_ggml_backend_sched_t sched, lm_ggml_backend_t backend) {
