@@ -45,6 +45,16 @@ LM_GGML_BACKEND_API lm_ggml_backend_rpc_server_t lm_ggml_backend_rpc_server_star
                                                                                   size_t n_threads, size_t n_devices,
                                                                                   lm_ggml_backend_dev_t * devices);
 LM_GGML_BACKEND_API int  lm_ggml_backend_rpc_server_port(lm_ggml_backend_rpc_server_t server);
+// lmggml extension: as above, and with a non-empty auth_key every client must
+// prove it knows the key before any command (docs/RPC.md); NULL or "": none.
+LM_GGML_BACKEND_API lm_ggml_backend_rpc_server_t lm_ggml_backend_rpc_server_start_auth(const char * endpoint, const char * cache_dir,
+                                                                                       size_t n_threads, size_t n_devices,
+                                                                                       lm_ggml_backend_dev_t * devices,
+                                                                                       const char * auth_key);
+// lmggml extension: the key this process's client proves to servers that
+// require one (copied; NULL or "" clears it). Without it the client uses env
+// LMGGML_RPC_AUTH_KEY when set, else speaks the plain protocol.
+LM_GGML_BACKEND_API void lm_ggml_backend_rpc_set_auth_key(const char * key);
 LM_GGML_BACKEND_API void lm_ggml_backend_rpc_server_stop(lm_ggml_backend_rpc_server_t server);
 
 #ifdef __cplusplus

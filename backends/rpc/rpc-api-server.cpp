@@ -33,10 +33,17 @@ extern "C" {
 
 lm_ggml_backend_rpc_server_t lm_ggml_backend_rpc_server_start(const char * endpoint, const char * cache_dir, size_t n_threads,
                                                               size_t n_devices, lm_ggml_backend_dev_t * devices) {
+    return lm_ggml_backend_rpc_server_start_auth(endpoint, cache_dir, n_threads, n_devices, devices, nullptr);
+}
+
+lm_ggml_backend_rpc_server_t lm_ggml_backend_rpc_server_start_auth(const char * endpoint, const char * cache_dir,
+                                                                   size_t n_threads, size_t n_devices,
+                                                                   lm_ggml_backend_dev_t * devices, const char * auth_key) {
     rpc::ServerOptions o;
     if (!make_options(endpoint, cache_dir, n_threads, n_devices, devices, o)) {
         return nullptr;
     }
+    o.auth_key = auth_key ? auth_key : "";
     rpc::Server * s = rpc::server_start(o);
     return s ? new lm_ggml_backend_rpc_server{s} : nullptr;
 }

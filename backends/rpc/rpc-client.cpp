@@ -4,11 +4,13 @@
 #include "rpc-client.h"
 
 #include "ggml-rpc.h"
+#include "rpc-auth.h"
 #include "rpc-enums.h"
 #include "rpc-log.h"
 #include "rpc-net.h"
 #include "rpc-rebuild.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -37,6 +39,11 @@ struct DeviceCtx {
     std::string name;
     std::string description;
     lm_ggml_backend_buffer_type buft;
+    // the graph last sent for this device, byte for byte, and the connection
+    // and FREE_BUFFER count it was sent under: while both hold, the server
+    // still has it stored and GRAPH_RECOMPUTE reruns it
+    std::vector<uint8_t> last_graph;
+    uint64_t last_gen = 0, last_frees = 0;
 };
 
 struct BuftCtx {
@@ -62,7 +69,26 @@ struct RegCtx {
 std::map<std::string, lm_ggml_backend_reg_t> & g_regs = *new std::map<std::string, lm_ggml_backend_reg_t>;
 uint32_t g_next_dev_index = 0;
 
+std::mutex & g_key_mutex = *new std::mutex; // not g_mutex: connections are made under it
+std::string & g_key = *new std::string;
+
 } // namespace
+
+void set_auth_key(const char * key) {
+    std::lock_guard<std::mutex> lock(g_key_mutex);
+    g_key = key ? key : "";
+}
+
+std::string auth_key() {
+    {
+        std::lock_guard<std::mutex> lock(g_key_mutex);
+        if (!g_key.empty()) {
+            return g_key;
+        }
+    }
+    const char * env = std::getenv("LMGGML_RPC_AUTH_KEY");
+    return env ? env : "";
+}
 
 bool Endpoint::exchange(Cmd cmd, const void * payload, size_t size, void * reply, size_t reply_size, bool has_reply,
                         int timeout_ms) {
@@ -108,7 +134,42 @@ bool Endpoint::connect_locked() {
         fd = -1;
         return false;
     }
+    const std::string key = auth_key();
+    if (!key.empty() && !authenticate_locked(key)) {
+        tcp_close(fd);
+        fd = -1;
+        return false;
+    }
     generation++;
+    return true;
+}
+
+// Proves the key, then checks the server's proof (rpc-auth.h): a client with
+// a key talks only to servers that know it.
+bool Endpoint::authenticate_locked(const std::string & key) {
+    AuthNonceReq nreq;
+    AuthNonceRsp nrsp = {};
+    if (!random_bytes(nreq.client_nonce, sizeof(nreq.client_nonce))) {
+        log_error("rpc: %s: no random bytes for a nonce\n", name.c_str());
+        return false;
+    }
+    if (!exchange(CMD_AUTH_NONCE, &nreq, sizeof(nreq), &nrsp, sizeof(nrsp), true, kHelloTimeoutMs)) {
+        log_error("rpc: %s: the server did not take authentication (started without a key?)\n", name.c_str());
+        return false;
+    }
+    AuthProofReq preq;
+    const Digest mine = auth_proof(key, AuthRole::Client, nreq.client_nonce, nrsp.server_nonce);
+    std::memcpy(preq.client_proof, mine.data(), mine.size());
+    AuthProofRsp prsp = {};
+    if (!exchange(CMD_AUTH_PROOF, &preq, sizeof(preq), &prsp, sizeof(prsp), true, kHelloTimeoutMs)) {
+        log_error("rpc: %s: the server refused this client's key\n", name.c_str());
+        return false;
+    }
+    const Digest want = auth_proof(key, AuthRole::Server, nreq.client_nonce, nrsp.server_nonce);
+    if (!ct_equal(want.data(), prsp.server_proof, want.size())) {
+        log_error("rpc: %s: the server does not know the key\n", name.c_str());
+        return false;
+    }
     return true;
 }
 
@@ -119,6 +180,9 @@ bool Endpoint::call(Cmd cmd, const void * payload, size_t size, void * reply, si
     if (gen != 0 && gen != generation) {
         log_error("rpc: %s: command %u refers to a connection that was lost\n", name.c_str(), (unsigned)cmd);
     } else if (fd >= 0 || (gen == 0 && connect_locked())) {
+        frees += cmd == CMD_FREE_BUFFER;
+        graphs_sent += cmd == CMD_GRAPH_COMPUTE;
+        recomputes_sent += cmd == CMD_GRAPH_RECOMPUTE;
         ok = exchange(cmd, payload, size, reply, reply_size, has_reply, 0);
     } else if (gen != 0) {
         log_error("rpc: %s: command %u: the connection is lost\n", name.c_str(), (unsigned)cmd);
@@ -491,14 +555,32 @@ lm_ggml_status backend_graph_compute(lm_ggml_backend_t backend, lm_ggml_cgraph *
         }
         std::memcpy(tp + sizeof(WireTensor) * i, &w, sizeof(w));
     }
-    if (!dc->ep->call(CMD_GRAPH_COMPUTE, msg.data(), msg.size(), nullptr, 0, false, gen)) {
-        return LM_GGML_STATUS_FAILED;
+    // The same bytes as the graph the server computed last on this device,
+    // still stored there: rerun it. llama.cpp's client does this for graphs
+    // of the same uid (its scheduler's split id); lmggml graphs have no uid,
+    // and equal bytes are the stricter test (same tensors, shapes, buffers).
+    uint64_t frees;
+    {
+        std::lock_guard<std::mutex> lock(dc->ep->mutex);
+        frees = dc->ep->frees;
     }
-    // GRAPH_COMPUTE has no answer; a server that refused the graph has
+    const bool reuse = dc->last_gen == gen && dc->last_frees == frees && dc->last_graph == msg;
+    const DeviceReq rreq = {dc->device};
+    bool ok = reuse ? dc->ep->call(CMD_GRAPH_RECOMPUTE, &rreq, sizeof(rreq), nullptr, 0, false, gen)
+                    : dc->ep->call(CMD_GRAPH_COMPUTE, msg.data(), msg.size(), nullptr, 0, false, gen);
+    // neither command has an answer; a server that refused the graph has
     // closed the connection, which this round trip reveals
     DeviceCountRsp rsp = {0};
-    if (!dc->ep->call(CMD_DEVICE_COUNT, nullptr, 0, &rsp, sizeof(rsp), true, gen)) {
+    ok = ok && dc->ep->call(CMD_DEVICE_COUNT, nullptr, 0, &rsp, sizeof(rsp), true, gen);
+    if (!ok) {
+        dc->last_graph.clear();
+        dc->last_gen = 0;
         return LM_GGML_STATUS_FAILED;
+    }
+    if (!reuse) {
+        dc->last_graph = std::move(msg);
+        dc->last_gen = gen;
+        dc->last_frees = frees;
     }
     return LM_GGML_STATUS_SUCCESS;
 }
@@ -720,6 +802,10 @@ void lm_ggml_backend_rpc_get_device_memory(const char * endpoint, uint32_t devic
     }
 }
 
+void lm_ggml_backend_rpc_set_auth_key(const char * key) {
+    set_auth_key(key);
+}
+
 lm_ggml_backend_reg_t lm_ggml_backend_rpc_reg(void) {
     static lm_ggml_backend_reg reg = {.api_version = LM_GGML_BACKEND_API_VERSION, .iface = kRegIface, .context = nullptr};
     return &reg;
@@ -743,6 +829,8 @@ void * reg_proc_address(lm_ggml_backend_reg_t, const char * name) {
         {"lm_ggml_backend_rpc_server_start", (void *)lm_ggml_backend_rpc_server_start},
         {"lm_ggml_backend_rpc_server_port", (void *)lm_ggml_backend_rpc_server_port},
         {"lm_ggml_backend_rpc_server_stop", (void *)lm_ggml_backend_rpc_server_stop},
+        {"lm_ggml_backend_rpc_set_auth_key", (void *)lm_ggml_backend_rpc_set_auth_key},
+        {"lm_ggml_backend_rpc_server_start_auth", (void *)lm_ggml_backend_rpc_server_start_auth},
     };
     for (const Entry & e : kEntries) {
         if (std::strcmp(e.name, name) == 0) {

@@ -20,6 +20,8 @@ struct Endpoint {
     int         port = 0;
     int         fd = -1;         // -1: not connected (failed, or never)
     uint64_t    generation = 0;  // bumped by every (re)connection
+    uint64_t    frees = 0;       // FREE_BUFFERs sent: each drops the server's stored graphs
+    uint64_t    graphs_sent = 0, recomputes_sent = 0; // GRAPH_COMPUTE and GRAPH_RECOMPUTE, for tests
     std::mutex  mutex;
 
     // Sends a command; with a reply, reads exactly reply_size bytes (zeroed
@@ -29,11 +31,18 @@ struct Endpoint {
     bool call(Cmd cmd, const void * payload, size_t size, void * reply, size_t reply_size, bool has_reply,
               uint64_t gen = 0);
 
-    bool connect_locked(); // connects and greets; mutex held
+    bool connect_locked(); // connects and greets (and authenticates, with a key); mutex held
 private:
+    bool authenticate_locked(const std::string & key);
     bool exchange(Cmd cmd, const void * payload, size_t size, void * reply, size_t reply_size, bool has_reply,
                   int timeout_ms);
 };
+
+// The key clients prove to servers started with one (rpc-auth.h): the one
+// set through lm_ggml_backend_rpc_set_auth_key, else env LMGGML_RPC_AUTH_KEY,
+// else none (plain protocol). Taken at each (re)connection.
+void set_auth_key(const char * key);
+std::string auth_key();
 
 // the connection for endpoint (made and greeted with HELLO on first use), or NULL
 Endpoint * endpoint_get(const std::string & name);

@@ -4,11 +4,13 @@
 // is rebuilt through lmggml's op constructor and must match what was sent.
 
 #include "rpc-enums.h"
+#include "rpc-peer-ops.h"
 #include "rpc-rebuild.h"
 #include "rpc-session.h"
 
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -62,8 +64,18 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
     }
     const uint8_t * tensors_at = p + count_at + 4;
 
+    // nodes built as more than one lmggml node (row-id guards, peer ops):
+    // each adds at most one graph node and four tensors
+    size_t n_extra = 0;
+    for (uint32_t i = 0; i < n_tensors; i++) {
+        uint32_t op;
+        std::memcpy(&op, tensors_at + sizeof(WireTensor) * i + offsetof(WireTensor, op), sizeof(op));
+        n_extra += op == kWireOpGetRows || is_peer_op(op);
+    }
+    const size_t graph_size = n_nodes + n_extra;
     lm_ggml_init_params ip = {
-        /*.mem_size   =*/ lm_ggml_tensor_overhead() * (2 * (size_t)n_tensors + 16) + lm_ggml_graph_overhead_custom(n_nodes, false),
+        /*.mem_size   =*/ lm_ggml_tensor_overhead() * (2 * (size_t)n_tensors + 4 * n_extra + 16) +
+                              lm_ggml_graph_overhead_custom(graph_size, false),
         /*.mem_buffer =*/ nullptr,
         /*.no_alloc   =*/ true,
     };
@@ -73,6 +85,8 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
         return false;
     }
     lm_ggml_context * ctx = out.ctx;
+    out.guards = std::make_shared<RowGuards>();
+    std::unordered_map<uint64_t, std::vector<lm_ggml_tensor *>> before; // guard nodes that run before a node
 
     // Which tensors matter: the nodes, and what they read (sources, view
     // sources). Clients send every tensor reachable through sources, also
@@ -181,6 +195,25 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
             }
             view_src = it->second;
         }
+        if (is_peer_op(w.op)) {
+            std::vector<lm_ggml_tensor *> nodes;
+            const WirePlace place = {&c, view_src_id != 0,
+                                     view_src.t != nullptr && view_src.owner == c.owner &&
+                                         (uint8_t *)view_src.t->data + w.view_offs == c.host_data};
+            int32_t wire_params[kWireMaxOpParams / 4];
+            std::memcpy(wire_params, w.op_params, sizeof(wire_params));
+            lm_ggml_tensor * t = build_peer_op(ctx, w.op, wire_params, src, place, *out.guards, nodes, why);
+            if (t == nullptr) {
+                why = label + ": " + why;
+                return false;
+            }
+            nodes.pop_back(); // the result itself
+            before[id] = std::move(nodes);
+            t->flags = flags;
+            lm_ggml_set_name(t, name_of(w).c_str());
+            built[id] = {t, c.owner};
+            continue;
+        }
         const int op = op_from_wire(w.op);
         if (op < 0) {
             why = label + ": op " + std::to_string(w.op) + " has no lmggml counterpart";
@@ -265,6 +298,24 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
                 t->buffer = c.owner->buf;
             }
         }
+        if (op == LM_GGML_OP_GET_ROWS && lm_ggml_backend_buffer_is_host(src[1]->buffer)) {
+            // its ids are checked against the table when the graph runs (a
+            // guard reads host memory; other devices rely on their kernel);
+            // rows written over the ids would change them after the check
+            // (found by the fuzzer), and no allocator places them so
+            const uint8_t * ids_at = (const uint8_t *)src[1]->data;
+            const uint8_t * out_at = (const uint8_t *)c.host_data;
+            if (ids_at < out_at + c.span && out_at < ids_at + lm_ggml_nbytes(src[1])) {
+                why = label + ": GET_ROWS writes over its own ids";
+                return false;
+            }
+            lm_ggml_tensor * guard = guard_rows(ctx, src[1], src[0]->ne[1], *out.guards);
+            if (guard == nullptr) {
+                why = label + ": GET_ROWS ids cannot be guarded";
+                return false;
+            }
+            before[id] = {guard};
+        }
         t->flags = flags;
         char name[kWireMaxName + 1];
         std::memcpy(name, w.name, kWireMaxName);
@@ -273,7 +324,7 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
         built[id] = {t, c.owner};
     }
 
-    out.graph = lm_ggml_new_graph_custom(ctx, n_nodes, false);
+    out.graph = lm_ggml_new_graph_custom(ctx, graph_size, false);
     if (out.graph == nullptr) {
         why = "cannot create the graph";
         return false;
@@ -288,12 +339,26 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
             why = "node " + std::to_string(i) + " listed twice";
             return false;
         }
-        lm_ggml_tensor * t = it->second.t;
-        if (!lm_ggml_backend_supports_op(be, t)) {
-            why = "node " + std::to_string(i) + " (" + lm_ggml_op_name(t->op) + ") is not supported by the device";
-            return false;
+        std::vector<lm_ggml_tensor *> run;
+        if (auto b = before.find(id); b != before.end()) {
+            run = b->second;
         }
-        lm_ggml_graph_add_node(out.graph, t);
+        run.push_back(it->second.t);
+        for (lm_ggml_tensor * t : run) {
+            if (!lm_ggml_backend_supports_op(be, t)) {
+                why = "node " + std::to_string(i) + " (" + lm_ggml_op_name(t->op) + ") is not supported by the device";
+                return false;
+            }
+            lm_ggml_graph_add_node(out.graph, t);
+        }
+    }
+    return true;
+}
+
+bool graph_rows_ok(const StoredGraph & g, std::string & why) {
+    if (g.guards != nullptr && g.guards->bad.exchange(false)) {
+        why = "a row id of GET_ROWS or SET_ROWS outside its table";
+        return false;
     }
     return true;
 }

@@ -48,6 +48,10 @@ enum Cmd : uint8_t {
     CMD_GRAPH_RECOMPUTE   = 16,
     CMD_MEMSET_TENSOR     = 17,
     CMD_COUNT             = 18, // the peer's RPC_CMD_NONE is local only
+    // lmggml extension, only to a server started with a key (rpc-auth.h):
+    // far from the peer's numbers so its future commands cannot collide
+    CMD_AUTH_NONCE        = 0xE0,
+    CMD_AUTH_PROOF        = 0xE1,
 };
 
 #pragma pack(push, 1)
@@ -90,6 +94,10 @@ struct ResultRsp { uint8_t result; };           // SET_TENSOR_HASH, COPY_TENSOR
 struct GetTensorReq { WireTensor tensor; uint64_t offset; uint64_t size; };
 struct CopyTensorReq { WireTensor src; WireTensor dst; };
 struct DeviceMemoryRsp { uint64_t free_mem; uint64_t total_mem; };
+struct AuthNonceReq { uint8_t client_nonce[32]; };   // lmggml extension: see rpc-auth.h
+struct AuthNonceRsp { uint8_t server_nonce[32]; };
+struct AuthProofReq { uint8_t client_proof[32]; };
+struct AuthProofRsp { uint8_t server_proof[32]; };
 
 #pragma pack(pop)
 

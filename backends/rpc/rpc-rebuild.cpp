@@ -115,8 +115,10 @@ bool preconditions(lm_ggml_op op, const int32_t * p, lm_ggml_tensor * const * s,
             if (b == nullptr || c == nullptr || !mul_mat_shapes(b, a) || (max_bias > 0.0f && mask == nullptr)) {
                 return false;
             }
+            // newer ggml (the peer) no longer pads the mask's rows: it must
+            // cover every query, the kernel reads no further
             return mask == nullptr || (lm_ggml_is_contiguous(mask) && mask->ne[2] == 1 && mask->ne[3] == 1 &&
-                                       mask->ne[1] >= LM_GGML_PAD(a->ne[1], LM_GGML_KQ_MASK_PAD));
+                                       mask->ne[1] >= a->ne[1]);
         }
         default:
             return true; // constructors that refuse bad input by returning NULL
@@ -264,7 +266,19 @@ lm_ggml_tensor * rebuild_node(lm_ggml_context * ctx, lm_ggml_op op, const int32_
             if (b == nullptr || s[2] == nullptr) {
                 return nullptr;
             }
-            lm_ggml_tensor * r = lm_ggml_flash_attn_ext(ctx, a, b, s[2], s[3], f32_at(p, 0), f32_at(p, 1), f32_at(p, 2));
+            // lmggml's constructor wants the padded rows of older ggml: build
+            // it on a padded stand-in, then read the mask sent
+            lm_ggml_tensor * mask = s[3];
+            if (mask != nullptr && mask->ne[1] < LM_GGML_PAD(a->ne[1], LM_GGML_KQ_MASK_PAD)) {
+                mask = lm_ggml_new_tensor_2d(ctx, mask->type, mask->ne[0], LM_GGML_PAD(a->ne[1], LM_GGML_KQ_MASK_PAD));
+                if (mask == nullptr) {
+                    return nullptr;
+                }
+            }
+            lm_ggml_tensor * r = lm_ggml_flash_attn_ext(ctx, a, b, s[2], mask, f32_at(p, 0), f32_at(p, 1), f32_at(p, 2));
+            if (r != nullptr) {
+                r->src[3] = s[3];
+            }
             if (r != nullptr && p[3] != LM_GGML_PREC_DEFAULT) {
                 if (p[3] != LM_GGML_PREC_F32) {
                     return nullptr;

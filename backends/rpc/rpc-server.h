@@ -28,6 +28,7 @@ struct ServerOptions {
     int         max_connections = 16;
     int         io_timeout_ms = 30000;   // a started message must progress within this
     int         idle_timeout_ms = 0;     // between messages; 0: none
+    std::string auth_key;                // non-empty: clients must prove it after HELLO (rpc-auth.h)
 };
 
 struct Server;

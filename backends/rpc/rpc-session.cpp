@@ -6,6 +6,7 @@
 
 #include "ggml-backend-impl.h"
 
+#include "rpc-auth.h"
 #include "rpc-enums.h"
 #include "rpc-log.h"
 #include "rpc-net.h"
@@ -250,11 +251,16 @@ bool Session::recv_payload(size_t n, std::vector<uint8_t> & into, std::string & 
     return true;
 }
 
+// the next message's header, due within the I/O timeout (the handshake's)
+bool Session::next_header(const std::atomic<bool> & stop, uint8_t & cmd, uint64_t & size) {
+    return wait_readable(fd_, opts_.io_timeout_ms, &stop) && recv_all(fd_, &cmd, 1, opts_.io_timeout_ms, &stop) &&
+           recv_all(fd_, &size, sizeof(size), opts_.io_timeout_ms, &stop);
+}
+
 bool Session::handshake(const std::atomic<bool> & stop, std::string & why) {
     uint8_t cmd = 0;
     uint64_t size = 0;
-    if (!wait_readable(fd_, opts_.io_timeout_ms, &stop) || !recv_all(fd_, &cmd, 1, opts_.io_timeout_ms, &stop) ||
-        !recv_all(fd_, &size, sizeof(size), opts_.io_timeout_ms, &stop)) {
+    if (!next_header(stop, cmd, size)) {
         why = "no HELLO";
         return false;
     }
@@ -271,7 +277,58 @@ bool Session::handshake(const std::atomic<bool> & stop, std::string & why) {
     rsp.minor = kProtoMinor;
     rsp.patch = kProtoPatch;
     // conn_caps stay zero: plain TCP, whatever transport the client offers
-    return respond(&rsp, sizeof(rsp));
+    if (!respond(&rsp, sizeof(rsp))) {
+        why = "cannot answer HELLO";
+        return false;
+    }
+    return opts_.auth_key.empty() || authenticate(stop, why);
+}
+
+// With a key, the client proves it before any other command, then the
+// server proves it too (rpc-auth.h); a wrong proof gets no answer.
+bool Session::authenticate(const std::atomic<bool> & stop, std::string & why) {
+    uint8_t cmd = 0;
+    uint64_t size = 0;
+    AuthNonceReq nreq;
+    if (!next_header(stop, cmd, size)) {
+        why = "no authentication after HELLO";
+        return false;
+    }
+    if (cmd != CMD_AUTH_NONCE) {
+        why = "command " + std::to_string(cmd) + " before authentication (this server requires a key)";
+        return false;
+    }
+    if (!recv_exact(size, nreq, why)) {
+        return false;
+    }
+    AuthNonceRsp nrsp;
+    if (!random_bytes(nrsp.server_nonce, sizeof(nrsp.server_nonce))) {
+        why = "no random bytes for a nonce";
+        return false;
+    }
+    if (!respond(&nrsp, sizeof(nrsp))) {
+        why = "cannot send the nonce";
+        return false;
+    }
+    AuthProofReq preq;
+    if (!next_header(stop, cmd, size) || cmd != CMD_AUTH_PROOF || !recv_exact(size, preq, why)) {
+        why = "no proof of the key after the nonce" + (why.empty() ? "" : " (" + why + ")");
+        return false;
+    }
+    const Digest want = auth_proof(opts_.auth_key, AuthRole::Client, nreq.client_nonce, nrsp.server_nonce);
+    if (!ct_equal(want.data(), preq.client_proof, want.size())) {
+        why = "authentication failed: wrong key";
+        return false;
+    }
+    AuthProofRsp prsp;
+    const Digest mine = auth_proof(opts_.auth_key, AuthRole::Server, nreq.client_nonce, nrsp.server_nonce);
+    std::memcpy(prsp.server_proof, mine.data(), mine.size());
+    if (!respond(&prsp, sizeof(prsp))) {
+        why = "cannot send the server's proof";
+        return false;
+    }
+    log_info("rpc-server: %s: authenticated\n", peer_.c_str());
+    return true;
 }
 
 void Session::serve(const std::atomic<bool> & stop) {
@@ -514,7 +571,7 @@ bool Session::cmd_graph_compute(uint64_t size, std::string & why) {
         why = "graph compute failed with status " + std::to_string((int)st);
         return false;
     }
-    return true;
+    return graph_rows_ok(g, why);
 }
 
 bool Session::dispatch(uint8_t cmd, uint64_t size, std::string & why) {
@@ -652,7 +709,7 @@ bool Session::dispatch(uint8_t cmd, uint64_t size, std::string & why) {
                 why = "graph compute failed with status " + std::to_string((int)st);
                 return false;
             }
-            return true;
+            return graph_rows_ok(graphs_[req.device], why);
         }
         case CMD_GET_DEVICE_MEMORY: {
             DeviceReq req;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,10 +37,17 @@ struct CheckedTensor {
     void *        host_data = nullptr; // the buffer's own address of data
 };
 
+struct RowGuards; // rpc-peer-ops.h
+
 struct StoredGraph {
     lm_ggml_context * ctx = nullptr;
     lm_ggml_cgraph *  graph = nullptr;
+    std::shared_ptr<RowGuards> guards; // raised by a row id out of range while it ran
 };
+
+// rpc-graph.cpp: after each run of a graph; false (with why) when a row id
+// was out of range (the guards kept the run inside the tables)
+bool graph_rows_ok(const StoredGraph & g, std::string & why);
 
 class Session {
 public:
@@ -62,6 +70,8 @@ public:
 
 private:
     bool handshake(const std::atomic<bool> & stop, std::string & why);
+    bool authenticate(const std::atomic<bool> & stop, std::string & why);
+    bool next_header(const std::atomic<bool> & stop, uint8_t & cmd, uint64_t & size);
     bool dispatch(uint8_t cmd, uint64_t size, std::string & why);
     bool respond(const void * data, size_t n);
     template <typename T> bool recv_exact(uint64_t size, T & req, std::string & why);

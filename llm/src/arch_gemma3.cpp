@@ -53,7 +53,7 @@ void gemma3_tensors(TensorLoader & ld, const HParams & hp, Weights & w) {
     const int64_t n_o = int64_t(hp.n_embd_head_v) * hp.n_head;
     const int64_t n_ff = hp.n_ff;
 
-    w.tok_embd = ld.create("token_embd.weight", {n_embd, int64_t(hp.n_vocab)}, Placement::CPU);
+    w.tok_embd = ld.create("token_embd.weight", {n_embd, int64_t(hp.n_vocab)}, ld.cpu());
     w.layers.resize(hp.n_layer);
     for (uint32_t il = 0; il < hp.n_layer; il++) {
         LayerWeights & l = w.layers[il];

@@ -18,9 +18,9 @@ void create_llama_tensors(TensorLoader & ld, const HParams & hp, Weights & w, bo
     const int64_t n_o = int64_t(hp.n_embd_head_v) * hp.n_head;
     const int64_t n_ff = hp.n_ff;
 
-    w.tok_embd = ld.create("token_embd.weight", {n_embd, n_vocab}, Placement::CPU);
+    w.tok_embd = ld.create("token_embd.weight", {n_embd, n_vocab}, ld.cpu());
     // Llama 3.1+ rope frequency factors, one table for every layer.
-    lm_ggml_tensor * rope_freqs = ld.create("rope_freqs.weight", {int64_t(hp.n_rot / 2)}, Placement::CPU, false);
+    lm_ggml_tensor * rope_freqs = ld.create("rope_freqs.weight", {int64_t(hp.n_rot / 2)}, ld.cpu(), false);
     w.layers.resize(hp.n_layer);
     for (uint32_t il = 0; il < hp.n_layer; il++) {
         LayerWeights & l = w.layers[il];

@@ -37,8 +37,8 @@ Context::Impl::~Impl() {
         lm_ggml_backend_sched_free(sched);
     }
     kv.reset();
-    if (backend_dev != nullptr) {
-        lm_ggml_backend_free(backend_dev);
+    for (lm_ggml_backend_t be : backend_devs) {
+        lm_ggml_backend_free(be);
     }
     if (backend_cpu != nullptr) {
         lm_ggml_backend_free(backend_cpu);
@@ -59,13 +59,15 @@ BuiltGraph Context::Impl::build(const BatchLayout & layout) {
     g.gf = lm_ggml_new_graph_custom(graph_ctx, max_nodes, false);
     GraphBuilder b(m, *kv, graph_ctx, g.gf, layout);
     b.flash_attn = params.flash_attn;
-    if (backend_dev != nullptr) {
-        // Small batches: keep each offloaded layer's norm on its device
-        // (the scheduler would leave it with the previous layer).
-        const bool pin = layout.n_tokens < 32 || m.n_dev_layers >= m.hp.n_layer;
+    if (!backend_devs.empty()) {
+        // Small batches (or no layer on the CPU): keep each offloaded layer's
+        // norm on its device (the scheduler would leave it with the previous
+        // layer's device).
+        const bool pin = layout.n_tokens < 32 || m.layer_device(0) != m.cpu_dev;
         b.on_layer_norm = [this, pin](lm_ggml_tensor * t, uint32_t il) {
-            if (pin && m.layer_placement(il) == Placement::DEVICE && lm_ggml_backend_supports_op(backend_dev, t)) {
-                lm_ggml_backend_sched_set_tensor_backend(sched, t, backend_dev);
+            lm_ggml_backend_t be = pin ? backend_of(m.layer_device(il)) : nullptr;
+            if (be != nullptr && lm_ggml_backend_supports_op(be, t)) {
+                lm_ggml_backend_sched_set_tensor_backend(sched, t, be);
             }
         };
     }
@@ -77,6 +79,15 @@ BuiltGraph Context::Impl::build(const BatchLayout & layout) {
     g.layout = layout;
     g.kv_stores = std::move(b.kv_stores);
     return g;
+}
+
+lm_ggml_backend_t Context::Impl::backend_of(lm_ggml_backend_dev_t dev) const {
+    for (size_t i = 0; i < m.devs.size() && i < backend_devs.size(); i++) {
+        if (m.devs[i] == dev) {
+            return backend_devs[i];
+        }
+    }
+    return nullptr;
 }
 
 void Context::Impl::set_inputs(const BuiltGraph & g, const BatchLayout & layout, const Token * tokens) {
@@ -155,7 +166,7 @@ Status Context::Impl::run_batch(const Token * tokens, int32_t n_tokens, int32_t 
 // graphs, copies) tied to the tensors' addresses, so it rebuilds every batch.
 bool Context::Impl::can_reuse(const BatchLayout & layout) const {
     const BatchLayout & was = last.layout;
-    return last.gf != nullptr && backend_dev == nullptr && was.n_tokens == layout.n_tokens &&
+    return last.gf != nullptr && backend_devs.empty() && was.n_tokens == layout.n_tokens &&
            was.n_outputs == layout.n_outputs && was.n_kv == layout.n_kv;
 }
 

@@ -32,7 +32,7 @@ struct Context::Impl {
 
     std::unique_ptr<KvCache> kv;
     lm_ggml_backend_t backend_cpu = nullptr;
-    lm_ggml_backend_t backend_dev = nullptr; // the model's other device, when it has layers there
+    std::vector<lm_ggml_backend_t> backend_devs; // one per device of the model's devs (same order)
     lm_ggml_backend_sched_t sched = nullptr;
 
     int32_t max_nodes = 0;
@@ -51,6 +51,7 @@ struct Context::Impl {
     Status init(const ContextParams & p);
     Status decode(const std::vector<Token> & tokens);
     BuiltGraph build(const BatchLayout & layout);
+    lm_ggml_backend_t backend_of(lm_ggml_backend_dev_t dev) const; // null for the CPU
     bool can_reuse(const BatchLayout & layout) const;
     void set_inputs(const BuiltGraph & g, const BatchLayout & layout, const Token * tokens);
     Status run_batch(const Token * tokens, int32_t n_tokens, int32_t n_outputs, float * logits_out);

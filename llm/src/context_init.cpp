@@ -26,17 +26,19 @@ Status Context::Impl::init(const ContextParams & p) {
         return Status::error("cannot start the CPU backend");
     }
     lm_ggml_backend_cpu_set_n_threads(backend_cpu, params.n_threads);
-    if (m.dev != nullptr) {
-        backend_dev = lm_ggml_backend_dev_init(m.dev, nullptr);
-        if (backend_dev == nullptr) {
-            return Status::error(std::string("cannot start a backend on ") + lm_ggml_backend_dev_name(m.dev));
+    backend_devs.reserve(m.devs.size());
+    for (lm_ggml_backend_dev_t d : m.devs) {
+        lm_ggml_backend_t be = lm_ggml_backend_dev_init(d, nullptr);
+        if (be == nullptr) {
+            return Status::error(std::string("cannot start a backend on ") + lm_ggml_backend_dev_name(d));
         }
+        backend_devs.push_back(be);
     }
 
-    // Like llama.cpp's offload_kqv: the offloaded layers' cache goes with
-    // them when their device can run attention over it.
-    const bool kv_on_dev = m.dev != nullptr && KvCache::device_can_hold(m.dev, hp, n_ctx, p.type_k, p.type_v, params.flash_attn);
-    auto kv_r = KvCache::create(m, n_ctx, p.type_k, p.type_v, kv_on_dev);
+    // Like llama.cpp's offload_kqv: each offloaded layer's cache goes with it
+    // when its device can run attention over it, else to the CPU.
+    auto kv_r = KvCache::create(m, n_ctx, p.type_k, p.type_v,
+                                KvCache::layer_devices(m, n_ctx, p.type_k, p.type_v, params.flash_attn));
     if (!kv_r.ok()) {
         return kv_r.status();
     }
@@ -46,13 +48,9 @@ Status Context::Impl::init(const ContextParams & p) {
     max_nodes = static_cast<int32_t>(std::max<uint32_t>(1024, hp.n_layer * 96 + 256));
     graph_buf.resize(lm_ggml_tensor_overhead() * size_t(max_nodes) + lm_ggml_graph_overhead_custom(size_t(max_nodes), false));
 
-    lm_ggml_backend_t backends[2];
-    int n_backends = 0;
-    if (backend_dev != nullptr) {
-        backends[n_backends++] = backend_dev;
-    }
-    backends[n_backends++] = backend_cpu; // the CPU runs what others cannot: always last
-    sched = lm_ggml_backend_sched_new(backends, nullptr, n_backends, size_t(max_nodes), false);
+    std::vector<lm_ggml_backend_t> backends = backend_devs;
+    backends.push_back(backend_cpu); // the CPU runs what others cannot: always last
+    sched = lm_ggml_backend_sched_new(backends.data(), nullptr, static_cast<int>(backends.size()), size_t(max_nodes), false);
     if (sched == nullptr) {
         return Status::error("cannot create the backend scheduler");
     }

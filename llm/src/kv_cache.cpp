@@ -7,7 +7,7 @@
 namespace lmllm {
 
 Result<std::unique_ptr<KvCache>> KvCache::create(const Model::Impl & m, uint32_t n_ctx, lm_ggml_type type_k,
-                                                 lm_ggml_type type_v, bool on_device) {
+                                                 lm_ggml_type type_v, const std::vector<lm_ggml_backend_dev_t> & layer_dev) {
     const HParams & hp = m.hp;
     if (lm_ggml_blck_size(type_k) != 1 && (hp.n_embd_head_k % lm_ggml_blck_size(type_k)) != 0) {
         return Status::error(std::string("K cache type ") + lm_ggml_type_name(type_k) + " does not divide the head size");
@@ -21,13 +21,20 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const Model::Impl & m, uint32_t
     kv->k_.resize(hp.n_layer);
     kv->v_.resize(hp.n_layer);
 
-    // One context (and buffer) per placement.
-    const Placement places[2] = {Placement::CPU, Placement::DEVICE};
-    for (Placement where : places) {
+    if (layer_dev.size() != hp.n_layer) {
+        return Status::error("KV cache: one device per layer expected");
+    }
+    // One context (and buffer) per device, in the order of first use.
+    std::vector<lm_ggml_backend_dev_t> devices;
+    for (lm_ggml_backend_dev_t d : layer_dev) {
+        if (std::find(devices.begin(), devices.end(), d) == devices.end()) {
+            devices.push_back(d);
+        }
+    }
+    for (lm_ggml_backend_dev_t dev : devices) {
         std::vector<uint32_t> layers;
         for (uint32_t il = 0; il < hp.n_layer; il++) {
-            const Placement p = on_device ? m.layer_placement(il) : Placement::CPU;
-            if (p == where) {
+            if (layer_dev[il] == dev) {
                 layers.push_back(il);
             }
         }
@@ -51,7 +58,6 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const Model::Impl & m, uint32_t
             lm_ggml_format_name(kv->k_[il], "cache_k_l%u", il);
             lm_ggml_format_name(kv->v_[il], "cache_v_l%u", il);
         }
-        lm_ggml_backend_dev_t dev = where == Placement::CPU ? m.cpu_dev : m.dev;
         lm_ggml_backend_buffer_t buf = lm_ggml_backend_alloc_ctx_tensors_from_buft(ctx, lm_ggml_backend_dev_buffer_type(dev));
         if (buf == nullptr) {
             return Status::error(std::string("cannot allocate the KV cache (") + std::to_string(n_ctx) + " cells) on " +
@@ -61,6 +67,19 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const Model::Impl & m, uint32_t
     }
     kv->clear();
     return kv;
+}
+
+std::vector<lm_ggml_backend_dev_t> KvCache::layer_devices(const Model::Impl & m, uint32_t n_ctx, lm_ggml_type type_k,
+                                                       lm_ggml_type type_v, bool flash_attn) {
+    std::vector<lm_ggml_backend_dev_t> out(m.hp.n_layer, m.cpu_dev);
+    for (lm_ggml_backend_dev_t d : m.devs) {
+        if (device_can_hold(d, m.hp, n_ctx, type_k, type_v, flash_attn)) {
+            for (uint32_t il = 0; il < m.hp.n_layer; il++) {
+                out[il] = m.layer_device(il) == d ? d : out[il];
+            }
+        }
+    }
+    return out;
 }
 
 bool KvCache::device_can_hold(lm_ggml_backend_dev_t dev, const HParams & hp, uint32_t n_ctx, lm_ggml_type type_k,

@@ -160,7 +160,8 @@ void TensorLoader::fail(std::string message) {
     }
 }
 
-lm_ggml_tensor * TensorLoader::create(const std::string & name, std::vector<int64_t> shape, Placement where, bool required) {
+lm_ggml_tensor * TensorLoader::create(const std::string & name, std::vector<int64_t> shape, lm_ggml_backend_dev_t dev,
+                                      bool required) {
     if (!status_.ok()) {
         return nullptr;
     }
@@ -188,24 +189,24 @@ lm_ggml_tensor * TensorLoader::create(const std::string & name, std::vector<int6
         fail("tensor '" + name + "' data lies past the end of '" + file_.path() + "' (truncated file?)");
         return nullptr;
     }
-    if (where == Placement::DEVICE && !device_can_multiply(meta)) {
-        where = Placement::CPU; // as llama.cpp does: a weight the device cannot compute with stays on the CPU
+    if (!model_.on_cpu(dev) && !device_can_multiply(dev, meta)) {
+        dev = model_.cpu_dev; // as llama.cpp does: a weight the device cannot compute with stays on the CPU
     }
-    lm_ggml_context * ctx = where == Placement::CPU ? model_.ctx_cpu : model_.ctx_dev;
-    lm_ggml_tensor * t = lm_ggml_dup_tensor(ctx, meta);
+    lm_ggml_context * ctx = model_.ctx_of(dev);
+    lm_ggml_tensor * t = ctx != nullptr ? lm_ggml_dup_tensor(ctx, meta) : nullptr;
     if (t == nullptr) {
         fail("out of tensor slots while creating '" + name + "'");
         return nullptr;
     }
     lm_ggml_set_name(t, name.c_str());
-    sources_.push_back({t, offset, where});
+    sources_.push_back({t, offset, model_.on_cpu(dev) ? model_.cpu_dev : dev});
     return t;
 }
 
-// True unless meta is a matrix the offload device cannot multiply with
-// (a MUL_MAT of it by a batch of F32 activations, asked of the device).
-bool TensorLoader::device_can_multiply(const lm_ggml_tensor * meta) const {
-    if (model_.dev == nullptr || meta->ne[1] <= 1) {
+// True unless meta is a matrix dev cannot multiply with (a MUL_MAT of it by
+// a batch of F32 activations, asked of the device).
+bool TensorLoader::device_can_multiply(lm_ggml_backend_dev_t dev, const lm_ggml_tensor * meta) const {
+    if (meta->ne[1] <= 1) {
         return true; // vectors (norms, biases) go through element-wise ops
     }
     lm_ggml_init_params ip = {3 * lm_ggml_tensor_overhead(), nullptr, /*no_alloc =*/true};
@@ -216,26 +217,26 @@ bool TensorLoader::device_can_multiply(const lm_ggml_tensor * meta) const {
     lm_ggml_tensor * w = lm_ggml_new_tensor(ctx, meta->type, LM_GGML_MAX_DIMS, meta->ne);
     lm_ggml_tensor * x = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, meta->ne[0], 512);
     lm_ggml_tensor * y = w && x ? lm_ggml_mul_mat(ctx, w, x) : nullptr;
-    const bool ok = y != nullptr && lm_ggml_backend_dev_supports_op(model_.dev, y);
+    const bool ok = y != nullptr && lm_ggml_backend_dev_supports_op(dev, y);
     lm_ggml_free(ctx);
     return ok;
 }
 
 lm_ggml_tensor * TensorLoader::layer(uint32_t il, const char * suffix, std::vector<int64_t> shape, bool required) {
-    return create("blk." + std::to_string(il) + "." + suffix, std::move(shape), model_.layer_placement(il), required);
+    return create("blk." + std::to_string(il) + "." + suffix, std::move(shape), model_.layer_device(il), required);
 }
 
 lm_ggml_tensor * TensorLoader::output_layer(const std::string & name, std::vector<int64_t> shape, bool required) {
-    return create(name, std::move(shape), model_.output_placement(), required);
+    return create(name, std::move(shape), model_.output_dev, required);
 }
 
 lm_ggml_tensor * TensorLoader::output_or_tied(int64_t n_embd, int64_t n_vocab) {
-    const Placement where = model_.output_placement();
+    lm_ggml_backend_dev_t where = model_.output_dev;
     lm_ggml_tensor * out = create("output.weight", {n_embd, n_vocab}, where, /*required =*/false);
     if (out != nullptr || !status_.ok()) {
         return out;
     }
-    if (where == Placement::CPU) {
+    if (model_.on_cpu(where)) {
         return model_.w.tok_embd; // tied: the same bytes serve both
     }
     // The output runs on the device; give it its own copy of the embeddings.

@@ -49,12 +49,12 @@ private:
     uint64_t file_size_ = 0;
 };
 
-// A weight to place: the tensor created in the model's context and where its
-// bytes are in the file.
+// A weight to place: the tensor created in its device's context, where its
+// bytes are in the file, and that device (the model's cpu_dev: the CPU).
 struct TensorSource {
     lm_ggml_tensor * tensor;
     uint64_t file_offset;
-    Placement where;
+    lm_ggml_backend_dev_t dev;
 };
 
 // Creates weight tensors in the per-placement contexts, checking that each is
@@ -64,7 +64,10 @@ class TensorLoader {
 public:
     TensorLoader(const GgufFile & file, Model::Impl & model);
 
-    lm_ggml_tensor * create(const std::string & name, std::vector<int64_t> shape, Placement where, bool required = true);
+    // On dev (cpu(): the CPU); a matrix dev cannot multiply with goes to the CPU.
+    lm_ggml_tensor * create(const std::string & name, std::vector<int64_t> shape, lm_ggml_backend_dev_t dev,
+                            bool required = true);
+    lm_ggml_backend_dev_t cpu() const { return model_.cpu_dev; }
     // "blk.<il>.<suffix>" placed with layer il.
     lm_ggml_tensor * layer(uint32_t il, const char * suffix, std::vector<int64_t> shape, bool required = true);
     // A tensor of the output layer (placed with it).
@@ -78,7 +81,7 @@ public:
 
 private:
     void fail(std::string message);
-    bool device_can_multiply(const lm_ggml_tensor * meta) const;
+    bool device_can_multiply(lm_ggml_backend_dev_t dev, const lm_ggml_tensor * meta) const;
     const GgufFile & file_;
     Model::Impl & model_;
     Status status_;

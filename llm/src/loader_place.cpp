@@ -1,8 +1,8 @@
 // Placing weights: the CPU gets zero-copy tensors pointing into the file
 // mapping; with repack on, its matrices are copied instead: into its
 // CPU_REPACK buffer type (the layout of its matrix kernels) where it takes
-// them, else into a CPU buffer. Another device gets a buffer of its own type
-// and an upload.
+// them, else into a CPU buffer (as are tensors the file does not align to
+// 32 bytes). Each other device gets a buffer of its own type and an upload.
 
 #include <algorithm>
 #include <memory>
@@ -37,6 +37,11 @@ private:
 };
 
 Status cancelled() { return Status::error("model loading cancelled"); }
+
+// What the kernels assume of a weight's address (ggml's tensor alignment,
+// GGUF's default): a file with a smaller general.alignment has its
+// misaligned tensors copied, not mapped.
+constexpr uint64_t kWeightAlign = 32;
 
 // CPU tensors alias the mapping: no copy, no extra memory.
 Status place_cpu_mapped(Model::Impl & m, const std::vector<const TensorSource *> & srcs, Progress & progress) {
@@ -170,18 +175,23 @@ Status place_weights(const GgufFile & file, Model::Impl & m, const std::vector<T
     // CPU weights: repacked (CPU_REPACK takes them), copied (other matrices
     // when repacking: a CPU buffer on huge pages streams faster than the
     // mapping, +6-8 % generation), or mapped / read as they are.
-    std::vector<const TensorSource *> cpu, dev, cpu_repacked, cpu_copied;
+    std::vector<const TensorSource *> cpu, cpu_repacked, cpu_copied;
+    std::vector<std::vector<const TensorSource *>> dev(m.devs.size()); // per device of m.devs
     uint64_t total = 0;
     lm_ggml_backend_buffer_type_t repack_buft = repack ? cpu_repack_buft(m.cpu_dev) : nullptr;
     // freed however this function ends (the vectors below may throw)
     const std::unique_ptr<lm_ggml_backend_buffer, void (*)(lm_ggml_backend_buffer_t)> probe(
         repack_buft ? lm_ggml_backend_buft_alloc_buffer(repack_buft, 0) : nullptr, lm_ggml_backend_buffer_free);
     for (const TensorSource & s : sources) {
-        if (s.where != Placement::CPU) {
-            dev.push_back(&s);
+        if (!m.on_cpu(s.dev)) {
+            const size_t i = static_cast<size_t>(std::find(m.devs.begin(), m.devs.end(), s.dev) - m.devs.begin());
+            if (i == m.devs.size()) {
+                return Status::error(std::string("internal: a weight on an unlisted device ") + lm_ggml_backend_dev_name(s.dev));
+            }
+            dev[i].push_back(&s);
         } else if (probe != nullptr && cpu_reads_from(m.cpu_dev, probe.get(), s.tensor)) {
             cpu_repacked.push_back(&s);
-        } else if (repack && use_mmap && s.tensor->ne[1] > 1) {
+        } else if (use_mmap && ((repack && s.tensor->ne[1] > 1) || s.file_offset % kWeightAlign != 0)) {
             cpu_copied.push_back(&s);
         } else {
             cpu.push_back(&s);
@@ -196,6 +206,10 @@ Status place_weights(const GgufFile & file, Model::Impl & m, const std::vector<T
             return map.status();
         }
         m.mapping = std::move(map.value());
+        // the offsets were checked against the size read with the metadata
+        if (m.mapping->size() != file.file_size()) {
+            return Status::error("'" + file.path() + "' changed size while the model was loading");
+        }
     } else {
         auto r = FileReader::open(file.path());
         if (!r.ok()) {
@@ -226,9 +240,12 @@ Status place_weights(const GgufFile & file, Model::Impl & m, const std::vector<T
             return st;
         }
     }
-    if (!dev.empty()) {
-        Status st = place_copied(m, m.ctx_dev, lm_ggml_backend_dev_buffer_type(m.dev), lm_ggml_backend_dev_name(m.dev), dev,
-                                 reader.get(), progress);
+    for (size_t i = 0; i < m.devs.size(); i++) {
+        if (dev[i].empty()) {
+            continue;
+        }
+        Status st = place_copied(m, m.ctx_devs[i], lm_ggml_backend_dev_buffer_type(m.devs[i]),
+                                 lm_ggml_backend_dev_name(m.devs[i]), dev[i], reader.get(), progress);
         if (!st.ok()) {
             return st;
         }

@@ -9,6 +9,7 @@
 #include <new>
 
 #include "arch.h"
+#include "lmllm/split.h"
 #include "loader.h"
 #include "model_hparams.h"
 #include "model_impl.h"
@@ -53,27 +54,72 @@ std::string file_type_of(const GgufFile & f) {
     return name;
 }
 
-// Resolves ModelParams::devices: the first non-CPU device named gets the
-// last n_gpu_layers layers and the output.
+// The default split, as llama.cpp's: by each device's free memory (the CPU:
+// its total), evenly when no device reports any.
+std::vector<float> split_by_memory(const std::vector<lm_ggml_backend_dev_t> & list) {
+    std::vector<float> p;
+    bool any = false;
+    for (lm_ggml_backend_dev_t d : list) {
+        size_t free = 0, total = 0;
+        lm_ggml_backend_dev_memory(d, &free, &total);
+        p.push_back(static_cast<float>(free));
+        any |= free > 0;
+    }
+    if (!any) {
+        p.assign(list.size(), 1.0f);
+    }
+    return p;
+}
+
+// Resolves ModelParams::devices and tensor_split into a device per layer:
+// the first n_layer - n_gpu_layers layers on the CPU, the rest split over
+// the devices listed; the output layer goes with the last layer.
 Status resolve_devices(const ModelParams & params, Model::Impl & m) {
     m.cpu_dev = lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU);
     if (m.cpu_dev == nullptr) {
         return Status::error("no CPU device is registered");
     }
+    std::vector<lm_ggml_backend_dev_t> list;
     for (const std::string & name : params.devices) {
         lm_ggml_backend_dev_t d = lm_ggml_backend_dev_by_name(name.c_str());
         if (d == nullptr) {
             return Status::error("unknown device '" + name + "'");
         }
-        if (m.dev == nullptr && lm_ggml_backend_dev_type(d) != LM_GGML_BACKEND_DEVICE_TYPE_CPU) {
-            m.dev = d;
+        if (lm_ggml_backend_dev_type(d) == LM_GGML_BACKEND_DEVICE_TYPE_CPU) {
+            d = m.cpu_dev;
+        }
+        if (std::find(list.begin(), list.end(), d) != list.end()) {
+            return Status::error("device '" + name + "' is listed twice");
+        }
+        list.push_back(d);
+    }
+    if (!params.tensor_split.empty() && params.tensor_split.size() != list.size()) {
+        return Status::error("--tensor-split has " + std::to_string(params.tensor_split.size()) + " proportions for " +
+                             std::to_string(list.size()) + " devices (one per device listed, in order)");
+    }
+    const uint32_t n_layer = m.hp.n_layer;
+    const int64_t want = params.n_gpu_layers < 0 ? n_layer : params.n_gpu_layers;
+    const uint32_t n_off = list.empty() ? 0 : static_cast<uint32_t>(std::min<int64_t>(want, n_layer));
+    m.layer_dev.assign(n_layer, m.cpu_dev);
+    m.output_dev = m.cpu_dev;
+    if (n_off == 0) {
+        return {};
+    }
+    auto counts = split_layers(n_off, params.tensor_split.empty() ? split_by_memory(list) : params.tensor_split);
+    if (!counts.ok()) {
+        return counts.status();
+    }
+    uint32_t il = n_layer - n_off;
+    for (size_t i = 0; i < list.size(); i++) {
+        for (uint32_t k = 0; k < counts.value()[i]; k++) {
+            m.layer_dev[il++] = list[i];
         }
     }
-    const int64_t n_layer = m.hp.n_layer;
-    const int64_t want = params.n_gpu_layers < 0 ? n_layer : params.n_gpu_layers;
-    m.n_dev_layers = m.dev ? static_cast<uint32_t>(std::min<int64_t>(want, n_layer)) : 0;
-    if (m.n_dev_layers == 0) {
-        m.dev = nullptr;
+    m.output_dev = m.layer_dev[n_layer - 1];
+    for (lm_ggml_backend_dev_t d : list) { // the devices that hold layers, in list order
+        if (d != m.cpu_dev && std::find(m.layer_dev.begin(), m.layer_dev.end(), d) != m.layer_dev.end()) {
+            m.devs.push_back(d);
+        }
     }
     return {};
 }
@@ -107,9 +153,16 @@ Result<std::unique_ptr<Model::Impl>> load_impl(const std::string & path, const M
     const size_t n_slots = static_cast<size_t>(file.n_tensors()) + 4;
     lm_ggml_init_params ip = {n_slots * lm_ggml_tensor_overhead(), nullptr, /*no_alloc =*/true};
     m->ctx_cpu = lm_ggml_init(ip);
-    m->ctx_dev = m->dev ? lm_ggml_init(ip) : nullptr;
-    if (m->ctx_cpu == nullptr || (m->dev && m->ctx_dev == nullptr)) {
+    if (m->ctx_cpu == nullptr) {
         return Status::error("cannot create the weight context");
+    }
+    m->ctx_devs.reserve(m->devs.size());
+    for (size_t i = 0; i < m->devs.size(); i++) {
+        lm_ggml_context * c = lm_ggml_init(ip);
+        if (c == nullptr) {
+            return Status::error("cannot create the weight context");
+        }
+        m->ctx_devs.push_back(c);
     }
 
     TensorLoader loader(file, *m);
@@ -152,8 +205,8 @@ Model::Impl::~Impl() {
     if (ctx_cpu != nullptr) {
         lm_ggml_free(ctx_cpu);
     }
-    if (ctx_dev != nullptr) {
-        lm_ggml_free(ctx_dev);
+    for (lm_ggml_context * c : ctx_devs) {
+        lm_ggml_free(c);
     }
     // mapping is released after the buffers that alias it (member order).
 }
@@ -180,6 +233,33 @@ const Vocab & Model::vocab() const { return *impl_->vocab; }
 const std::string & Model::chat_template() const { return impl_->chat_template; }
 uint64_t Model::n_params() const { return impl_->n_params; }
 uint64_t Model::size_bytes() const { return impl_->n_bytes; }
+
+std::string Model::placement() const {
+    const Impl & m = *impl_;
+    auto name = [&](lm_ggml_backend_dev_t d) { return std::string(lm_ggml_backend_dev_name(d)); };
+    std::string s = "layers ";
+    for (uint32_t il = 0; il < m.layer_dev.size();) {
+        uint32_t end = il;
+        while (end + 1 < m.layer_dev.size() && m.layer_dev[end + 1] == m.layer_dev[il]) {
+            end++;
+        }
+        // appended piecewise: GCC 12 warns falsely (-Wrestrict) on chained concatenation
+        if (il > 0) {
+            s += ", ";
+        }
+        s += std::to_string(il);
+        if (end > il) {
+            s += '-';
+            s += std::to_string(end);
+        }
+        s += ": ";
+        s += name(m.layer_dev[il]);
+        il = end + 1;
+    }
+    s += "; output: ";
+    s += name(m.output_dev ? m.output_dev : m.cpu_dev);
+    return s;
+}
 
 std::string Model::description() const {
     char size[32];

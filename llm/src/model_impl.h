@@ -45,10 +45,6 @@ struct Weights {
     std::vector<LayerWeights> layers;
 };
 
-// Where a tensor goes: the CPU (zero-copy from the mapping) or the model's
-// other device (uploaded).
-enum class Placement { CPU, DEVICE };
-
 struct Model::Impl {
     HParams hp;
     const ArchOps * arch = nullptr;
@@ -58,11 +54,14 @@ struct Model::Impl {
     Weights w;
 
     lm_ggml_backend_dev_t cpu_dev = nullptr;
-    lm_ggml_backend_dev_t dev = nullptr; // non-CPU device holding the last n_dev_layers, or null
-    uint32_t n_dev_layers = 0;
-
-    lm_ggml_context * ctx_cpu = nullptr; // tensor metadata (no_alloc) per placement
-    lm_ggml_context * ctx_dev = nullptr;
+    // The device of each layer and of the output layer (cpu_dev: the CPU).
+    std::vector<lm_ggml_backend_dev_t> layer_dev;
+    lm_ggml_backend_dev_t output_dev = nullptr;
+    // The other devices holding weights, in the order they were listed, and
+    // the tensor metadata (no_alloc) of each; ctx_cpu holds the CPU's.
+    std::vector<lm_ggml_backend_dev_t> devs;
+    std::vector<lm_ggml_context *> ctx_devs;
+    lm_ggml_context * ctx_cpu = nullptr;
     std::vector<lm_ggml_backend_buffer_t> buffers;
     std::unique_ptr<MappedFile> mapping;
 
@@ -70,10 +69,20 @@ struct Model::Impl {
     uint64_t n_bytes = 0;
     int32_t n_weight_tensors = 0;
 
-    Placement layer_placement(uint32_t il) const {
-        return dev != nullptr && il + n_dev_layers >= hp.n_layer ? Placement::DEVICE : Placement::CPU;
+    lm_ggml_backend_dev_t layer_device(uint32_t il) const { return il < layer_dev.size() ? layer_dev[il] : cpu_dev; }
+    bool on_cpu(lm_ggml_backend_dev_t d) const { return d == nullptr || d == cpu_dev; }
+    // The weight context of d (ctx_cpu for the CPU), null when d holds none.
+    lm_ggml_context * ctx_of(lm_ggml_backend_dev_t d) const {
+        if (on_cpu(d)) {
+            return ctx_cpu;
+        }
+        for (size_t i = 0; i < devs.size(); i++) {
+            if (devs[i] == d) {
+                return i < ctx_devs.size() ? ctx_devs[i] : nullptr;
+            }
+        }
+        return nullptr;
     }
-    Placement output_placement() const { return dev != nullptr && n_dev_layers > 0 ? Placement::DEVICE : Placement::CPU; }
 
     Impl() = default;
     Impl(const Impl &) = delete;

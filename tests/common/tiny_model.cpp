@@ -177,6 +177,9 @@ bool write_gguf(const Spec & s, const Weights & w, const std::string & path) {
         }
     };
     lm_gguf_set_val_str(g, "general.architecture", arch.c_str());
+    if (s.alignment != 0) {
+        lm_gguf_set_val_u32(g, "general.alignment", s.alignment);
+    }
     lm_gguf_set_val_str(g, "general.name", ("tiny-" + s.arch).c_str());
     u32(a + "context_length", s.n_ctx_train);
     u32(a + "embedding_length", s.n_embd);

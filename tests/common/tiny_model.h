@@ -38,6 +38,7 @@ struct Spec {
     float final_softcap = 0.0f;
 
     lm_ggml_type wtype = LM_GGML_TYPE_F32; // 2-D weights
+    uint32_t alignment = 0;                // general.alignment; 0: not written (32)
 
     // Control tokens (e.g. "<|im_start|>") that take the last ids of the
     // vocabulary, and tokenizer.chat_template (written only when not empty).

@@ -8,3 +8,7 @@ endif()
 if(TARGET lmggml-opencl)
   add_dependencies(test_${suite} lmggml-opencl)
 endif()
+# multi_device_test.cpp splits a model over RPC servers started in-process
+if(TARGET lmggml-rpc)
+  add_dependencies(test_${suite} lmggml-rpc)
+endif()

@@ -29,6 +29,20 @@ lmllm::Result<std::unique_ptr<lmllm::Model>> load_spec(const tiny::Spec & spec, 
     return m;
 }
 
+// The logits after decoding kTokens (empty, with a failure, if that fails).
+std::vector<float> decoded_logits(const lmllm::Model & m, int n_vocab) {
+    auto c = lmllm::Context::create(m, {});
+    if (!c.ok()) {
+        ADD_FAILURE() << c.status().message();
+        return {};
+    }
+    if (!c.value()->decode(kTokens).ok()) {
+        ADD_FAILURE() << "decode failed";
+        return {};
+    }
+    return std::vector<float>(c.value()->logits(), c.value()->logits() + n_vocab);
+}
+
 void expect_error(const lmllm::Result<std::unique_ptr<lmllm::Model>> & r, const std::string & part) {
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find(part), std::string::npos) << "message: " << r.status().message();
@@ -137,13 +151,50 @@ TEST(ModelLoad, NoMmapMatchesMmap) {
         auto m = lmllm::Model::load(path, mp);
         ASSERT_TRUE(m.ok()) << m.status().message();
         EXPECT_EQ(m.value()->impl().mapping != nullptr, mp.use_mmap);
-        auto c = lmllm::Context::create(*m.value(), {});
-        ASSERT_TRUE(c.ok()) << c.status().message();
-        ASSERT_TRUE(c.value()->decode(kTokens).ok());
-        logits.emplace_back(c.value()->logits(), c.value()->logits() + spec.n_vocab);
+        logits.push_back(decoded_logits(*m.value(), spec.n_vocab));
     }
     EXPECT_EQ(logits[0], logits[1]);
     std::remove(path.c_str());
+}
+
+// A file with general.alignment = 1: the tensors it leaves off 32-byte
+// boundaries (what the kernels assume of weights) are copied, not mapped;
+// the logits are those of the same weights in an aligned file.
+TEST(ModelLoad, MisalignedTensorsAreCopied) {
+    tiny::Spec spec = tiny::llama_spec();
+    const tiny::Weights w = tiny::make_weights(spec, 11);
+    const std::string aligned = lmtest_tmp_path("aligned.gguf"), odd = lmtest_tmp_path("odd.gguf");
+    ASSERT_TRUE(tiny::write_gguf(spec, w, aligned));
+    spec.alignment = 1;
+    ASSERT_TRUE(tiny::write_gguf(spec, w, odd));
+    lmllm::ModelParams mp;
+    mp.repack = false; // else the matrices are copies anyway
+    std::vector<std::vector<float>> logits;
+    for (const std::string & path : {aligned, odd}) {
+        auto m = lmllm::Model::load(path, mp);
+        ASSERT_TRUE(m.ok()) << m.status().message();
+        const lmllm::Model::Impl & impl = m.value()->impl();
+        ASSERT_NE(impl.mapping, nullptr);
+        const uint8_t * lo = impl.mapping->data();
+        const uint8_t * hi = lo + impl.mapping->size();
+        int copied = 0;
+        for (const lmllm::LayerWeights & l : impl.w.layers) {
+            for (const lm_ggml_tensor * t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_down, l.attn_norm}) {
+                const auto * p = static_cast<const uint8_t *>(t->data);
+                EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 32, 0u) << path << ": " << t->name;
+                copied += p < lo || p >= hi;
+            }
+        }
+        if (path == aligned) {
+            EXPECT_EQ(copied, 0);
+        } else {
+            EXPECT_GT(copied, 0) << "the test file should leave some tensors misaligned";
+        }
+        logits.push_back(decoded_logits(*m.value(), spec.n_vocab));
+    }
+    EXPECT_EQ(logits[0], logits[1]);
+    std::remove(aligned.c_str());
+    std::remove(odd.c_str());
 }
 
 TEST(ModelLoad, ProgressAndCancel) {
@@ -213,13 +264,13 @@ TEST(ModelLoad, OffloadToSecondDevice) {
     }
     ASSERT_TRUE(m.ok()) << m.status().message();
     const lmllm::Model::Impl & mi = m.value()->impl();
-    ASSERT_NE(mi.dev, nullptr);
+    ASSERT_EQ(mi.devs.size(), 1u);
     EXPECT_FALSE(lm_ggml_backend_buffer_is_host(mi.w.layers[1].wq->buffer)) << "layer 1 lives on the device";
     EXPECT_TRUE(lm_ggml_backend_buffer_is_host(mi.w.layers[0].wq->buffer)) << "layer 0 stays on the CPU";
     EXPECT_FALSE(lm_ggml_backend_buffer_is_host(mi.w.output->buffer)) << "the output (a tied copy) is on the device";
 
     using counter_fn = uint64_t (*)();
-    auto refdev_nodes = (counter_fn)lm_ggml_backend_reg_get_proc_address(lm_ggml_backend_dev_backend_reg(mi.dev),
+    auto refdev_nodes = (counter_fn)lm_ggml_backend_reg_get_proc_address(lm_ggml_backend_dev_backend_reg(mi.devs[0]),
                                                                          "lm_ggml_backend_refdev_n_nodes_computed");
     ASSERT_NE(refdev_nodes, nullptr);
     const uint64_t nodes_before = refdev_nodes();
@@ -241,7 +292,7 @@ TEST(ModelLoad, OffloadKeepsWeightsTheDeviceCannotUseOnTheCpu) {
     }
     ASSERT_TRUE(m.ok()) << m.status().message();
     const lmllm::Model::Impl & mi = m.value()->impl();
-    ASSERT_NE(mi.dev, nullptr);
+    ASSERT_EQ(mi.devs.size(), 1u);
     EXPECT_EQ(lm_ggml_backend_buft_get_device(lm_ggml_backend_buffer_get_type(mi.w.layers[1].wq->buffer)),
               lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU))
         << "a Q8_0 matrix stays on the CPU (in its repacked buffer type where it has one)";

@@ -254,6 +254,7 @@ const std::set<std::pair<std::string, std::string>> kNullAllowed = {
     {"lm_ggml_rope_multi", "c"}, {"lm_ggml_rope_multi_back", "c"}, // freq factors
     {"lm_ggml_quantize_chunk", "imatrix"},
     {"lm_ggml_backend_buffer_init", "context"},
+    {"lm_ggml_backend_rpc_set_auth_key", "key"}, {"lm_ggml_backend_rpc_server_start_auth", "auth_key"}, // no key
 };
 
 bool null_allowed(const Case & c) {

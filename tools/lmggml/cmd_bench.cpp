@@ -159,7 +159,7 @@ int cmd_bench(int argc, char ** argv) {
     base.model_type = m.description();
     base.model_size = m.size_bytes();
     base.model_n_params = m.n_params();
-    base.backend = mo.device.empty() ? "CPU" : mo.device;
+    base.backend = !mo.device.empty() ? mo.device : mo.rpc.empty() ? "CPU" : "RPC";
     base.n_batch = int32_t(co.n_batch);
 
     const bool tty = isatty(STDERR_FILENO) == 1;

@@ -13,6 +13,7 @@
 
 #include "ggml-backend.h"
 #include "ggml.h"
+#include "lmllm/split.h"
 
 #ifndef LMGGML_VERSION
 #define LMGGML_VERSION "unknown"
@@ -134,9 +135,11 @@ std::string format_count(uint64_t n) {
 void add_model_options(ArgParser & p, ModelOptions & o, bool short_device) {
     p.option({"-m", "--model"}, &o.path, "FILE", "model file (GGUF)");
     const std::vector<std::string> device_names = {short_device ? "-d" : "-dev", "--device"};
-    p.option(device_names, &o.device, "NAME", "put the layers on this device (see `lmggml devices`)");
-    p.option({"-ngl", "--n-gpu-layers"}, &o.n_gpu_layers, "N", "with --device: layers placed there (default: all)");
-    p.option({"--rpc"}, &o.rpc, "HOST:PORT[,...]", "add the devices of these RPC servers; layers go to the first (RPC0) unless --device names another");
+    p.option(device_names, &o.device, "NAME[,...]", "put the layers on these devices, split by -ts (see `lmggml devices`)");
+    p.option({"-ngl", "--n-gpu-layers"}, &o.n_gpu_layers, "N", "with --device: layers placed there, the last N (default: all)");
+    p.option({"-ts", "--tensor-split"}, &o.tensor_split, "A,B,...", "the offloaded layers' shares, one per device in order (default: by free memory)");
+    p.option({"--rpc"}, &o.rpc, "HOST:PORT[,...]", "add the devices of these RPC servers; the layers go to them unless --device names others");
+    p.option({"--rpc-auth-key"}, &o.rpc_key_file, "FILE", "the key the --rpc servers require, read from FILE (else env LMGGML_RPC_AUTH_KEY)");
     p.flag({"--no-mmap"}, &o.no_mmap, "read the weights instead of mapping the file");
     p.flag({"--no-repack"}, &o.no_repack, "keep the CPU's matrix weights mapped from the file, in its layout (no repacked copy)");
     p.flag({"-v", "--verbose"}, &o.verbose, "print the library's log messages");
@@ -201,16 +204,41 @@ Result<std::unique_ptr<lmllm::Model>> load_model(const ModelOptions & o) {
     lmllm::ModelParams mp;
     mp.use_mmap = !o.no_mmap;
     mp.repack = !o.no_repack;
-    std::string device = o.device;
-    if (!o.rpc.empty()) {
-        if (Status s = add_rpc_servers(o.rpc, device); !s.ok()) return s;
+    std::vector<std::string> devices;
+    for (size_t start = 0; !o.device.empty();) {
+        const size_t comma = o.device.find(',', start);
+        devices.push_back(o.device.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (devices.back().empty()) return Status::error("--device: an empty name in '" + o.device + "'");
+        if (comma == std::string::npos) break;
+        start = comma + 1;
     }
-    if (!device.empty()) {
+    std::vector<float> split;
+    if (!o.tensor_split.empty()) { // checked before any server is contacted
+        auto ts = lmllm::parse_tensor_split(o.tensor_split);
+        if (!ts.ok()) return ts.status();
+        split = ts.value();
+        if (o.device.empty() && o.rpc.empty())
+            return Status::error("--tensor-split splits the layers over devices: name them with --device A,B or --rpc");
+    }
+    if (!o.rpc.empty()) {
+        std::vector<std::string> remote;
+        if (Status s = add_rpc_servers(o.rpc, remote, o.rpc_key_file); !s.ok()) return s;
+        if (devices.empty()) devices = remote; // -d, when given, chooses among all devices
+    }
+    if (!devices.empty()) {
         lm_ggml_backend_load_all();
-        if (!lm_ggml_backend_dev_by_name(device.c_str()))
-            return Status::error("unknown device '" + device + "' (see `lmggml devices`)");
-        mp.devices = {device};
+        std::string names;
+        for (const std::string & d : devices) {
+            if (!lm_ggml_backend_dev_by_name(d.c_str()))
+                return Status::error("unknown device '" + d + "' (see `lmggml devices`)");
+            names += (names.empty() ? "" : ", ") + d;
+        }
+        if (!split.empty() && split.size() != devices.size())
+            return Status::error("--tensor-split has " + std::to_string(split.size()) + " proportions for " +
+                                 std::to_string(devices.size()) + " devices (" + names + "): give one per device, in order");
+        mp.devices = devices;
         mp.n_gpu_layers = o.n_gpu_layers;
+        mp.tensor_split = split;
     }
     ProgressBar bar("loading " + std::filesystem::path(o.path).filename().string());
     mp.progress = [&bar](float f) {
@@ -228,6 +256,7 @@ Result<std::unique_ptr<lmllm::Model>> load_model(const ModelOptions & o) {
     const lmllm::Model & m = *r.value();
     std::fprintf(stderr, "model: %s, %s params, %s, loaded in %.2f s\n", m.description().c_str(),
                  format_count(m.n_params()).c_str(), format_bytes(m.size_bytes()).c_str(), now_seconds() - t0);
+    if (o.verbose) std::fprintf(stderr, "placement: %s\n", m.placement().c_str());
     return r;
 }
 

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "args.h"
 #include "lmllm/context.h"
@@ -41,12 +42,14 @@ std::string format_count(uint64_t n);
 // Options shared by the commands that load a model.
 struct ModelOptions {
     std::string path;
-    std::string device;        // empty: CPU only
+    std::string device;        // NAME[,NAME...]: devices for the layers; empty: CPU only (or the --rpc devices)
     int32_t n_gpu_layers = -1; // with a device: layers placed there (-1: all)
+    std::string tensor_split;  // -ts a,b,...: the layers' shares of the devices (lmllm/split.h)
     bool no_mmap = false;
     bool no_repack = false;
     bool verbose = false;
     std::string rpc;           // --rpc HOST:PORT[,...]: servers whose devices join the registry
+    std::string rpc_key_file;  // --rpc-auth-key FILE: the key those servers require (else env LMGGML_RPC_AUTH_KEY)
 };
 // short_device: -d is --device (bench takes -dev, as llama-bench, and keeps -d for --n-depth)
 void add_model_options(ArgParser & p, ModelOptions & o, bool short_device = true);
@@ -68,8 +71,12 @@ lmllm::Status check_model_context_options(const ModelOptions & mo, const Context
 // Rejects out-of-range sampling settings with one message.
 lmllm::Status check_sampling(const lmllm::SamplerParams & s);
 // Registers the devices of the RPC servers in list (HOST:PORT[,HOST:PORT...]);
-// first_device, when empty, gets the first remote device's name (rpc_devices.cpp).
-lmllm::Status add_rpc_servers(const std::string & list, std::string & first_device);
+// their names are appended to devices, server by server (rpc_devices.cpp).
+// key_file, when not empty, holds the key the servers require (rpc_key.cpp).
+lmllm::Status add_rpc_servers(const std::string & list, std::vector<std::string> & devices, const std::string & key_file = "");
+// The RPC auth key in path: the file less trailing whitespace; empty or
+// unreadable is an error; a file that others may read gets a warning.
+lmllm::Status read_rpc_key_file(const std::string & path, std::string & key);
 
 // Checks the file, loads it with a progress bar on stderr (when stderr is a
 // terminal) and reports what was loaded. Errors are one line, ready for fail().

@@ -48,10 +48,15 @@ struct ModelParams {
     // repacks, CPU buffers (huge pages) for the rest. They are then held in
     // memory instead of mapped from the file; false keeps them mapped.
     bool repack = true;
-    // Devices to place layers on, by name (empty: CPU only). Layers go to the
-    // first device that is not the CPU when present.
+    // Devices to place layers on, by name (empty: CPU only), as llama.cpp's
+    // --device list: the last n_gpu_layers layers (-1: all) are split over
+    // them in contiguous ranges, in the order listed, by tensor_split
+    // (lmllm/split.h; one proportion per device; empty: by each device's
+    // free memory, as llama.cpp). The CPU may be listed: it then takes its
+    // share like any device. The output layer goes with the last layer.
     std::vector<std::string> devices;
     int32_t n_gpu_layers = 0;
+    std::vector<float> tensor_split;
     // progress in [0,1]; return false to cancel loading
     std::function<bool(float)> progress;
 };
@@ -67,6 +72,8 @@ public:
     std::string description() const;             // e.g. "llama 135M Q4_1"
     uint64_t n_params() const;
     uint64_t size_bytes() const;                 // bytes of all weights
+    // Which layers went where, e.g. "layers 0-14: CPU, 15-29: RPC0; output: RPC0"
+    std::string placement() const;
 
     struct Impl;
     Impl & impl() { return *impl_; }
