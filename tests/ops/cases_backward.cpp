@@ -48,7 +48,12 @@ void add_repeat_back_cases(CaseList & t1) {
     for (R r : {R{sh(6, 4, 3, 2), sh(3, 2, 1, 2), false}, R{sh(5, 4, 3, 2), sh(5, 1, 3, 1), false},
                 R{sh(7, 5, 3, 2), sh(1, 1, 1, 1), false}, R{sh(8, 6, 2, 1), sh(8, 3, 2, 1), false},
                 R{sh(9, 4, 2, 1), sh(3, 2, 1, 1), true},
-                R{sh(64, 40, 2, 1), sh(32, 20, 1, 1), false}}) { // the last one split over threads
+                R{sh(64, 40, 2, 1), sh(32, 20, 1, 1), false}, // split over threads
+                // one float per plane (the conv bias's gradient): packed rows are
+                // summed as one run (64, 65 floats: whole lanes and a tail); strided
+                // rows one by one
+                R{sh(8, 8, 16, 3), sh(1, 1, 16, 1), false}, R{sh(13, 5, 2, 2), sh(1, 1, 2, 1), false},
+                R{sh(9, 4, 2, 1), sh(1, 1, 2, 1), true}}) {
         OpCase c;
         const std::string name = "REPEAT_BACK_f32_" + shape_str(r.from) + "_to_" + shape_str(r.to) + (r.strided ? "_strided" : "");
         c.name = name;

@@ -71,6 +71,8 @@ void add_broadcast_cases(CaseList & t1) {
         {sh(10, 5, 4, 3), sh(5, 1, 2, 1)},  // repeated along dim 0 too
         {sh(67, 3, 1, 1), sh(67, 1, 1, 1)}, // vector tails
         {sh(16, 8, 2, 1), sh(1, 1, 1, 1)},  // scalar
+        {sh(8, 8, 4, 3), sh(1, 1, 4, 1)},   // scalar per plane (a conv bias): whole planes at once
+        {sh(7, 3, 2, 3), sh(1, 1, 2, 3)},   // the same, odd plane sizes, one value per plane
     };
     for (Bin op : {Bin::Add, Bin::Sub, Bin::Mul, Bin::Div}) {
         for (const Shapes & s : shapes) {

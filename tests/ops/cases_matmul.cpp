@@ -213,6 +213,37 @@ void add_out_prod_cases(CaseList & t2) {
         c.ref = [](const Inputs & in) { return out_prod_ref(in[0], in[1]); };
         t2.push_back(c);
     }
+    // The Gemm path (8 or more dst columns, F32 a; la_out_prod.cpp): partial
+    // panels (ne00 not a multiple of 32), odd K, a broadcast over dims 2 and
+    // 3, b a transposed view (k contiguous: packed without a gather), a with
+    // padded rows (a view), and K long against ne00 (a conv kernel's gradient).
+    struct G { const char * tag; Shape a, b; bool bt, a_view; };
+    for (G o : {G{"gemm_40x33_by_19x33", sh(40, 33), sh(19, 33), false, false},
+                G{"gemm_bcast", sh(35, 9, 2, 1), sh(12, 9, 4, 2), false, false},
+                G{"gemm_b_transposed", sh(17, 70), sh(24, 70), true, false},
+                G{"gemm_a_view", sh(37, 21), sh(8, 21), false, true},
+                G{"gemm_long_k", sh(9, 600), sh(16, 600), true, false}}) {
+        OpCase c;
+        c.name = std::string("OUT_PROD_f32_") + o.tag;
+        c.build = [=](Builder & b) {
+            lm_ggml_tensor * a = nullptr;
+            if (o.a_view) { // rows of a are the first ne00 floats of rows 13 floats longer
+                lm_ggml_tensor * big = b.uniform(LM_GGML_TYPE_F32, sh(o.a[0] + 13, o.a[1]));
+                a = lm_ggml_view_2d(b.ctx, big, o.a[0], o.a[1], big->nb[1], 0);
+            } else {
+                a = b.uniform(LM_GGML_TYPE_F32, o.a);
+            }
+            lm_ggml_tensor * y = o.bt ? lm_ggml_transpose(b.ctx, b.uniform(LM_GGML_TYPE_F32, sh(o.b[1], o.b[0])))
+                                      : b.uniform(LM_GGML_TYPE_F32, o.b);
+            return lm_ggml_out_prod(b.ctx, a, y);
+        };
+        c.ref = [=](const Inputs & in) {
+            const HTensor a = o.a_view ? lmtest::strided_view(in[0], o.a, sh(1, o.a[0] + 13, 0, 0), 0) : in[0];
+            const HTensor y = o.bt ? lmtest::strided_view(in[1], o.b, sh(o.b[1], 1, 0, 0), 0) : in[1];
+            return out_prod_ref(a, y);
+        };
+        t2.push_back(c);
+    }
 }
 
 } // namespace

@@ -33,6 +33,40 @@ Im2colShape im2col_shape(const lm_ggml_tensor * dst) {
     return s;
 }
 
+struct Im2colStrides {
+    int64_t s0, s1, p0, p1, d0, d1;
+    size_t  xw, xh, xc, xn; // input strides by role (bytes)
+};
+
+// im2col_forward for F32 in and packed F32 out: a kernel row outside the
+// input is zero-filled at once, the input row's address is formed once per
+// kernel row, no type dispatch per element. Same values as the general loop.
+void im2col_rows_f32(const lm_ggml_tensor * x, lm_ggml_tensor * dst, const Im2colShape & sh, const Im2colStrides & t,
+                     Range r) {
+    for (int64_t ir = r.begin; ir < r.end; ++ir) {
+        const RowIdx  i   = row_idx(ir, dst->ne);
+        const int64_t iow = i.i1;
+        const int64_t ioh = sh.is_2d ? i.i2 : 0;
+        const int64_t in  = sh.is_2d ? i.i3 : i.i2;
+        float *       d   = reinterpret_cast<float *>(row_ptr_mut(dst, i.i1, i.i2, i.i3));
+        for (int64_t iic = 0; iic < sh.IC; ++iic) {
+            const char * plane = static_cast<const char *>(x->data) + in * t.xn + iic * t.xc;
+            for (int64_t ikh = 0; ikh < sh.KH; ++ikh, d += sh.KW) {
+                const int64_t iih = ioh * t.s1 + ikh * t.d1 - t.p1;
+                if (iih < 0 || iih >= sh.IH) {
+                    std::fill_n(d, sh.KW, 0.0f);
+                    continue;
+                }
+                const char * row = plane + iih * t.xh;
+                for (int64_t ikw = 0; ikw < sh.KW; ++ikw) {
+                    const int64_t iiw = iow * t.s0 + ikw * t.d0 - t.p0;
+                    d[ikw] = iiw >= 0 && iiw < sh.IW ? *reinterpret_cast<const float *>(row + iiw * t.xw) : 0.0f;
+                }
+            }
+        }
+    }
+}
+
 } // namespace
 
 // ---------------------------------------------------------------- IM2COL
@@ -54,6 +88,11 @@ void im2col_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const size_t xn = sh.is_2d ? x->nb[3] : x->nb[2];
 
     const Range r = split(nrows(dst), params->ith, params->nth);
+    if (x->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 && dst->nb[0] == sizeof(float)) {
+        const Im2colStrides st = {s0, s1, p0, p1, d0, d1, xw, xh, xc, xn};
+        im2col_rows_f32(x, dst, sh, st, r);
+        return;
+    }
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const RowIdx i = row_idx(ir, dst->ne);
         const int64_t iow = i.i1;
@@ -133,6 +172,42 @@ bool pool_1d_supports(const lm_ggml_tensor * dst) {
 }
 
 // ---------------------------------------------------------------- POOL_2D
+namespace {
+
+// pool_2d_forward on packed F32 rows: the window clipped to the input once,
+// then plain pointer loops; the max by select (the winner is data-dependent,
+// a branch mispredicts). Same operations in the same order as the general loop.
+template <bool is_max>
+void pool_2d_rows_f32(const lm_ggml_tensor * a, lm_ggml_tensor * dst, Range r, int64_t k0, int64_t k1, int64_t s0,
+                      int64_t s1, int64_t p0, int64_t p1) {
+    const float area = static_cast<float>(k0 * k1);
+    for (int64_t ir = r.begin; ir < r.end; ++ir) {
+        const RowIdx  i  = row_idx(ir, dst->ne);
+        const int64_t y0 = i.i1 * s1 - p1;
+        const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min<int64_t>(y0 + k1, a->ne[1]);
+        const char *  s  = row_ptr(a, 0, i.i2, i.i3);
+        float *       d  = reinterpret_cast<float *>(row_ptr_mut(dst, i.i1, i.i2, i.i3));
+        for (int64_t ox = 0; ox < dst->ne[0]; ++ox) {
+            const int64_t x0 = ox * s0 - p0;
+            const int64_t xa = std::max<int64_t>(x0, 0), xb = std::min<int64_t>(x0 + k0, a->ne[0]);
+            float acc = is_max ? -FLT_MAX : 0.0f;
+            for (int64_t y = ya; y < yb; ++y) {
+                const float * row = reinterpret_cast<const float *>(s + y * a->nb[1]);
+                for (int64_t x = xa; x < xb; ++x) {
+                    if constexpr (is_max) {
+                        acc = row[x] > acc ? row[x] : acc;
+                    } else {
+                        acc += row[x];
+                    }
+                }
+            }
+            d[ox] = is_max ? acc : acc / area;
+        }
+    }
+}
+
+} // namespace
+
 // op_params i32: [0]=op [1]=k0 [2]=k1 [3]=s0 [4]=s1 [5]=p0 [6]=p1. Output
 // (ox, oy) pools src window x in ox*s0 - p0 .. +k0-1, y in oy*s1 - p1 .. +k1-1
 // of the same plane, skipping positions outside; AVG divides by k0*k1.
@@ -144,6 +219,15 @@ void pool_2d_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const int64_t p0 = lm_ggml_get_op_params_i32(dst, 5), p1 = lm_ggml_get_op_params_i32(dst, 6);
     const float area = static_cast<float>(k0 * k1);
     const Range r = split(nrows(dst), params->ith, params->nth);
+    if (a->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 && a->nb[0] == sizeof(float) &&
+        dst->nb[0] == sizeof(float)) {
+        if (is_max) {
+            pool_2d_rows_f32<true>(a, dst, r, k0, k1, s0, s1, p0, p1);
+        } else {
+            pool_2d_rows_f32<false>(a, dst, r, k0, k1, s0, s1, p0, p1);
+        }
+        return;
+    }
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const RowIdx i = row_idx(ir, dst->ne);
         const int64_t oy = i.i1;

@@ -39,6 +39,12 @@ void map_rows_vec(const lm_cpu_params * params, lm_ggml_tensor * dst, RowFn fn) 
     const size_t dnb0 = dst->nb[0];
     const bool plain = src->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
                        snb0 == sizeof(float) && dnb0 == sizeof(float);
+    if (plain && lm_ggml_is_contiguous(src) && lm_ggml_is_contiguous(dst)) { // one run: no per-row overhead on short rows
+        for_row_parts(params, 1, lm_ggml_nelements(dst), true, [&](int64_t, int64_t k0, int64_t k1) {
+            fn(k1 - k0, static_cast<const float *>(src->data) + k0, static_cast<float *>(dst->data) + k0);
+        });
+        return;
+    }
 
     float buf[kChunk];
     for_row_parts(params, nrows(dst), ne0, plain, [&](int64_t ir, int64_t k0, int64_t k1) {
@@ -79,6 +85,31 @@ void zip_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
     const bool plain = a->type == LM_GGML_TYPE_F32 && b->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
                        anb0 == sizeof(float) && bnb0 == sizeof(float) && dnb0 == sizeof(float);
 
+    if (plain && same_shape(a, b) && lm_ggml_is_contiguous(a) && lm_ggml_is_contiguous(b) &&
+        lm_ggml_is_contiguous(dst)) { // one run: no per-row overhead on short rows
+        const float * x = static_cast<const float *>(a->data);
+        const float * y = static_cast<const float *>(b->data);
+        float *       z = static_cast<float *>(dst->data);
+        for_row_parts(params, 1, lm_ggml_nelements(dst), true, [&](int64_t, int64_t k0, int64_t k1) {
+            for (int64_t k = k0; k < k1; ++k) z[k] = f(x[k], y[k]);
+        });
+        return;
+    }
+
+    if (plain && ne10 == 1 && b->ne[1] == 1 && a->nb[1] == ne0 * sizeof(float) && dst->nb[1] == ne0 * sizeof(float)) {
+        // one src1 value per plane (a bias per channel): whole planes at once
+        const Range r = split(dst->ne[2] * dst->ne[3], params->ith, params->nth);
+        const int64_t n = ne0 * dst->ne[1];
+        for (int64_t pl = r.begin; pl < r.end; ++pl) {
+            const int64_t i2 = pl % dst->ne[2], i3 = pl / dst->ne[2];
+            const float * x  = reinterpret_cast<const float *>(row_ptr(a, 0, i2, i3));
+            const float   v  = *reinterpret_cast<const float *>(row_ptr(b, 0, i2 % b->ne[2], i3 % b->ne[3]));
+            float *       z  = reinterpret_cast<float *>(row_ptr_mut(dst, 0, i2, i3));
+            for (int64_t k = 0; k < n; ++k) z[k] = f(x[k], v);
+        }
+        return;
+    }
+
     float abuf[kChunk];
     float bbuf[kChunk];
     // rows split into pieces only where src1's row is as long as dst's
@@ -93,6 +124,11 @@ void zip_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
             float *       z = reinterpret_cast<float *>(dp);
             if (ne10 == ne0) {
                 for (int64_t k = p0; k < p1; ++k) z[k] = f(x[k], y[k]);
+                return;
+            }
+            if (ne10 == 1) { // one value per row (a bias per channel)
+                const float v = y[0];
+                for (int64_t k = 0; k < ne0; ++k) z[k] = f(x[k], v);
                 return;
             }
             // src1's row repeats ne0/ne10 times along the row

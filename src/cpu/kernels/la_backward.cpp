@@ -3,6 +3,7 @@
 // All F32 (GET_ROWS_BACK also reads F16 gradients); rows may be strided,
 // elements are packed. Work is split over dst rows, so no two threads
 // write the same memory. Reductions are accumulated in double.
+#include "la_adamw.h"
 #include "la_backward.h"
 #include "la_common.h"
 
@@ -41,6 +42,22 @@ bool same_shape_f32(const lm_ggml_tensor * dst, int n) {
     return true;
 }
 
+// sum of x[0..n) in kLanes partial sums (vectorises without -ffast-math)
+float sum_f32(int64_t n, const float * x) {
+    float   acc[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+        for (int j = 0; j < kLanes; ++j) {
+            acc[j] += x[i + j];
+        }
+    }
+    float tail = 0.0f;
+    for (; i < n; ++i) {
+        tail += x[i];
+    }
+    return reduce_lanes(acc) + tail;
+}
+
 // log(sum_i exp(x_i - max)) and max over a row
 struct LogSumExp {
     double max, log_sum;
@@ -65,15 +82,20 @@ bool repeat_back_supports(const lm_ggml_tensor * dst) {
     return packed_f32(src) && packed_f32(dst) && lm_ggml_can_repeat(dst, src);
 }
 
+// Each thread owns whole dst rows and sums every repeat into them. A
+// repeat's source row is nr0 copies of the dst row side by side; when dst
+// has one row per plane and src's rows are packed, the nr1 rows of a plane
+// are one contiguous run, so they are summed as one (the conv bias's
+// gradient: [W, H, C, N] to [1, 1, C, 1] reads runs of W*H floats).
 void repeat_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const lm_ggml_tensor * src = dst->src[0];
     const int64_t ne0 = dst->ne[0];
-    const int64_t nr0 = src->ne[0] / dst->ne[0];
-    const int64_t nr1 = src->ne[1] / dst->ne[1];
     const int64_t nr2 = src->ne[2] / dst->ne[2];
     const int64_t nr3 = src->ne[3] / dst->ne[3];
+    const bool    runs = dst->ne[1] == 1 && src->nb[1] == (size_t) src->ne[0] * sizeof(float);
+    const int64_t n1   = runs ? 1 : src->ne[1] / dst->ne[1]; // pieces per plane
+    const int64_t len  = runs ? src->ne[0] * src->ne[1] : src->ne[0]; // floats per piece
 
-    // each thread owns whole dst rows and sums every repeat into them
     const Range r = split(lm_ggml_nrows(dst), params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const RowIdx k = row_idx(dst, ir);
@@ -81,12 +103,16 @@ void repeat_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
         std::fill(y, y + ne0, 0.0f);
         for (int64_t i3 = 0; i3 < nr3; ++i3) {
             for (int64_t i2 = 0; i2 < nr2; ++i2) {
-                for (int64_t i1 = 0; i1 < nr1; ++i1) {
+                for (int64_t i1 = 0; i1 < n1; ++i1) {
                     const float * x = (const float *) row_of(src, i1 * dst->ne[1] + k.i1, i2 * dst->ne[2] + k.i2,
                                                              i3 * dst->ne[3] + k.i3);
-                    for (int64_t i0 = 0; i0 < nr0; ++i0) {
+                    if (ne0 == 1) {
+                        y[0] += sum_f32(len, x);
+                        continue;
+                    }
+                    for (int64_t i0 = 0; i0 < len; i0 += ne0) {
                         for (int64_t j = 0; j < ne0; ++j) {
-                            y[j] += x[i0 * ne0 + j];
+                            y[j] += x[i0 + j];
                         }
                     }
                 }
@@ -308,15 +334,15 @@ bool opt_step_adamw_supports(const lm_ggml_tensor * dst) {
 // w = w (1 - alpha wd) - alpha (beta1h m) / (sqrt(beta2h v) + eps)
 // (beta1h, beta2h: the bias corrections, computed by the caller per step)
 void opt_step_adamw_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const float * p      = (const float *) dst->src[4]->data;
-    const float   alpha  = p[0];
-    const float   beta1  = p[1];
-    const float   beta2  = p[2];
-    const float   eps    = p[3];
-    const float   wd     = p[4];
-    const float   beta1h = p[5];
-    const float   beta2h = p[6];
-    const float   keep   = 1.0f - alpha * wd; // decoupled weight decay
+    const float * p = (const float *) dst->src[4]->data;
+    AdamW         a;
+    a.alpha  = p[0];
+    a.beta1  = p[1];
+    a.beta2  = p[2];
+    a.eps    = p[3];
+    a.beta1h = p[5];
+    a.beta2h = p[6];
+    a.keep   = 1.0f - a.alpha * p[4]; // decoupled weight decay
 
     // reads the weights from src0 and writes dst: the same memory, as the
     // op's result is a view of its parameter
@@ -327,19 +353,8 @@ void opt_step_adamw_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) 
     const int64_t          n  = dst->ne[0];
     const Range            r  = split(lm_ggml_nrows(dst), params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
-        const RowIdx  k = row_idx(dst, ir);
-        const float * w0 = frow(wt, k);
-        float *       w  = frow(dst, k);
-        const float * g  = frow(gt, k);
-        float *       m  = frow(mt, k);
-        float *       v  = frow(vt, k);
-        for (int64_t i = 0; i < n; ++i) {
-            m[i] = m[i] * beta1 + g[i] * (1.0f - beta1);
-            v[i] = v[i] * beta2 + g[i] * g[i] * (1.0f - beta2);
-            const float mh = m[i] * beta1h;
-            const float vh = sqrtf(v[i] * beta2h) + eps;
-            w[i] = w0[i] * keep - alpha * mh / vh;
-        }
+        const RowIdx k = row_idx(dst, ir);
+        adamw_row(a, n, frow(wt, k), frow(dst, k), frow(gt, k), frow(mt, k), frow(vt, k));
     }
 }
 

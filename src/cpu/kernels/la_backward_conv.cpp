@@ -200,6 +200,70 @@ bool pool_2d_back_supports(const lm_ggml_tensor * dst) {
     return (op == LM_GGML_OP_POOL_MAX || op == LM_GGML_OP_POOL_AVG) && k0 > 0 && k1 > 0 && s0 > 0 && s1 > 0;
 }
 
+namespace {
+
+struct PoolBack {
+    int32_t op, k0, k1, s0, s1, p0, p1;
+};
+
+// One plane: y (dst, rows of W floats ldy bytes apart, zeroed here), g (the
+// gradient, OW x OH, rows ldg bytes apart), x (the forward input, rows ldx
+// bytes apart, packed elements of type X). Addresses are formed from the
+// plane's bases so the inner loops are plain pointer walks.
+template <typename X>
+void pool_back_plane(const PoolBack & q, int64_t W, int64_t H, char * y, size_t ldy, int64_t OW, int64_t OH,
+                     const char * g, size_t ldg, const char * x, size_t ldx) {
+    auto val = [](const X * p, int64_t i) {
+        if constexpr (sizeof(X) == 2) {
+            return fp16_to_f32(p[i]);
+        } else {
+            return p[i];
+        }
+    };
+    for (int64_t iy = 0; iy < H; ++iy) {
+        std::fill_n((float *) (y + iy * ldy), W, 0.0f);
+    }
+    const float inv_area = 1.0f / (float) (q.k0 * q.k1);
+    for (int64_t oy = 0; oy < OH; ++oy) {
+        const float * gr = (const float *) (g + oy * ldg);
+        const int64_t y0 = oy * q.s1 - q.p1;
+        const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min<int64_t>(y0 + q.k1, H);
+        for (int64_t ox = 0; ox < OW; ++ox) {
+            const int64_t x0 = ox * q.s0 - q.p0;
+            const int64_t xa = std::max<int64_t>(x0, 0), xb = std::min<int64_t>(x0 + q.k0, W);
+            if (q.op == LM_GGML_OP_POOL_AVG) {
+                const float v = gr[ox] * inv_area;
+                for (int64_t iy = ya; iy < yb; ++iy) {
+                    float * yr = (float *) (y + iy * ldy);
+                    for (int64_t ix = xa; ix < xb; ++ix) {
+                        yr[ix] += v;
+                    }
+                }
+                continue;
+            }
+            float   best = -FLT_MAX;
+            int64_t bx = -1, by = -1;
+            for (int64_t iy = ya; iy < yb; ++iy) {
+                const X * xr = (const X *) (x + iy * ldx);
+                // masks, not branches: the winner is data-dependent, a branch
+                // mispredicts (and the compiler turns plain selects into one)
+                for (int64_t ix = xa; ix < xb; ++ix) {
+                    const float   v  = val(xr, ix);
+                    const int64_t gt = -(int64_t) (v > best); // all ones where v wins
+                    best             = v > best ? v : best;
+                    bx               = (ix & gt) | (bx & ~gt);
+                    by               = (iy & gt) | (by & ~gt);
+                }
+            }
+            if (bx >= 0) {
+                ((float *) (y + by * ldy))[bx] += gr[ox];
+            }
+        }
+    }
+}
+
+} // namespace
+
 // Window (ox, oy) covers input (ox*s0 - p0 + kx, oy*s1 - p1 + ky). AVG adds
 // grad / (k0*k1) to each covered element inside the input (padding counts in
 // the divisor, as in the forward op); MAX adds grad to the window's first
@@ -207,56 +271,25 @@ bool pool_2d_back_supports(const lm_ggml_tensor * dst) {
 void pool_2d_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const lm_ggml_tensor * grad = dst->src[0];
     const lm_ggml_tensor * xf   = dst->src[1];
-    const int32_t op = lm_ggml_get_op_params_i32(dst, 0);
-    const int32_t k0 = lm_ggml_get_op_params_i32(dst, 1), k1 = lm_ggml_get_op_params_i32(dst, 2);
-    const int32_t s0 = lm_ggml_get_op_params_i32(dst, 3), s1 = lm_ggml_get_op_params_i32(dst, 4);
-    const int32_t p0 = lm_ggml_get_op_params_i32(dst, 5), p1 = lm_ggml_get_op_params_i32(dst, 6);
-    const int64_t W = dst->ne[0], H = dst->ne[1];
-    const bool    f16 = xf->type == LM_GGML_TYPE_F16;
-    auto x_at = [&](int64_t ix, int64_t iy, int64_t i2, int64_t i3) {
-        const char * p = row_of(xf, iy, i2, i3) + ix * xf->nb[0];
-        return f16 ? fp16_to_f32(*(const lm_ggml_fp16_t *) p) : *(const float *) p;
-    };
-    const float inv_area = 1.0f / (float) (k0 * k1);
+    PoolBack               q;
+    q.op = lm_ggml_get_op_params_i32(dst, 0);
+    q.k0 = lm_ggml_get_op_params_i32(dst, 1), q.k1 = lm_ggml_get_op_params_i32(dst, 2);
+    q.s0 = lm_ggml_get_op_params_i32(dst, 3), q.s1 = lm_ggml_get_op_params_i32(dst, 4);
+    q.p0 = lm_ggml_get_op_params_i32(dst, 5), q.p1 = lm_ggml_get_op_params_i32(dst, 6);
 
     // a thread owns whole planes (i2, i3): windows overlap only within one
     const Range r = split(dst->ne[2] * dst->ne[3], params->ith, params->nth);
     for (int64_t pl = r.begin; pl < r.end; ++pl) {
         const int64_t i2 = pl % dst->ne[2], i3 = pl / dst->ne[2];
-        for (int64_t iy = 0; iy < H; ++iy) {
-            float * y = (float *) row_of(dst, iy, i2, i3);
-            std::fill(y, y + W, 0.0f);
-        }
-        for (int64_t oy = 0; oy < grad->ne[1]; ++oy) {
-            const float * g = (const float *) row_of(grad, oy, i2, i3);
-            for (int64_t ox = 0; ox < grad->ne[0]; ++ox) {
-                const int64_t x0 = ox * s0 - p0, y0 = oy * s1 - p1;
-                if (op == LM_GGML_OP_POOL_AVG) {
-                    const float v = g[ox] * inv_area;
-                    for (int64_t iy = std::max<int64_t>(y0, 0); iy < std::min<int64_t>(y0 + k1, H); ++iy) {
-                        float * y = (float *) row_of(dst, iy, i2, i3);
-                        for (int64_t ix = std::max<int64_t>(x0, 0); ix < std::min<int64_t>(x0 + k0, W); ++ix) {
-                            y[ix] += v;
-                        }
-                    }
-                    continue;
-                }
-                float   best = -FLT_MAX;
-                int64_t bx = -1, by = -1;
-                for (int64_t iy = std::max<int64_t>(y0, 0); iy < std::min<int64_t>(y0 + k1, H); ++iy) {
-                    for (int64_t ix = std::max<int64_t>(x0, 0); ix < std::min<int64_t>(x0 + k0, W); ++ix) {
-                        const float v = x_at(ix, iy, i2, i3);
-                        if (v > best) {
-                            best = v;
-                            bx   = ix;
-                            by   = iy;
-                        }
-                    }
-                }
-                if (bx >= 0) {
-                    ((float *) row_of(dst, by, i2, i3))[bx] += g[ox];
-                }
-            }
+        char *        y  = row_of(dst, 0, i2, i3);
+        const char *  g  = row_of(grad, 0, i2, i3);
+        const char *  x  = row_of(xf, 0, i2, i3);
+        if (xf->type == LM_GGML_TYPE_F16) {
+            pool_back_plane<lm_ggml_fp16_t>(q, dst->ne[0], dst->ne[1], y, dst->nb[1], grad->ne[0], grad->ne[1], g,
+                                            grad->nb[1], x, xf->nb[1]);
+        } else {
+            pool_back_plane<float>(q, dst->ne[0], dst->ne[1], y, dst->nb[1], grad->ne[0], grad->ne[1], g, grad->nb[1],
+                                   x, xf->nb[1]);
         }
     }
 }
