@@ -199,7 +199,7 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
             std::vector<lm_ggml_tensor *> nodes;
             const WirePlace place = {&c, view_src_id != 0,
                                      view_src.t != nullptr && view_src.owner == c.owner &&
-                                         (uint8_t *)view_src.t->data + w.view_offs == c.host_data};
+                                         (uintptr_t)view_src.t->data + w.view_offs == (uintptr_t)c.host_data};
             int32_t wire_params[kWireMaxOpParams / 4];
             std::memcpy(wire_params, w.op_params, sizeof(wire_params));
             lm_ggml_tensor * t = build_peer_op(ctx, w.op, wire_params, src, place, *out.guards, nodes, why);
@@ -261,10 +261,10 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
             // view source may be the root of a view this server received as a
             // plain input, so tensor identity would not match.
             const bool wire_view_ok = view_src.t != nullptr && view_src.owner == c.owner &&
-                                      (uint8_t *)view_src.t->data + w.view_offs == c.host_data;
+                                      (uintptr_t)view_src.t->data + w.view_offs == (uintptr_t)c.host_data;
             if (t->view_src != nullptr) {
                 // a view (VIEW, RESHAPE, PERMUTE, TRANSPOSE, CPY's destination)
-                if ((uint8_t *)t->view_src->data + t->view_offs != c.host_data || !same_shape(t, c, true) ||
+                if ((uintptr_t)t->view_src->data + t->view_offs != (uintptr_t)c.host_data || !same_shape(t, c, true) ||
                     !wire_view_ok) {
                     why = label + ": view does not match its rebuilt form";
                     return false;

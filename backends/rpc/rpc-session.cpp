@@ -171,6 +171,17 @@ bool Session::check_tensor(const WireTensor & w, bool need_buffer, CheckedTensor
     out.offset = off;
     out.span = (size_t)span;
     out.host_data = (uint8_t *)lm_ggml_backend_buffer_get_base(b->buf) + off;
+    // kernels load whole elements (blocks hold an fp16 or, for Q8_K, a float
+    // scale first): a misaligned address or stride is refused, not read
+    const size_t align = bs == 1 ? ts : (out.type == LM_GGML_TYPE_Q8_K ? 4 : 2);
+    bool aligned = (uintptr_t)out.host_data % align == 0;
+    for (int i = 0; i < 4; i++) {
+        aligned = aligned && (out.ne[i] <= 1 || out.nb[i] % align == 0);
+    }
+    if (!aligned) {
+        why = "tensor '" + std::string(w.name, strnlen(w.name, sizeof(w.name))) + "' is not aligned to its element";
+        return false;
+    }
     return true;
 }
 

@@ -148,6 +148,22 @@ TEST(RpcRaw, HugeOffsetWrapIsRefused) {
     expect_refused(f, rpc::CMD_MEMSET_TENSOR, bytes_of(req));
 }
 
+// kernels load whole elements: an F32 tensor 2 bytes into its buffer, or a
+// row stride that is not a multiple of 4, would be a misaligned load
+TEST(RpcRaw, MisalignedDataIsRefused) {
+    Fixture f;
+    rpc::GetTensorReq req = {f32_tensor(1, f.buf, f.base + 2, 4), 0, 16};
+    expect_refused(f, rpc::CMD_GET_TENSOR, bytes_of(req));
+}
+
+TEST(RpcRaw, MisalignedStrideIsRefused) {
+    Fixture f;
+    WireTensor t = f32_tensor(1, f.buf, f.base, 4, 2);
+    t.nb[1] = 18;
+    rpc::GetTensorReq req = {t, 0, 16};
+    expect_refused(f, rpc::CMD_GET_TENSOR, bytes_of(req));
+}
+
 TEST(RpcRaw, StrideTrickIsRefused) {
     Fixture f;
     WireTensor t = f32_tensor(1, f.buf, f.base, 4, 2);
@@ -328,6 +344,13 @@ TEST(RpcRaw, ViewPastItsBufferIsRefused) {
 TEST(RpcRaw, ViewWhoseDataDisagreesWithItsOffsetIsRefused) {
     Fixture f;
     expect_refused(f, rpc::CMD_GRAPH_COMPUTE, view_graph(f, 0, f.base + 512));
+}
+
+// a view offset near 2^64 must not wrap the server's pointer arithmetic
+// (found by the fuzzer: undefined behaviour before the check)
+TEST(RpcRaw, ViewOffsetThatWrapsIsRefused) {
+    Fixture f;
+    expect_refused(f, rpc::CMD_GRAPH_COMPUTE, view_graph(f, ~uint64_t(0) - 7, f.base + 8));
 }
 
 TEST(RpcRaw, UnknownPrecisionIsRefused) {
