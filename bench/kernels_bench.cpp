@@ -499,8 +499,13 @@ void register_all() {
     // streaming from DRAM, to read beside BM_StreamRead
     const Shape shapes[] = {{kEmbd, kFF, 1},    {kFF, kEmbd, 1},    {kFF, 128, 1},
                             {kFF, kVocab, 1}, {kEmbd, kFF, 512}, {kFF, kEmbd, 512}};
-    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_F16}) {
+    // the types of the K-quant models' files beside the ones of the default model (the K-quants
+    // and IQ4_XS only on shapes whose rows are whole 256-value super-blocks)
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_F16, LM_GGML_TYPE_Q5_0,
+                           LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K,
+                           LM_GGML_TYPE_IQ4_XS}) {
         for (const Shape & s : shapes) {
+            if (s.k % lm_ggml_blck_size(t) != 0) continue;
             for (bool x8 : {false, true}) {
                 if (x8 && t != LM_GGML_TYPE_Q4_0 && t != LM_GGML_TYPE_Q4_1) continue; // the types with an x8 layout
                 const std::string name = std::string("BM_MulMat/") + lm_ggml_type_name(t) + (x8 ? "_x8" : "");

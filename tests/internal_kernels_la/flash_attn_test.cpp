@@ -141,6 +141,29 @@ TEST(LaFlashAttn, AgainstSoftmaxAttention) {
     }
 }
 
+// The F16 path over long caches: key counts around the vector and block
+// widths and past 4096 (split into segments at generation), grouped-query
+// ratios 1-8, head sizes 16-128 (40 and 72: not a multiple of the AVX2
+// accumulate's 16 columns), KV-cache views.
+TEST(LaFlashAttn, LongCaches) {
+    const lm_ggml_type H = LM_GGML_TYPE_F16;
+    for (int64_t n_kv : {1, 31, 32, 33, 257}) {
+        fa_case({64, 1, 9, n_kv, 3, 1, 1, H, H, true, 0.0f, 0.0f, true}); // SmolLM2's generation
+    }
+    fa_case({16, 1, 3, 4099, 1, 1, 1, H, H, true, 0.0f, 0.0f, true}); // small heads: the reference is O(D^2 n_kv)
+    const FaCase cases[] = {
+        {64, 9, 3, 300, 1, 1, 1, H, H, true, 0.0f, 0.0f, true},    // a prompt's rows over several tiles
+        {128, 3, 2, 130, 2, 1, 1, H, H, true, 0.0f, 0.0f, false},  // g 1, head size 128
+        {40, 5, 8, 33, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},     // g 4
+        {72, 3, 8, 97, 1, 1, 1, H, H, true, 0.0f, 0.0f, false},    // g 8
+        {32, 7, 5, 64, 1, 2, 1, H, H, true, 0.0f, 0.0f, true},     // g 5, batch broadcast
+        {16, 2, 6, 4097, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},   // two rows over a long cache
+    };
+    for (const FaCase & c : cases) {
+        fa_case(c);
+    }
+}
+
 TEST(LaFlashAttn, DecodedKeys) {
     const lm_ggml_type H = LM_GGML_TYPE_F16, F = LM_GGML_TYPE_F32;
     fa_case({32, 5, 4, 13, 2, 1, 1, H, F, true, 0.0f, 0.0f, false}, true);

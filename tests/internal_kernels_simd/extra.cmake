@@ -2,7 +2,7 @@
 # with each lower level forced (a level the CPU lacks falls back to the best
 # one it has, so these runs pass everywhere).
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
-  set(_simd_levels scalar neon)
+  set(_simd_levels scalar neon dotprod)
 else()
   set(_simd_levels scalar avx2 avx512)
 endif()

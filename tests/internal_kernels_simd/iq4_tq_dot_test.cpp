@@ -101,7 +101,7 @@ TEST(SimdVecDotIq4Tq, TableLevelsAndPairing) {
     // ARM levels keep the scalar kernels of these types for now (issue 28).
     for (lm_ggml_type t : kTypes) {
         for (const arch::KernelSet * lv : vector_levels()) {
-            if (lv->isa == arch::Isa::neon || lv->isa == arch::Isa::dotprod) continue;
+            if (lv->isa == arch::Isa::neon || lv->isa == arch::Isa::dotprod || lv->isa == arch::Isa::i8mm) continue;
             EXPECT_NE(lv->vec_dot[t], scalar_level().vec_dot[t]) << lm_ggml_type_name(t) << " " << lv->name;
         }
         EXPECT_NE(scalar_level().from_float[act_type(t)], nullptr);

@@ -20,6 +20,11 @@ const arch::RowDot * ref_rowdot(lm_ggml_type t) {
         case LM_GGML_TYPE_Q4_0: return &ref::kRowDotQ4_0;
         case LM_GGML_TYPE_Q4_1: return &ref::kRowDotQ4_1;
         case LM_GGML_TYPE_Q8_0: return &ref::kRowDotQ8_0;
+        case LM_GGML_TYPE_Q5_0: return &ref::kRowDotQ5_0;
+        case LM_GGML_TYPE_Q5_1: return &ref::kRowDotQ5_1;
+        case LM_GGML_TYPE_IQ4_NL: return &ref::kRowDotIQ4_NL;
+        case LM_GGML_TYPE_Q4_K: return &ref::kRowDotQ4_K;
+        case LM_GGML_TYPE_Q6_K: return &ref::kRowDotQ6_K;
         case LM_GGML_TYPE_F32:  return &ref::kRowDotF32;
         case LM_GGML_TYPE_F16:  return &ref::kRowDotF16;
         default:                return nullptr;
@@ -33,17 +38,22 @@ const arch::Gemm * ref_gemm(lm_ggml_type t) {
         case LM_GGML_TYPE_Q5_0: return &ref::kGemmQ5_0;
         case LM_GGML_TYPE_Q5_1: return &ref::kGemmQ5_1;
         case LM_GGML_TYPE_Q8_0: return &ref::kGemmQ8_0;
+        case LM_GGML_TYPE_IQ4_NL: return &ref::kGemmIQ4_NL;
         case LM_GGML_TYPE_F32:  return &ref::kGemmF32;
         case LM_GGML_TYPE_F16:  return &ref::kGemmF16;
         case LM_GGML_TYPE_Q4_K: return &ref::kGemmQ4_K;
         case LM_GGML_TYPE_Q5_K: return &ref::kGemmQ5_K;
         case LM_GGML_TYPE_Q6_K: return &ref::kGemmQ6_K;
+        case LM_GGML_TYPE_IQ4_XS: return &ref::kGemmIQ4_XS;
         default:                return nullptr;
     }
 }
 
 bool has_min(lm_ggml_type t) { return t == LM_GGML_TYPE_Q4_1 || t == LM_GGML_TYPE_Q5_1; }
-bool is_k_quant(lm_ggml_type t) { return t == LM_GGML_TYPE_Q4_K || t == LM_GGML_TYPE_Q5_K || t == LM_GGML_TYPE_Q6_K; }
+// activations quantized as Q8_K
+bool is_k_quant(lm_ggml_type t) {
+    return t == LM_GGML_TYPE_Q4_K || t == LM_GGML_TYPE_Q5_K || t == LM_GGML_TYPE_Q6_K || t == LM_GGML_TYPE_IQ4_XS;
+}
 
 // What the activation row stands for, decoded from the F32 input the same
 // way the packers quantize it (ggml x86 rounding; F16 rounding for F16
@@ -112,10 +122,13 @@ TEST(SimdRowDot, PackAndProductMatchTwin) {
     const std::vector<int64_t> block_ks = {32, 64, 96, 128, 160, 192, 224, 256, 288, 576, 1536};
     // float rows: around the 8-float vector and its multiples, 4-row groups plus leftovers
     const std::vector<int64_t> float_ks = {1, 3, 7, 8, 9, 15, 16, 17, 33, 64, 100, 576};
-    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
+    const std::vector<int64_t> super_ks = {256, 512, 768, 1536, 2048}; // K-quants: whole super-blocks
+
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
+                           LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
         const arch::RowDot * tw = ref_rowdot(t);
         const bool is_float = t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16;
-        for (int64_t k : is_float ? float_ks : block_ks) {
+        for (int64_t k : is_float ? float_ks : is_k_quant(t) ? super_ks : block_ks) {
             const int64_t nb = (k + 31) / 32;
             SCOPED_TRACE(std::string(lm_ggml_type_name(t)) + " k " + std::to_string(k));
             const int64_t m = is_float ? 9 : 5;
@@ -212,7 +225,8 @@ void check_gemm(lm_ggml_type t, int64_t k, int64_t m, int64_t n) {
 
 TEST(SimdGemm, BlockTypes) {
     if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
-    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0}) {
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0,
+                           LM_GGML_TYPE_IQ4_NL}) {
         for (int64_t k : {32, 96, 288}) {
             for (int64_t m : {1, 15, 16, 17, 32}) {
                 for (int64_t n : {1, 3, 4, 5, 6, 7, 8, 9, 13}) check_gemm(t, k, m, n);
@@ -226,7 +240,7 @@ TEST(SimdGemm, BlockTypes) {
 
 TEST(SimdGemm, KQuants) {
     if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
-    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K}) {
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS}) {
         for (int64_t k : {256, 512}) {
             for (int64_t m : {1, 17, 32}) {
                 for (int64_t n : {1, 5, 6, 7, 13}) check_gemm(t, k, m, n);

@@ -99,6 +99,7 @@ bool cpu_supports(Isa isa) {
         case Isa::scalar:  return true;
         case Isa::neon:    return f.neon;
         case Isa::dotprod: return f.neon && f.dotprod;
+        case Isa::i8mm:    return f.neon && f.dotprod && f.matmul_int8;
         default:           return false;
     }
 #else
@@ -107,7 +108,7 @@ bool cpu_supports(Isa isa) {
 }
 
 // Levels form a chain per architecture above the shared scalar level:
-// x86 avx2 < avx512 < avx512_vnni, ARM neon < dotprod. rank() is the
+// x86 avx2 < avx512 < avx512_vnni, ARM neon < dotprod < i8mm. rank() is the
 // position in the chain (scalar 0), chain() which one it is.
 int rank(Isa isa) {
     switch (isa) {
@@ -117,6 +118,7 @@ int rank(Isa isa) {
         case Isa::avx512_vnni: return 3;
         case Isa::neon:        return 1;
         case Isa::dotprod:     return 2;
+        case Isa::i8mm:        return 3;
     }
     return 0;
 }
@@ -148,6 +150,8 @@ void fill_level(KernelSet & k, Isa isa) {
             x86::fill_vnni_qdot(k);
             x86::fill_vnni_qdot_iq4(k);
             x86::fill_vnni_rowdot(k);
+            x86::fill_vnni_rowdot_q5(k);
+            x86::fill_vnni_rowdot_k(k);
             x86::fill_vnni_gemm_q(k);
             x86::fill_vnni_gemm_k(k);
             break;
@@ -162,6 +166,9 @@ void fill_level(KernelSet & k, Isa isa) {
         case Isa::dotprod:
             arm::fill_dotprod_qdot(k);
             arm::fill_dotprod_rowdot_x8(k);
+            break;
+        case Isa::i8mm:
+            arm::fill_i8mm_gemm(k);
             break;
 #endif
         default: break;
@@ -223,6 +230,7 @@ const char * isa_name(Isa isa) {
         case Isa::avx512_vnni: return "avx512_vnni";
         case Isa::neon:        return "neon";
         case Isa::dotprod:     return "dotprod";
+        case Isa::i8mm:        return "i8mm";
     }
     return "?";
 }

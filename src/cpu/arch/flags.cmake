@@ -3,7 +3,7 @@
 # baseline x86-64 / ARMv8-a; dispatch.cpp calls into a file only when cpuid
 # (x86) or the HWCAP bits (ARM) report its level.
 # A file's level is the end of its name: *_avx2.cpp, *_avx512.cpp, *_vnni.cpp;
-# ARM: *_neon.cpp, *_dotprod.cpp.
+# ARM: *_neon.cpp, *_dotprod.cpp, *_i8mm.cpp.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86)$" AND
    CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   set(_lm_arch ${CMAKE_CURRENT_LIST_DIR}/x86)
@@ -29,6 +29,10 @@ elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$" AND
   set(_lm_arch ${CMAKE_CURRENT_LIST_DIR}/arm)
   file(GLOB _lm_files ${_lm_arch}/*_dotprod.cpp)
   set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
+  # *_i8mm.cpp: the int8 matrix multiply instructions (ARMv8.6's, optional
+  # from ARMv8.2) on top of dotprod
+  file(GLOB _lm_files ${_lm_arch}/*_i8mm.cpp)
+  set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod+i8mm")
 else()
   # other architectures: the x86 and ARM files compile to nothing (they test
   # __x86_64__ / __aarch64__)

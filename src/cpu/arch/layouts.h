@@ -38,6 +38,26 @@
 //   int32 cy[16]    lane l: 128 * (sum of the 4 values of lane l); the kernel
 //                   makes the weights unsigned by adding 128
 //
+// Q5_0 and IQ4_NL read Q4_0's rows, Q5_1 Q4_1's: their kernels take the
+// offset out as 2 cy (levels 0..31, minus 16) and 16 cy (IQ4_NL's levels
+// + 128, unsigned).
+//
+// Q4_K (one group per 256-value super-block, 320 bytes): Q8_K's levels
+// (src/quant's reference quantizer, as ggml's x86 path) reordered so that
+// 64-byte vector t pairs with the weights' qs bytes 64 (t / 2) .. +63, low
+// (t even) or high nibbles: vector t holds sub-blocks (32 values each)
+// t % 2 + 4 (t / 2) and that + 2, one after the other:
+//   int8  q[256]    sub-blocks 0 2 | 1 3 | 4 6 | 5 7
+//   int32 bs[8]     sum of the levels of sub-block s
+//   float d         Q8_K's d
+//   28 bytes of zeros
+// Q6_K (384 bytes per super-block): the weights' four 64-value vectors come
+// out in value order, so Q8_K's levels stay in order:
+//   int8  q[256]    the levels
+//   int32 bs[16]    Q8_K's bsums (sum per 16 values)
+//   float d         Q8_K's d
+//   60 bytes of zeros
+//
 // ---------------------------------------------------------------- RowDotX8 (repacked weights)
 // Weights of Q4_0 and Q4_1 repacked at load (the CPU_REPACK buffer type,
 // src/cpu/repack/) 8 rows at a time: a group of 8 rows keeps the bytes of
@@ -108,6 +128,11 @@ constexpr size_t kQ8GroupBytes = 192; // one group of 2 blocks
 
 static inline size_t rowdot_q4_size(int64_t k) { return (size_t) ((k / kQK + 3) / 4) * kQ4GroupBytes; }
 static inline size_t rowdot_q8_size(int64_t k) { return (size_t) ((k / kQK + 1) / 2) * kQ8GroupBytes; }
+constexpr int64_t kQKK         = 256; // values per K-quant super-block
+constexpr size_t  kKGroupBytes = 320; // one Q4_K super-block's activation group
+static inline size_t rowdot_k_size(int64_t k) { return (size_t) (k / kQKK) * kKGroupBytes; }
+constexpr size_t  kK6GroupBytes = 384; // one Q6_K super-block's activation group
+static inline size_t rowdot_k6_size(int64_t k) { return (size_t) (k / kQKK) * kK6GroupBytes; }
 
 // RowDotX8: rows per repacked group, activation row bytes
 constexpr int64_t kX8Rows = 8;

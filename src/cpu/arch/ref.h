@@ -38,7 +38,18 @@ void rowdot_pack_q8_0(const float * x, void * act, int64_t k);
 void rowdot_q4_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
 void rowdot_q4_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
 void rowdot_q8_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
+void rowdot_q5_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
+void rowdot_q5_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
+void rowdot_iq4_nl(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
 extern const RowDot kRowDotQ4_0, kRowDotQ4_1, kRowDotQ8_0;
+// Q5_0 and IQ4_NL on Q4_0's activation rows, Q5_1 on Q4_1's
+extern const RowDot kRowDotQ5_0, kRowDotQ5_1, kRowDotIQ4_NL;
+// Q4_K, Q6_K: activation rows of every level from rowdot_pack_q4_K / _q6_K (layouts.h)
+void rowdot_pack_q4_K(const float * x, void * act, int64_t k);
+void rowdot_q4_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
+void rowdot_pack_q6_K(const float * x, void * act, int64_t k);
+void rowdot_q6_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
+extern const RowDot kRowDotQ4_K, kRowDotQ6_K;
 // F32 / F16: the Gemm's activation rows (gemm_pack_act_f*), one float sum per row
 extern const RowDot kRowDotF32, kRowDotF16;
 
@@ -58,6 +69,7 @@ void gemm_pack_panel_q4_1(const void * w, size_t ldw, int64_t m, int64_t k, void
 void gemm_pack_panel_q5_0(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
 void gemm_pack_panel_q5_1(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
 void gemm_pack_panel_q8_0(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
+void gemm_pack_panel_iq4_nl(const void * w, size_t ldw, int64_t m, int64_t k, void * panel); // Q8_0's activation rows
 void gemm_compute_q(const void * panel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst,
                     size_t ldd);
 // K-quants (layouts.h): Q4_K / Q5_K on 32-value blocks, Q6_K on 16-value blocks
@@ -66,6 +78,9 @@ void gemm_pack_act_q6_K(const float * x, void * act, int64_t k);
 void gemm_pack_panel_q4_K(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
 void gemm_pack_panel_q5_K(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
 void gemm_pack_panel_q6_K(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
+// IQ4_XS: Q4_K's sub-blocks with levels + 128 (activation c = 128 * sum, s = 0)
+void gemm_pack_act_iq4_xs(const float * x, void * act, int64_t k);
+void gemm_pack_panel_iq4_xs(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
 void gemm_compute_q16(const void * panel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst,
                       size_t ldd);
 // F32 and F16 weights
@@ -75,7 +90,7 @@ void gemm_pack_panel_f32(const void * w, size_t ldw, int64_t m, int64_t k, void 
 void gemm_pack_panel_f16(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
 void gemm_compute_f(const void * panel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst,
                     size_t ldd);
-extern const Gemm kGemmQ4_0, kGemmQ4_1, kGemmQ5_0, kGemmQ5_1, kGemmQ8_0, kGemmF32, kGemmF16;
-extern const Gemm kGemmQ4_K, kGemmQ5_K, kGemmQ6_K;
+extern const Gemm kGemmQ4_0, kGemmQ4_1, kGemmQ5_0, kGemmQ5_1, kGemmQ8_0, kGemmIQ4_NL, kGemmF32, kGemmF16;
+extern const Gemm kGemmQ4_K, kGemmQ5_K, kGemmQ6_K, kGemmIQ4_XS;
 
 } // namespace lmggml::cpu::arch::ref

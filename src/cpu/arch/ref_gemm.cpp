@@ -5,6 +5,7 @@
 #include "ref.h"
 
 #include "../../core/ggml-impl.h"
+#include "../../quant/q_iq4_tq.h"
 #include "../../quant/quants.h"
 
 #include <cstring>
@@ -103,6 +104,18 @@ Levels levels_q8_0(const void * row, int64_t b) {
     return l;
 }
 
+// IQ4_NL: each nibble's level + 128 (the activation's c takes 128 * sum back out)
+Levels levels_iq4_nl(const void * row, int64_t b) {
+    const auto & x = static_cast<const lm_block_iq4_nl *>(row)[b];
+    Levels l{};
+    for (int j = 0; j < 16; ++j) {
+        l.v[j]      = (uint8_t) (lm_quant_kvalues_iq4nl[x.qs[j] & 15] + 128);
+        l.v[j + 16] = (uint8_t) (lm_quant_kvalues_iq4nl[x.qs[j] >> 4] + 128);
+    }
+    l.d = f16(x.d);
+    return l;
+}
+
 template <Levels (*Decode)(const void *, int64_t)>
 void pack_panel_q(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel) {
     auto * panel = static_cast<uint8_t *>(vpanel);
@@ -137,6 +150,7 @@ void gemm_pack_panel_q4_1(const void * w, size_t ldw, int64_t m, int64_t k, void
 void gemm_pack_panel_q5_0(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_q<levels_q5_0>(w, ldw, m, k, p); }
 void gemm_pack_panel_q5_1(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_q<levels_q5_1>(w, ldw, m, k, p); }
 void gemm_pack_panel_q8_0(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_q<levels_q8_0>(w, ldw, m, k, p); }
+void gemm_pack_panel_iq4_nl(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_q<levels_iq4_nl>(w, ldw, m, k, p); }
 
 namespace {
 
@@ -226,6 +240,7 @@ const Gemm kGemmQ4_1 = {kPanelRows, gemm_q_act_size, gemm_pack_act_q4_1, gemm_q_
 const Gemm kGemmQ5_0 = {kPanelRows, gemm_q_act_size, gemm_pack_act_q5_0, gemm_q_panel_size, gemm_pack_panel_q5_0, gemm_compute_q};
 const Gemm kGemmQ5_1 = {kPanelRows, gemm_q_act_size, gemm_pack_act_q5_1, gemm_q_panel_size, gemm_pack_panel_q5_1, gemm_compute_q};
 const Gemm kGemmQ8_0 = {kPanelRows, gemm_q_act_size, gemm_pack_act_q8_0, gemm_q_panel_size, gemm_pack_panel_q8_0, gemm_compute_q};
+const Gemm kGemmIQ4_NL = {kPanelRows, gemm_q_act_size, gemm_pack_act_q8_0, gemm_q_panel_size, gemm_pack_panel_iq4_nl, gemm_compute_q};
 const Gemm kGemmF32  = {kPanelRows, gemm_f_act_size, gemm_pack_act_f32, gemm_f_panel_size, gemm_pack_panel_f32, gemm_compute_f};
 const Gemm kGemmF16  = {kPanelRows, gemm_f_act_size, gemm_pack_act_f16, gemm_f_panel_size, gemm_pack_panel_f16, gemm_compute_f};
 

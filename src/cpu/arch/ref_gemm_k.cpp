@@ -6,6 +6,7 @@
 #include "ref.h"
 
 #include "../../core/ggml-impl.h"
+#include "../../quant/q_iq4_tq.h"
 #include "../../quant/q_search.h"
 #include "../../quant/q_unpack.h"
 #include "../../quant/quants.h"
@@ -19,7 +20,9 @@ using namespace layout;
 
 constexpr int64_t kGroups = kPanelRows / kGroupRows;
 
-template <int kV>
+// kOff (kV = 32 only): the offset the panel added to the weights' levels
+// (IQ4_XS: 128); then s = 0 and c = kOff * sum of the sub-block
+template <int kV, int kOff = 0>
 void pack_act_k(const float * x, void * vact, int64_t k) {
     const int64_t nb = k / kV;
     auto *        q  = static_cast<int8_t *>(vact);
@@ -35,8 +38,8 @@ void pack_act_k(const float * x, void * vact, int64_t k) {
             int           sum = 0;
             for (int i = 0; i < kV; ++i) sum += y.qs[g * kV + i];
             d[b] = y.d;
-            s[b] = kV == 32 ? y.d * (float) sum : 0.0f;
-            c[b] = kV == 32 ? 0 : 32 * sum;
+            s[b] = kV == 32 && kOff == 0 ? y.d * (float) sum : 0.0f;
+            c[b] = kV == 32 ? kOff * sum : 32 * sum;
         }
     }
 }
@@ -73,6 +76,20 @@ Levels<16> levels_q6_K(const void * row, int64_t b) {
     return l;
 }
 
+// IQ4_XS: 32-value sub-blocks with a 6-bit signed scale; levels + 128
+Levels<32> levels_iq4_xs(const void * row, int64_t b) {
+    const auto & x = static_cast<const lm_block_iq4_xs *>(row)[b / 8];
+    const int    ib = (int) (b % 8);
+    Levels<32>   l;
+    for (int j = 0; j < 16; ++j) {
+        l.v[j]      = (uint8_t) (lm_quant_kvalues_iq4nl[x.qs[16 * ib + j] & 15] + 128);
+        l.v[j + 16] = (uint8_t) (lm_quant_kvalues_iq4nl[x.qs[16 * ib + j] >> 4] + 128);
+    }
+    l.d = lm_ggml_compute_fp16_to_fp32(x.d) * (float) lm_quant_iq4_xs_scale(&x, ib);
+    l.m = 0.0f;
+    return l;
+}
+
 template <int kV, Levels<kV> (*Decode)(const void *, int64_t)>
 void pack_panel_k(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel) {
     constexpr size_t kBlock = panel_block_bytes<kV>();
@@ -96,6 +113,8 @@ void pack_panel_k(const void * w, size_t ldw, int64_t m, int64_t k, void * vpane
 
 void gemm_pack_act_q4_K(const float * x, void * act, int64_t k) { pack_act_k<32>(x, act, k); }
 void gemm_pack_act_q6_K(const float * x, void * act, int64_t k) { pack_act_k<16>(x, act, k); }
+void gemm_pack_act_iq4_xs(const float * x, void * act, int64_t k) { pack_act_k<32, 128>(x, act, k); }
+void gemm_pack_panel_iq4_xs(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_k<32, levels_iq4_xs>(w, ldw, m, k, p); }
 void gemm_pack_panel_q4_K(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_k<32, levels_k4<lm_block_q4_K, lm_quant::unpack_q4_K>>(w, ldw, m, k, p); }
 void gemm_pack_panel_q5_K(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_k<32, levels_k4<lm_block_q5_K, lm_quant::unpack_q5_K>>(w, ldw, m, k, p); }
 void gemm_pack_panel_q6_K(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_k<16, levels_q6_K>(w, ldw, m, k, p); }
@@ -103,5 +122,6 @@ void gemm_pack_panel_q6_K(const void * w, size_t ldw, int64_t m, int64_t k, void
 const Gemm kGemmQ4_K = {kPanelRows, gemm_q_act_size, gemm_pack_act_q4_K, gemm_q_panel_size, gemm_pack_panel_q4_K, gemm_compute_q};
 const Gemm kGemmQ5_K = {kPanelRows, gemm_q_act_size, gemm_pack_act_q4_K, gemm_q_panel_size, gemm_pack_panel_q5_K, gemm_compute_q};
 const Gemm kGemmQ6_K = {kPanelRows, gemm_q16_act_size, gemm_pack_act_q6_K, gemm_q16_panel_size, gemm_pack_panel_q6_K, gemm_compute_q16};
+const Gemm kGemmIQ4_XS = {kPanelRows, gemm_q_act_size, gemm_pack_act_iq4_xs, gemm_q_panel_size, gemm_pack_panel_iq4_xs, gemm_compute_q};
 
 } // namespace lmggml::cpu::arch::ref

@@ -6,6 +6,7 @@
 #include "ref.h"
 
 #include "../../core/ggml-impl.h"
+#include "../../quant/q_iq4_tq.h"
 #include "../../quant/quants.h"
 
 #include <cstring>
@@ -138,6 +139,72 @@ void rowdot_q4_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
     }
 }
 
+// Q5_0, Q5_1 and IQ4_NL read the Q4_0 / Q4_1 rows (layouts.h)
+void rowdot_q5_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    const auto * act = static_cast<const uint8_t *>(vact);
+    for (int64_t r = 0; r < m; ++r) {
+        const auto * x   = reinterpret_cast<const lm_block_q5_0 *>(static_cast<const char *>(w) + r * ldw);
+        float        acc = 0;
+        for (int64_t b = 0; b < k / kQK; ++b) {
+            int8_t q[32];
+            float  d, s;
+            unpack_q4_act(act, b, q, &d, &s);
+            uint32_t qh;
+            std::memcpy(&qh, x[b].qh, sizeof(qh));
+            int isum = 0;
+            for (int j = 0; j < 16; ++j) {
+                const int lo = (x[b].qs[j] & 15) | (int) ((qh >> j) & 1) << 4;
+                const int hi = (x[b].qs[j] >> 4) | (int) ((qh >> (j + 16)) & 1) << 4;
+                isum += (lo - 16) * q[j] + (hi - 16) * q[j + 16];
+            }
+            acc += f16(x[b].d) * d * (float) isum;
+        }
+        dst[r] = acc;
+    }
+}
+
+void rowdot_q5_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    const auto * act = static_cast<const uint8_t *>(vact);
+    for (int64_t r = 0; r < m; ++r) {
+        const auto * x   = reinterpret_cast<const lm_block_q5_1 *>(static_cast<const char *>(w) + r * ldw);
+        float        acc = 0;
+        for (int64_t b = 0; b < k / kQK; ++b) {
+            int8_t q[32];
+            float  d, s;
+            unpack_q4_act(act, b, q, &d, &s);
+            uint32_t qh;
+            std::memcpy(&qh, x[b].qh, sizeof(qh));
+            int isum = 0;
+            for (int j = 0; j < 16; ++j) {
+                const int lo = (x[b].qs[j] & 15) | (int) ((qh >> j) & 1) << 4;
+                const int hi = (x[b].qs[j] >> 4) | (int) ((qh >> (j + 16)) & 1) << 4;
+                isum += lo * q[j] + hi * q[j + 16];
+            }
+            acc += f16(x[b].d) * d * (float) isum + f16(x[b].m) * s;
+        }
+        dst[r] = acc;
+    }
+}
+
+void rowdot_iq4_nl(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    const auto * act = static_cast<const uint8_t *>(vact);
+    for (int64_t r = 0; r < m; ++r) {
+        const auto * x   = reinterpret_cast<const lm_block_iq4_nl *>(static_cast<const char *>(w) + r * ldw);
+        float        acc = 0;
+        for (int64_t b = 0; b < k / kQK; ++b) {
+            int8_t q[32];
+            float  d, s;
+            unpack_q4_act(act, b, q, &d, &s);
+            int isum = 0;
+            for (int j = 0; j < 16; ++j) {
+                isum += lm_quant_kvalues_iq4nl[x[b].qs[j] & 15] * q[j] + lm_quant_kvalues_iq4nl[x[b].qs[j] >> 4] * q[j + 16];
+            }
+            acc += f16(x[b].d) * d * (float) isum;
+        }
+        dst[r] = acc;
+    }
+}
+
 void rowdot_q8_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
     const auto * act = static_cast<const uint8_t *>(vact);
     for (int64_t r = 0; r < m; ++r) {
@@ -158,5 +225,8 @@ void rowdot_q8_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
 const RowDot kRowDotQ4_0 = {rowdot_q4_size, rowdot_pack_q4_0, rowdot_q4_0};
 const RowDot kRowDotQ4_1 = {rowdot_q4_size, rowdot_pack_q4_1, rowdot_q4_1};
 const RowDot kRowDotQ8_0 = {rowdot_q8_size, rowdot_pack_q8_0, rowdot_q8_0};
+const RowDot kRowDotQ5_0 = {rowdot_q4_size, rowdot_pack_q4_0, rowdot_q5_0};
+const RowDot kRowDotQ5_1 = {rowdot_q4_size, rowdot_pack_q4_1, rowdot_q5_1};
+const RowDot kRowDotIQ4_NL = {rowdot_q4_size, rowdot_pack_q4_0, rowdot_iq4_nl};
 
 } // namespace lmggml::cpu::arch::ref

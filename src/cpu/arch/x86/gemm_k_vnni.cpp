@@ -1,5 +1,5 @@
-// AVX-512 VNNI Gemm for the K-quants Q4_K, Q5_K (32-value sub-blocks) and
-// Q6_K (16-value groups), on the int8 microkernel of gemm_q_kernel.h: each
+// AVX-512 VNNI Gemm for the K-quants Q4_K, Q5_K, IQ4_XS (32-value sub-blocks;
+// IQ4_XS's levels + 128, taken out by the activation's c) and Q6_K (16-value groups), on the int8 microkernel of gemm_q_kernel.h: each
 // sub-block becomes a block with its own F32 scale (d * scale) and minimum
 // (-dmin * min); activations are quantized as Q8_K and spread over the
 // sub-blocks (layouts.h). Twins: ref::gemm_*_q4_K / q5_K / q6_K.
@@ -9,6 +9,7 @@
 #include "simd_avx2.h"
 #include "x86.h"
 
+#include "../../../quant/q_iq4_tq.h"
 #include "../../../quant/quants.h"
 
 namespace lmggml::cpu::arch::x86 {
@@ -17,7 +18,8 @@ namespace {
 // ---------------------------------------------------------------- activations
 // kV = 32: d = Q8_K's d, s = d * sum of the sub-block, c = 0;
 // kV = 16: d = Q8_K's d, s = 0, c = 32 * sum of the group (Q6_K's level offset).
-template <int kV>
+// kOff (kV = 32, IQ4_XS: 128): s = 0, c = kOff * sum of the sub-block
+template <int kV, int kOff = 0>
 void pack_act_k(const float * x, void * vact, int64_t k) {
     const int64_t nb = k / kV;
     auto *        q  = static_cast<int8_t *>(vact);
@@ -32,8 +34,8 @@ void pack_act_k(const float * x, void * vact, int64_t k) {
             const int64_t b = sb * (LM_QK_K / kV) + g;
             d[b]            = dk;
             if constexpr (kV == 32) {
-                s[b] = dk * (float) (bsums[2 * g] + bsums[2 * g + 1]);
-                c[b] = 0;
+                s[b] = kOff == 0 ? dk * (float) (bsums[2 * g] + bsums[2 * g + 1]) : 0.0f;
+                c[b] = kOff * (bsums[2 * g] + bsums[2 * g + 1]);
             } else {
                 s[b] = 0.0f;
                 c[b] = 32 * bsums[g];
@@ -106,11 +108,26 @@ struct DecodeQ6_K {
     }
 };
 
+// sub-block g of an IQ4_XS super-block: each nibble's level + 128 (unsigned)
+struct DecodeIQ4_XS {
+    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
+        const auto &  x   = static_cast<const lm_block_iq4_xs *>(row)[b / 8];
+        const int     g   = (int) (b % 8);
+        const __m128i lut = _mm_xor_si128(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl), _mm_set1_epi8((char) 0x80));
+        const __m128i q   = _mm_loadu_si128((const __m128i *) (x.qs + 16 * g));
+        const __m256i nib = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
+        _mm256_store_si256((__m256i *) out, _mm256_shuffle_epi8(_mm256_set_m128i(lut, lut), nib));
+        *d = from_f16(x.d) * (float) lm_quant_iq4_xs_scale(&x, g);
+        *m = 0.0f;
+    }
+};
+
 using namespace layout;
 
 const Gemm kQ4_K = {kPanelRows, gemm_q_act_size, pack_act_k<32>, gemm_q_panel_size, pack_panel_q<32, DecodeQ4_K>, compute_q<32, true, false>};
 const Gemm kQ5_K = {kPanelRows, gemm_q_act_size, pack_act_k<32>, gemm_q_panel_size, pack_panel_q<32, DecodeQ5_K>, compute_q<32, true, false>};
 const Gemm kQ6_K = {kPanelRows, gemm_q16_act_size, pack_act_k<16>, gemm_q16_panel_size, pack_panel_q<16, DecodeQ6_K>, compute_q<16, false, true>};
+const Gemm kIQ4_XS = {kPanelRows, gemm_q_act_size, pack_act_k<32, 128>, gemm_q_panel_size, pack_panel_q<32, DecodeIQ4_XS>, compute_q<32, false, true>};
 
 } // namespace
 
@@ -118,6 +135,7 @@ void fill_vnni_gemm_k(KernelSet & k) {
     k.gemm[LM_GGML_TYPE_Q4_K] = &kQ4_K;
     k.gemm[LM_GGML_TYPE_Q5_K] = &kQ5_K;
     k.gemm[LM_GGML_TYPE_Q6_K] = &kQ6_K;
+    k.gemm[LM_GGML_TYPE_IQ4_XS] = &kIQ4_XS;
 }
 
 } // namespace lmggml::cpu::arch::x86

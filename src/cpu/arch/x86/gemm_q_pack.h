@@ -6,6 +6,7 @@
 #include "qdot_impl.h"
 
 #include "../layouts.h"
+#include "../../../quant/q_iq4_tq.h"
 
 #include <cstring>
 
@@ -63,6 +64,16 @@ struct DecodeQ5_1 {
         _mm256_store_si256((__m256i *) out, _mm256_or_si256(nibbles32(x.qs), fifth_bits32(x.qh)));
         *d = from_f16(x.d);
         *m = from_f16(x.m);
+    }
+};
+struct DecodeIQ4_NL { // levels + 128, unsigned (Q8_0's activation rows take 128 * sum back out)
+    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
+        const auto &  x   = static_cast<const lm_block_iq4_nl *>(row)[b];
+        const __m128i lut = _mm_xor_si128(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl), _mm_set1_epi8((char) 0x80));
+        const __m256i nib = nibbles32(x.qs);
+        _mm256_store_si256((__m256i *) out, _mm256_shuffle_epi8(_mm256_set_m128i(lut, lut), nib));
+        *d = from_f16(x.d);
+        *m = 0.0f;
     }
 };
 struct DecodeQ8_0 {

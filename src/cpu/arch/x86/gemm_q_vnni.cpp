@@ -28,6 +28,7 @@ const Gemm kQ4_1 = {kPanelRows, gemm_q_act_size, gemm_pack_act<0, true>, gemm_q_
 const Gemm kQ5_0 = {kPanelRows, gemm_q_act_size, gemm_pack_act<16, false>, gemm_q_panel_size, pack_panel_q<32, DecodeQ5_0>, compute_q<32, false, true>};
 const Gemm kQ5_1 = {kPanelRows, gemm_q_act_size, gemm_pack_act<0, true>, gemm_q_panel_size, pack_panel_q<32, DecodeQ5_1>, compute_q<32, true, false>};
 const Gemm kQ8_0 = {kPanelRows, gemm_q_act_size, gemm_pack_act<128, false>, gemm_q_panel_size, pack_panel_q<32, DecodeQ8_0>, compute_q<32, false, true>};
+const Gemm kIQ4_NL = {kPanelRows, gemm_q_act_size, gemm_pack_act<128, false>, gemm_q_panel_size, pack_panel_q<32, DecodeIQ4_NL>, compute_q<32, false, true>};
 
 } // namespace
 
@@ -37,6 +38,7 @@ void fill_vnni_gemm_q(KernelSet & k) {
     k.gemm[LM_GGML_TYPE_Q5_0] = &kQ5_0;
     k.gemm[LM_GGML_TYPE_Q5_1] = &kQ5_1;
     k.gemm[LM_GGML_TYPE_Q8_0] = &kQ8_0;
+    k.gemm[LM_GGML_TYPE_IQ4_NL] = &kIQ4_NL;
 }
 
 } // namespace lmggml::cpu::arch::x86

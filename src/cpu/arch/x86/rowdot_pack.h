@@ -47,7 +47,7 @@ static void rowdot_pack_q4(const float * x, void * vact, int64_t k) {
     }
 }
 
-static void rowdot_pack_q8(const float * x, void * vact, int64_t k) {
+[[maybe_unused]] static void rowdot_pack_q8(const float * x, void * vact, int64_t k) {
     const int64_t nb  = k / kQK;
     auto *        out = static_cast<uint8_t *>(vact);
     std::memset(out, 0, rowdot_q8_size(k));

@@ -24,6 +24,8 @@ void fill_avx512_math(KernelSet & k);
 void fill_vnni_qdot(KernelSet & k);
 void fill_vnni_qdot_iq4(KernelSet & k);
 void fill_vnni_rowdot(KernelSet & k);
+void fill_vnni_rowdot_q5(KernelSet & k);
+void fill_vnni_rowdot_k(KernelSet & k);
 void fill_vnni_gemm_q(KernelSet & k);
 void fill_vnni_gemm_k(KernelSet & k);
 

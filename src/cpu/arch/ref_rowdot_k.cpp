@@ -1,0 +1,120 @@
+// Scalar twins of the Q4_K and Q6_K RowDot kernels (layouts.h, "RowDot
+// rows") and the packers of their activation rows, which every level
+// shares: Q8_K (src/quant's reference quantizer, as ggml's x86 path), for
+// Q4_K with the levels reordered to line up with the weights' nibbles and a
+// sum per sub-block, for Q6_K in order with Q8_K's sums per 16 values.
+#include "layouts.h"
+#include "ref.h"
+
+#include "../../core/ggml-impl.h"
+#include "../../quant/q_search.h"
+#include "../../quant/quants.h"
+
+#include <cstring>
+
+namespace lmggml::cpu::arch::ref {
+namespace {
+
+using namespace layout;
+
+// position in a packed super-block of value v (0..255) of the Q8_K block
+int packed_pos(int v) {
+    const int sub = v / 32, i = v % 32;
+    // vector t = sub % 2 + 2 (sub / 4) holds sub-block sub in its half (sub / 2) % 2
+    return 64 * (sub % 2 + 2 * (sub / 4)) + 32 * ((sub / 2) % 2) + i;
+}
+
+} // namespace
+
+void rowdot_pack_q4_K(const float * x, void * vact, int64_t k) {
+    auto * out = static_cast<uint8_t *>(vact);
+    std::memset(out, 0, rowdot_k_size(k));
+    for (int64_t sb = 0; sb < k / kQKK; ++sb) {
+        lm_block_q8_K y;
+        lm_quant_quantize_row_q8_K_ref(x + sb * kQKK, &y, kQKK);
+        uint8_t * g = out + sb * kKGroupBytes;
+        for (int v = 0; v < kQKK; ++v) g[packed_pos(v)] = (uint8_t) y.qs[v];
+        auto * bs = reinterpret_cast<int32_t *>(g + 256);
+        for (int s = 0; s < 8; ++s) bs[s] = y.bsums[2 * s] + y.bsums[2 * s + 1];
+        std::memcpy(g + 288, &y.d, sizeof(float));
+    }
+}
+
+void rowdot_q4_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    const auto * act = static_cast<const uint8_t *>(vact);
+    for (int64_t r = 0; r < m; ++r) {
+        const auto * x   = reinterpret_cast<const lm_block_q4_K *>(static_cast<const char *>(w) + r * ldw);
+        float        acc = 0;
+        for (int64_t sb = 0; sb < k / kQKK; ++sb) {
+            const uint8_t * g  = act + sb * kKGroupBytes;
+            const auto *    bs = reinterpret_cast<const int32_t *>(g + 256);
+            float           dy;
+            std::memcpy(&dy, g + 288, sizeof(float));
+            int isum = 0, msum = 0;
+            for (int s = 0; s < 8; ++s) {
+                uint8_t sc, mn;
+                lm_quant::get_scale_min_k4(s, x[sb].scales, &sc, &mn);
+                int dot = 0;
+                for (int i = 0; i < 32; ++i) {
+                    const int v  = 32 * s + i; // its nibble: low (s even) or high half of qs[32 (s / 2) + i]
+                    const int qw = (x[sb].qs[32 * (s / 2) + i] >> (4 * (s % 2))) & 15;
+                    dot += qw * (int8_t) g[packed_pos(v)];
+                }
+                isum += sc * dot;
+                msum += mn * bs[s];
+            }
+            acc += lm_ggml_compute_fp16_to_fp32(x[sb].d) * dy * (float) isum -
+                   lm_ggml_compute_fp16_to_fp32(x[sb].dmin) * dy * (float) msum;
+        }
+        dst[r] = acc;
+    }
+}
+
+void rowdot_pack_q6_K(const float * x, void * vact, int64_t k) {
+    auto * out = static_cast<uint8_t *>(vact);
+    std::memset(out, 0, rowdot_k6_size(k));
+    for (int64_t sb = 0; sb < k / kQKK; ++sb) {
+        lm_block_q8_K y;
+        lm_quant_quantize_row_q8_K_ref(x + sb * kQKK, &y, kQKK);
+        uint8_t * g = out + sb * kK6GroupBytes;
+        std::memcpy(g, y.qs, kQKK);
+        auto * bs = reinterpret_cast<int32_t *>(g + 256);
+        for (int j = 0; j < 16; ++j) bs[j] = y.bsums[j];
+        std::memcpy(g + 320, &y.d, sizeof(float));
+    }
+}
+
+void rowdot_q6_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    const auto * act = static_cast<const uint8_t *>(vact);
+    for (int64_t r = 0; r < m; ++r) {
+        const auto * x   = reinterpret_cast<const lm_block_q6_K *>(static_cast<const char *>(w) + r * ldw);
+        float        acc = 0;
+        for (int64_t sb = 0; sb < k / kQKK; ++sb) {
+            const uint8_t * g  = act + sb * kK6GroupBytes;
+            const auto *    q  = reinterpret_cast<const int8_t *>(g);
+            const auto *    bs = reinterpret_cast<const int32_t *>(g + 256);
+            float           dy;
+            std::memcpy(&dy, g + 320, sizeof(float));
+            int isum = 0;
+            for (int grp = 0; grp < 16; ++grp) {
+                int dot = 0;
+                for (int v = 16 * grp; v < 16 * grp + 16; ++v) {
+                    // value v: half n = v / 128; in it l = v % 32, quarter j = (v % 128) / 32
+                    const int n = v / 128, l = v % 32, j = (v % 128) / 32;
+                    const uint8_t ql = x[sb].ql[64 * n + l + 32 * (j % 2)];
+                    const int     lo = j < 2 ? (ql & 15) : (ql >> 4);
+                    const int     hi = (x[sb].qh[32 * n + l] >> (2 * j)) & 3;
+                    dot += (lo | hi << 4) * q[v];
+                }
+                isum += x[sb].scales[grp] * (dot - 32 * bs[grp]);
+            }
+            acc += lm_ggml_compute_fp16_to_fp32(x[sb].d) * dy * (float) isum;
+        }
+        dst[r] = acc;
+    }
+}
+
+const RowDot kRowDotQ4_K = {rowdot_k_size, rowdot_pack_q4_K, rowdot_q4_K};
+const RowDot kRowDotQ6_K = {rowdot_k6_size, rowdot_pack_q6_K, rowdot_q6_K};
+
+} // namespace lmggml::cpu::arch::ref
