@@ -63,6 +63,19 @@ struct Decoded {
     std::vector<double> s; // per block
 };
 
+// The K-quant Gemm rows (layouts.h): int8 with one scale per sub-block of
+// kv values, d = max|x| / 127, level = x * (127 / max|x|) rounded to nearest even.
+Decoded decode_act_per_block(const std::vector<float> & x, int kv) {
+    Decoded d;
+    for (size_t b = 0; b + kv <= x.size(); b += kv) {
+        float amax = 0.0f;
+        for (int i = 0; i < kv; ++i) amax = std::max(amax, std::fabs(x[b + i]));
+        const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        for (int i = 0; i < kv; ++i) d.x.push_back(std::nearbyint(x[b + i] * id) * (amax / 127.0f));
+    }
+    return d;
+}
+
 Decoded decode_act(lm_ggml_type t, const std::vector<float> & x) {
     Decoded d;
     const int64_t k = (int64_t) x.size();
@@ -179,7 +192,8 @@ void check_gemm(lm_ggml_type t, int64_t k, int64_t m, int64_t n) {
     Aligned                         want_act(lda * n, 0x5A);
     for (int64_t j = 0; j < n; ++j) {
         xs.push_back(activations((size_t) k, 800 + 7 * j + k));
-        decoded.push_back(decode_act(t, xs.back()));
+        decoded.push_back(is_k_quant(t) ? decode_act_per_block(xs.back(), t == LM_GGML_TYPE_Q6_K ? 16 : 32)
+                                        : decode_act(t, xs.back()));
         tw->pack_act(xs.back().data(), want_act.data() + j * lda, k);
     }
     const size_t ps = tw->panel_size(k);

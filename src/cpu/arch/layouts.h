@@ -96,16 +96,17 @@
 // ---------------------------------------------------------------- Gemm (K-quants)
 // Q4_K, Q5_K: the layouts above with one block per 32-value sub-block:
 // panel d = d * scale, m = -dmin * min, levels 0..15 / 0..31; activation rows
-// quantized as Q8_K (one d per 256 values, as the reference, which is what
-// ggml's x86 code uses) and spread over the sub-blocks: d = the Q8_K d,
-// s = d * sum(q), c = 0.
+// quantized to int8 with one d per sub-block (act_block_q8 below; ggml uses
+// Q8_K's one d per 256 values, which an outlier among Gemma's activations
+// makes coarse for the other 255: per sub-block halves the error):
+// d = the sub-block's d, s = d * sum(q), c = 0.
 // Q6_K: the same with 16-value blocks (its scales are per 16 values):
 // panel block per 16-row group, 384 bytes:
 //   uint8 q[4][64]  levels 0..63 (value + 32), lanes as above
 //   float d[16]     d * scale
 //   float m[16]     0
-// activation row: int8 q[k], float d[k/16] (Q8_K's d), float s[k/16] (0),
-// int32 c[k/16] = 32 * the group's sum(q) (Q8_K's bsums).
+// activation row: int8 q[k], float d[k/16] (each group's d), float s[k/16] (0),
+// int32 c[k/16] = 32 * the group's sum(q).
 //
 // ---------------------------------------------------------------- Gemm (F32, F16)
 // Activation row: float x[k] (for F16 weights rounded through F16 first, as
@@ -115,8 +116,10 @@
 // Helpers are static: the per-ISA files include this header, and a shared
 // (COMDAT) inline copy compiled with AVX-512 flags could be the one the
 // linker keeps for baseline code.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 namespace lmggml::cpu::arch::layout {
 
@@ -144,6 +147,29 @@ constexpr int64_t kGroupRows       = 16;
 constexpr size_t  kPanelBlockBytes = 640; // one block of one 16-row group
 
 static inline size_t pad64(size_t n) { return (n + 63) & ~(size_t) 63; }
+
+// n activations to int8 with one scale (the K-quant Gemm rows): q = round(x / d),
+// d = max|x| / 127; returns d. Plain IEEE operations, so the scalar twin and
+// every ISA's packer give the same bytes.
+static inline float act_block_q8(const float * x, int n, int8_t * q) {
+    float amax = 0.0f;
+    bool  nan  = false; // a NaN input must reach the product (fmax would drop it)
+    for (int i = 0; i < n; ++i) {
+        nan  = nan || std::isnan(x[i]);
+        amax = std::fmax(amax, std::fabs(x[i]));
+    }
+    if (nan) {
+        for (int i = 0; i < n; ++i) q[i] = 0;
+        return std::numeric_limits<float>::quiet_NaN();
+    }
+    if (amax == 0.0f) {
+        for (int i = 0; i < n; ++i) q[i] = 0;
+        return 0.0f;
+    }
+    const float id = 127.0f / amax;
+    for (int i = 0; i < n; ++i) q[i] = (int8_t) std::nearbyint(x[i] * id);
+    return amax / 127.0f;
+}
 // kV: values per block (32, or 16 for Q6_K)
 template <int kV>
 static constexpr size_t panel_block_bytes() { return 16 * (size_t) kV + 128; }

@@ -1,5 +1,5 @@
 // Scalar twins of the K-quant Gemm kernels (layouts.h): activation rows
-// quantized as Q8_K (src/quant's reference) and spread over the sub-blocks,
+// quantized to int8 with one scale per sub-block (act_block_q8),
 // and panels of Q4_K / Q5_K (32-value blocks) and Q6_K (16-value blocks)
 // decoded with src/quant's unpackers.
 #include "layouts.h"
@@ -29,18 +29,13 @@ void pack_act_k(const float * x, void * vact, int64_t k) {
     auto *        d  = reinterpret_cast<float *>(q + k);
     auto *        s  = d + nb;
     auto *        c  = reinterpret_cast<int32_t *>(s + nb);
-    for (int64_t sb = 0; sb < k / LM_QK_K; ++sb) {
-        lm_block_q8_K y;
-        lm_quant_quantize_row_q8_K_ref(x + sb * LM_QK_K, &y, LM_QK_K);
-        std::memcpy(q + sb * LM_QK_K, y.qs, LM_QK_K);
-        for (int g = 0; g < LM_QK_K / kV; ++g) {
-            const int64_t b = sb * (LM_QK_K / kV) + g;
-            int           sum = 0;
-            for (int i = 0; i < kV; ++i) sum += y.qs[g * kV + i];
-            d[b] = y.d;
-            s[b] = kV == 32 && kOff == 0 ? y.d * (float) sum : 0.0f;
-            c[b] = kV == 32 ? kOff * sum : 32 * sum;
-        }
+    for (int64_t b = 0; b < nb; ++b) {
+        int8_t * qb  = q + b * kV;
+        d[b]         = act_block_q8(x + b * kV, kV, qb);
+        int      sum = 0;
+        for (int i = 0; i < kV; ++i) sum += qb[i];
+        s[b] = kV == 32 && kOff == 0 ? d[b] * (float) sum : 0.0f;
+        c[b] = kV == 32 ? kOff * sum : 32 * sum;
     }
 }
 

@@ -16,8 +16,8 @@ namespace lmggml::cpu::arch::x86 {
 namespace {
 
 // ---------------------------------------------------------------- activations
-// kV = 32: d = Q8_K's d, s = d * sum of the sub-block, c = 0;
-// kV = 16: d = Q8_K's d, s = 0, c = 32 * sum of the group (Q6_K's level offset).
+// kV = 32: d = the sub-block's d, s = d * sum of the sub-block, c = 0;
+// kV = 16: d = the group's d, s = 0, c = 32 * sum of the group (Q6_K's level offset).
 // kOff (kV = 32, IQ4_XS: 128): s = 0, c = kOff * sum of the sub-block
 template <int kV, int kOff = 0>
 void pack_act_k(const float * x, void * vact, int64_t k) {
@@ -26,21 +26,14 @@ void pack_act_k(const float * x, void * vact, int64_t k) {
     auto *        d  = reinterpret_cast<float *>(q + k);
     auto *        s  = d + nb;
     auto *        c  = reinterpret_cast<int32_t *>(s + nb);
-    for (int64_t sb = 0; sb < k / LM_QK_K; ++sb) {
-        int16_t bsums[16];
-        float   dk;
-        quantize_q8K_block_avx2(x + sb * LM_QK_K, q + sb * LM_QK_K, bsums, &dk);
-        for (int g = 0; g < LM_QK_K / kV; ++g) {
-            const int64_t b = sb * (LM_QK_K / kV) + g;
-            d[b]            = dk;
-            if constexpr (kV == 32) {
-                s[b] = kOff == 0 ? dk * (float) (bsums[2 * g] + bsums[2 * g + 1]) : 0.0f;
-                c[b] = kOff * (bsums[2 * g] + bsums[2 * g + 1]);
-            } else {
-                s[b] = 0.0f;
-                c[b] = 32 * bsums[g];
-            }
-        }
+    // one d per sub-block (layouts.h), the scalar twin's bytes exactly
+    for (int64_t b = 0; b < nb; ++b) {
+        int8_t * qb  = q + b * kV;
+        d[b]         = layout::act_block_q8(x + b * kV, kV, qb);
+        int      sum = 0;
+        for (int i = 0; i < kV; ++i) sum += qb[i];
+        s[b] = kV == 32 && kOff == 0 ? d[b] * (float) sum : 0.0f;
+        c[b] = kV == 32 ? kOff * sum : 32 * sum;
     }
 }
 
