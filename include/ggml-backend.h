@@ -228,8 +228,8 @@ extern "C" {
     LM_GGML_API void                 lm_ggml_backend_sched_set_eval_callback(lm_ggml_backend_sched_t sched, lm_ggml_backend_sched_eval_callback callback, void * user_data);
 
     // lmggml extension: number of tensors copied between backends per evaluation
-    // of the last allocated graph (lm_ggml_backend_sched_get_n_copies counts
-    // pipeline copies, not transfers)
+    // of the last split graph, kept through reserve and reset like the split
+    // count (lm_ggml_backend_sched_get_n_copies counts pipeline copies, not transfers)
     LM_GGML_API int                  lm_ggml_backend_sched_get_n_inputs(lm_ggml_backend_sched_t sched);
 
     struct lm_ggml_backend_graph_copy {

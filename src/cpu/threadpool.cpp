@@ -208,7 +208,7 @@ uint64_t wait_for_job(lm_ggml_threadpool * tp, uint64_t seen) {
     return tp->state.load(std::memory_order_acquire);
 }
 
-void worker_main(lm_ggml_threadpool * tp, int ith, std::vector<bool> cpumask) {
+void worker_main(lm_ggml_threadpool * tp, int ith, const std::vector<bool> & cpumask) {
     apply_placement(tp, cpumask);
     uint64_t seen = pack_state(0, 0); // the state at creation: no job yet
     uint32_t numa_seen = 0;           // NUMA placement applied (lm_ggml_numa_init)

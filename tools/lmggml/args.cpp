@@ -79,7 +79,7 @@ void ArgParser::option(const std::vector<std::string> & names, std::string * out
 
 void ArgParser::option(const std::vector<std::string> & names, int32_t * out, const std::string & metavar,
                        const std::string & help) {
-    const std::string name = names.back();
+    const std::string & name = names.back(); // the lambda keeps its own copy
     add(names, metavar, help, [out, name](const std::string & v) {
         return parse_int(v, *out) ? Status() : int_error<int32_t>(name, v, "an integer");
     });
@@ -87,7 +87,7 @@ void ArgParser::option(const std::vector<std::string> & names, int32_t * out, co
 
 void ArgParser::option(const std::vector<std::string> & names, uint32_t * out, const std::string & metavar,
                        const std::string & help) {
-    const std::string name = names.back();
+    const std::string & name = names.back(); // the lambda keeps its own copy
     add(names, metavar, help, [out, name](const std::string & v) {
         return parse_int(v, *out) ? Status() : int_error<uint32_t>(name, v, "a non-negative integer");
     });
@@ -95,7 +95,7 @@ void ArgParser::option(const std::vector<std::string> & names, uint32_t * out, c
 
 void ArgParser::option(const std::vector<std::string> & names, float * out, const std::string & metavar,
                        const std::string & help) {
-    const std::string name = names.back();
+    const std::string & name = names.back(); // the lambda keeps its own copy
     add(names, metavar, help, [out, name](const std::string & v) {
         return parse_float(v, *out) ? Status() : bad_value(name, v, "a number");
     });
@@ -103,7 +103,7 @@ void ArgParser::option(const std::vector<std::string> & names, float * out, cons
 
 void ArgParser::option(const std::vector<std::string> & names, std::vector<int32_t> * out, const std::string & metavar,
                        const std::string & help) {
-    const std::string name = names.back();
+    const std::string & name = names.back(); // the lambda keeps its own copy
     add(names, metavar, help, [out, name](const std::string & v) {
         std::vector<int32_t> vals;
         size_t pos = 0;
@@ -128,7 +128,7 @@ void ArgParser::option(const std::vector<std::string> & names, std::vector<std::
 }
 
 void ArgParser::seed_option(const std::vector<std::string> & names, uint64_t * out, const std::string & help) {
-    const std::string name = names.back();
+    const std::string & name = names.back(); // the lambda keeps its own copy
     add(names, "S", help, [out, name](const std::string & v) {
         if (v == "-1") {
             *out = 0xFFFFFFFFu;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -53,7 +54,7 @@ public:
     explicit ProgressBar(std::string label) : label_(std::move(label)), tty_(isatty(STDERR_FILENO) == 1) {}
     void update(float f) {
         if (!tty_) return;
-        const int pct = static_cast<int>(f * 100.0f + 0.5f);
+        const int pct = static_cast<int>(std::lround(f * 100.0f));
         if (pct == last_) return;
         last_ = pct;
         constexpr int kWidth = 30;

@@ -159,7 +159,7 @@ std::string KldStats::report() const {
     const double lr = mean_of(ln_ratio), lr_e = sem(ln_ratio);
     std::vector<double> sorted = kld_;
     std::sort(sorted.begin(), sorted.end());
-    auto pct = [&](double q) { return sorted.empty() ? 0.0 : sorted[size_t(q * double(sorted.size() - 1) + 0.5)]; };
+    auto pct = [&](double q) { return sorted.empty() ? 0.0 : sorted[size_t(std::lround(q * double(sorted.size() - 1)))]; };
     const double st = same_top();
     const double st_e = n > 1 ? std::sqrt(st * (1 - st) / double(n - 1)) : 0.0;
 
