@@ -24,37 +24,40 @@ namespace {
 constexpr int64_t kD = 64, kHeads = 9, kKvHeads = 3;
 
 struct Attn {
-    lm_ggml_context *  ctx = nullptr;
-    lm_ggml_cgraph *   gf  = nullptr;
-    double             kv_bytes = 0, flops = 0;
+    lm_ggml_context * ctx = nullptr;
+    lm_ggml_cgraph * gf = nullptr;
+    double kv_bytes = 0, flops = 0;
 
     Attn(int64_t depth, int64_t n_q, int layers) {
         const int64_t n_kv = depth + n_q;
-        const size_t  kv   = (size_t) (kD * kKvHeads * n_kv) * 2;
-        const size_t  mem  = (size_t) layers * (2 * kv + (size_t) (kD * kHeads * n_q) * 8) +
-                            (size_t) (n_kv * (n_q + 64)) * 2 + (64u << 20);
+        const size_t kv = (size_t) (kD * kKvHeads * n_kv) * 2;
+        const size_t mem = (size_t) layers * (2 * kv + (size_t) (kD * kHeads * n_q) * 8) +
+                           (size_t) (n_kv * (n_q + 64)) * 2 + (64u << 20);
         lm_ggml_init_params ip = {mem, nullptr, false};
         ctx = lm_ggml_init(ip);
         if (ctx == nullptr) return;
         gf = lm_ggml_new_graph_custom(ctx, 4096, false);
         // causal over the last n_q keys, padded as the runner pads it
-        lm_ggml_tensor * mask = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, n_kv, LM_GGML_PAD(n_q, LM_GGML_KQ_MASK_PAD));
-        auto *           m    = static_cast<lm_ggml_fp16_t *>(mask->data);
+        lm_ggml_tensor * mask =
+            lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, n_kv, LM_GGML_PAD(n_q, LM_GGML_KQ_MASK_PAD));
+        auto * m = static_cast<lm_ggml_fp16_t *>(mask->data);
         for (int64_t i = 0; i < mask->ne[1]; ++i)
-            for (int64_t j = 0; j < n_kv; ++j) m[i * n_kv + j] = lm_ggml_fp32_to_fp16(j <= depth + i ? 0.0f : -INFINITY);
+            for (int64_t j = 0; j < n_kv; ++j)
+                m[i * n_kv + j] = lm_ggml_fp32_to_fp16(j <= depth + i ? 0.0f : -INFINITY);
         for (int l = 0; l < layers; ++l) {
-            lm_ggml_tensor * q  = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, kD, n_q, kHeads);
+            lm_ggml_tensor * q = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, kD, n_q, kHeads);
             lm_ggml_tensor * kc = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, kD * kKvHeads, n_kv);
             lm_ggml_tensor * vc = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, kD * kKvHeads, n_kv);
-            auto *           qp = static_cast<float *>(q->data);
+            auto * qp = static_cast<float *>(q->data);
             for (int64_t i = 0; i < lm_ggml_nelements(q); ++i) qp[i] = (float) ((i * 37 + l) % 101 - 50) / 50.0f;
             for (lm_ggml_tensor * c : {kc, vc}) {
                 auto * h = static_cast<lm_ggml_fp16_t *>(c->data);
-                for (int64_t i = 0; i < lm_ggml_nelements(c); ++i) h[i] = lm_ggml_fp32_to_fp16((float) ((i * 29) % 97 - 48) / 48.0f);
+                for (int64_t i = 0; i < lm_ggml_nelements(c); ++i)
+                    h[i] = lm_ggml_fp32_to_fp16((float) ((i * 29) % 97 - 48) / 48.0f);
             }
-            const size_t     row = kc->nb[1];
-            lm_ggml_tensor * k   = lm_ggml_view_3d(ctx, kc, kD, n_kv, kKvHeads, row, kD * 2, 0);
-            lm_ggml_tensor * v   = lm_ggml_view_3d(ctx, vc, kD, n_kv, kKvHeads, row, kD * 2, 0);
+            const size_t row = kc->nb[1];
+            lm_ggml_tensor * k = lm_ggml_view_3d(ctx, kc, kD, n_kv, kKvHeads, row, kD * 2, 0);
+            lm_ggml_tensor * v = lm_ggml_view_3d(ctx, vc, kD, n_kv, kKvHeads, row, kD * 2, 0);
             lm_ggml_build_forward_expand(gf, lm_ggml_flash_attn_ext(ctx, q, k, v, mask, 0.125f, 0.0f, 0.0f));
         }
         kv_bytes = (double) layers * 2.0 * (double) kv;
@@ -68,8 +71,8 @@ struct Attn {
 
 void run(benchmark::State & st, int64_t n_q, int layers) {
     const int64_t depth = st.range(0);
-    const int     nth   = (int) st.range(1);
-    Attn          a(depth, n_q, layers);
+    const int nth = (int) st.range(1);
+    Attn a(depth, n_q, layers);
     if (a.ctx == nullptr) {
         st.SkipWithError("cannot allocate");
         return;
@@ -80,7 +83,7 @@ void run(benchmark::State & st, int64_t n_q, int layers) {
             return;
         }
     }
-    st.counters["GBps"]   = benchmark::Counter((double) st.iterations() * a.kv_bytes * 1e-9, benchmark::Counter::kIsRate);
+    st.counters["GBps"] = benchmark::Counter((double) st.iterations() * a.kv_bytes * 1e-9, benchmark::Counter::kIsRate);
     st.counters["GFLOPs"] = benchmark::Counter((double) st.iterations() * a.flops * 1e-9, benchmark::Counter::kIsRate);
 }
 

@@ -35,8 +35,8 @@
 
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12 warns inside its avx512 intrinsic headers (masked builtins' undefined operands)
-#    pragma GCC diagnostic ignored "-Wuninitialized"
-#    pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
 #include <sys/mman.h>
@@ -63,7 +63,7 @@ constexpr int kEmbd = 576, kFF = 1536, kKV = 192, kVocab = 49152, kLayers = 30;
 
 // ---------------------------------------------------------------- roofline
 constexpr size_t kStreamBytes = 96u << 20;
-constexpr size_t kHugePage    = 2u << 20;
+constexpr size_t kHugePage = 2u << 20;
 
 __attribute__((target("avx512f"))) int64_t read_all_avx512(const char * p, size_t n) {
     __m512i a = _mm512_setzero_si512(), b = a, c = a, d = a;
@@ -97,8 +97,7 @@ int64_t read_all(const char * p, size_t n) {
 
 // Runs fn(thread index) on `threads` threads (fresh ones: spawning costs
 // ~0.1 ms, under 2 % of every case here) and waits for all of them.
-template <typename Fn>
-void on_threads(int threads, Fn fn) {
+template <typename Fn> void on_threads(int threads, Fn fn) {
     std::vector<std::thread> pool;
     for (int t = 1; t < threads; ++t) pool.emplace_back(fn, t);
     fn(0);
@@ -114,8 +113,8 @@ void BM_StreamRead(benchmark::State & st) {
         st.SkipWithError("no AVX2");
         return;
     }
-    const int    nth = (int) st.range(0);
-    const size_t n   = kStreamBytes / (size_t) nth;
+    const int nth = (int) st.range(0);
+    const size_t n = kStreamBytes / (size_t) nth;
     std::vector<char *> bufs((size_t) nth);
     on_threads(nth, [&](int t) { // first touch by the reading thread
         bufs[(size_t) t] = static_cast<char *>(std::aligned_alloc(kHugePage, n));
@@ -163,7 +162,7 @@ __attribute__((target("avx512f,fma"))) float fma_loop(int64_t iters) {
 __attribute__((target("avx2"))) int maddubs_loop(int64_t iters) {
     __m256i acc[kChains];
     for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_epi32(i);
-    __m256i       x = _mm256_set1_epi32(0x01010101), y = _mm256_set1_epi32(0x02020202);
+    __m256i x = _mm256_set1_epi32(0x01010101), y = _mm256_set1_epi32(0x02020202);
     const __m256i ones = _mm256_set1_epi16(1);
     for (int64_t it = 0; it < iters; ++it) {
         for (int i = 0; i < kChains; ++i) {
@@ -223,15 +222,17 @@ void BM_PeakFma(benchmark::State & st) {
         for (auto _ : st) on_threads(nth, [](int) { benchmark::DoNotOptimize(fma_loop_avx2(kPeakIters)); });
     }
     st.SetLabel(wide ? "zmm" : "ymm");
-    st.counters["GFLOPS"] = benchmark::Counter((double) st.iterations() * nth * kPeakIters * kChains * (wide ? 16 : 8) * 2 * 1e-9,
-                                               benchmark::Counter::kIsRate);
+    st.counters["GFLOPS"] =
+        benchmark::Counter((double) st.iterations() * nth * kPeakIters * kChains * (wide ? 16 : 8) * 2 * 1e-9,
+                           benchmark::Counter::kIsRate);
 }
 
 // ---------------------------------------------------------------- matmul graphs
 // The CPU's buffer type for repacked weights (CPU_REPACK), or NULL.
 lm_ggml_backend_buffer_type_t repack_buft() {
     lm_ggml_backend_reg_t reg = lm_ggml_backend_cpu_reg();
-    auto get = (lm_ggml_backend_dev_get_extra_bufts_t) lm_ggml_backend_reg_get_proc_address(reg, "lm_ggml_backend_dev_get_extra_bufts");
+    auto get = (lm_ggml_backend_dev_get_extra_bufts_t) lm_ggml_backend_reg_get_proc_address(
+        reg, "lm_ggml_backend_dev_get_extra_bufts");
     lm_ggml_backend_buffer_type_t * list = get ? get(lm_ggml_backend_reg_dev_get(reg, 0)) : nullptr;
     return list != nullptr ? list[0] : nullptr;
 }
@@ -241,27 +242,27 @@ lm_ggml_backend_buffer_type_t repack_buft() {
 // weight buffer type the weights live in one buffer of it, as a model's do
 // (CPU or CPU_REPACK: the same allocator, huge pages included).
 struct Graph {
-    lm_ggml_context *        ctx  = nullptr;
-    lm_ggml_context *        wctx = nullptr; // weights, when they go to wbuft
+    lm_ggml_context * ctx = nullptr;
+    lm_ggml_context * wctx = nullptr; // weights, when they go to wbuft
     lm_ggml_backend_buffer_type_t wbuft = nullptr;
     lm_ggml_backend_buffer_t wbuf = nullptr;
     std::vector<std::pair<lm_ggml_tensor *, std::vector<uint8_t>>> pending; // weight bytes to upload
-    lm_ggml_cgraph *         gf   = nullptr;
-    lm_ggml_threadpool *     pool = nullptr;
-    lm_ggml_cplan            plan{};
-    std::vector<uint8_t>     work;
-    double                   flops = 0, weight_bytes = 0;
+    lm_ggml_cgraph * gf = nullptr;
+    lm_ggml_threadpool * pool = nullptr;
+    lm_ggml_cplan plan{};
+    std::vector<uint8_t> work;
+    double flops = 0, weight_bytes = 0;
 
     Graph(size_t mem, int n_threads, lm_ggml_backend_buffer_type_t weight_buft = nullptr) : wbuft(weight_buft) {
         lm_ggml_init_params ip = {mem, nullptr, false};
-        ctx                    = lm_ggml_init(ip);
+        ctx = lm_ggml_init(ip);
         if (wbuft != nullptr) {
             lm_ggml_init_params wp = {4096 * lm_ggml_tensor_overhead(), nullptr, true};
-            wctx                   = lm_ggml_init(wp);
+            wctx = lm_ggml_init(wp);
         }
-        gf                     = lm_ggml_new_graph_custom(ctx, 2048, false);
+        gf = lm_ggml_new_graph_custom(ctx, 2048, false);
         lm_ggml_threadpool_params tp = lm_ggml_threadpool_params_default(n_threads);
-        pool                   = lm_ggml_threadpool_new(&tp);
+        pool = lm_ggml_threadpool_new(&tp);
     }
     ~Graph() {
         lm_ggml_threadpool_free(pool);
@@ -273,14 +274,15 @@ struct Graph {
     Graph & operator=(const Graph &) = delete;
 
     lm_ggml_tensor * weights(lm_ggml_type type, int64_t k, int64_t m) {
-        lm_ggml_tensor * w = wctx != nullptr ? lm_ggml_new_tensor_2d(wctx, type, k, m) : lm_ggml_new_tensor_2d(ctx, type, k, m);
+        lm_ggml_tensor * w =
+            wctx != nullptr ? lm_ggml_new_tensor_2d(wctx, type, k, m) : lm_ggml_new_tensor_2d(ctx, type, k, m);
         std::vector<uint8_t> staged;
         if (wctx != nullptr) {
             staged.resize(lm_ggml_nbytes(w));
             w->data = staged.data(); // filled below, uploaded by finish()
         }
         std::vector<float> src((size_t) (k * m));
-        uint32_t           s = 12345u + (uint32_t) (k * 7 + m);
+        uint32_t s = 12345u + (uint32_t) (k * 7 + m);
         for (float & v : src) {
             s = s * 1664525u + 1013904223u;
             v = (float) ((int32_t) s >> 8) * (1.0f / 8388608.0f);
@@ -302,7 +304,7 @@ struct Graph {
 
     lm_ggml_tensor * input(int64_t k, int64_t n) {
         lm_ggml_tensor * x = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, k, n);
-        auto *           p = static_cast<float *>(x->data);
+        auto * p = static_cast<float *>(x->data);
         for (int64_t i = 0; i < k * n; ++i) p[i] = (float) ((i * 37) % 101 - 50) / 50.0f;
         return x;
     }
@@ -357,9 +359,9 @@ bool finish(benchmark::State & st, Graph & g, int nth) {
 
 // range: type, K, M, N, threads; repacked: weights in the CPU_REPACK buffer type
 void BM_MulMat(benchmark::State & st, bool repacked) {
-    const auto    type = (lm_ggml_type) st.range(0);
+    const auto type = (lm_ggml_type) st.range(0);
     const int64_t K = st.range(1), M = st.range(2), N = st.range(3);
-    const int     nth = (int) st.range(4);
+    const int nth = (int) st.range(4);
     if (repacked && repack_buft() == nullptr) {
         st.SkipWithError("no CPU_REPACK buffer type on this CPU");
         return;
@@ -408,7 +410,7 @@ void BM_GenLayers(benchmark::State & st, bool merged) {
         st.SkipWithError("no CPU_REPACK buffer type on this CPU");
         return;
     }
-    Graph            g(200u << 20, nth, repack_buft());
+    Graph g(200u << 20, nth, repack_buft());
     lm_ggml_tensor * xe = g.input(kEmbd, 1);
     lm_ggml_tensor * xf = g.input(kFF, 1);
     if (merged) {
@@ -425,9 +427,9 @@ void BM_GenLayers(benchmark::State & st, bool merged) {
 // The layer matmuls for N prompt tokens over `layers` layers; range: N, threads.
 void BM_Prompt(benchmark::State & st, lm_ggml_type lt) {
     constexpr int kPromptLayers = 2; // compute bound: more layers add time, not information
-    const int64_t N   = st.range(0);
-    const int     nth = (int) st.range(1);
-    Graph         g((size_t) (N * kFF * 4 * 2 + N * kEmbd * 4 * 8) * kPromptLayers + (64u << 20), nth);
+    const int64_t N = st.range(0);
+    const int nth = (int) st.range(1);
+    Graph g((size_t) (N * kFF * 4 * 2 + N * kEmbd * 4 * 8) * kPromptLayers + (64u << 20), nth);
     lm_ggml_tensor * xe = g.input(kEmbd, N);
     lm_ggml_tensor * xf = g.input(kFF, N);
     for (int l = 0; l < kPromptLayers; ++l) layer_matmuls(g, lt, xe, xf);
@@ -440,13 +442,13 @@ void BM_Prompt(benchmark::State & st, lm_ggml_type lt) {
 // written once, to compare with BM_StreamRead.
 void BM_SoftMax(benchmark::State & st) {
     constexpr int64_t kKeys = 512, kQueries = 512, kHeads = 9;
-    const int         nth = (int) st.range(0);
-    Graph             g(64u << 20, nth);
-    lm_ggml_tensor *  kq = lm_ggml_new_tensor_3d(g.ctx, LM_GGML_TYPE_F32, kKeys, kQueries, kHeads);
-    auto *            p  = static_cast<float *>(kq->data);
+    const int nth = (int) st.range(0);
+    Graph g(64u << 20, nth);
+    lm_ggml_tensor * kq = lm_ggml_new_tensor_3d(g.ctx, LM_GGML_TYPE_F32, kKeys, kQueries, kHeads);
+    auto * p = static_cast<float *>(kq->data);
     for (int64_t i = 0; i < lm_ggml_nelements(kq); ++i) p[i] = (float) ((i * 37) % 101 - 50) / 10.0f;
     lm_ggml_tensor * mask = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F16, kKeys, kQueries);
-    auto *           m    = static_cast<lm_ggml_fp16_t *>(mask->data);
+    auto * m = static_cast<lm_ggml_fp16_t *>(mask->data);
     for (int64_t q = 0; q < kQueries; ++q) {
         for (int64_t k = 0; k < kKeys; ++k) m[q * kKeys + k] = lm_ggml_fp32_to_fp16(k <= q ? 0.0f : -INFINITY);
     }
@@ -465,8 +467,8 @@ void BM_SoftMax(benchmark::State & st) {
 // range: threads. One SCALE of 64 floats per node, chained.
 void BM_NodeOverhead(benchmark::State & st) {
     constexpr int kNodes = kLayers * 7 + 1;
-    const int     nth    = (int) st.range(0);
-    Graph         g(16u << 20, nth);
+    const int nth = (int) st.range(0);
+    Graph g(16u << 20, nth);
     lm_ggml_tensor * x = g.input(64, 1);
     for (int i = 0; i < kNodes; ++i) x = lm_ggml_scale(g.ctx, x, 1.0f);
     lm_ggml_build_forward_expand(g.gf, x);
@@ -477,8 +479,8 @@ void BM_NodeOverhead(benchmark::State & st) {
             return;
         }
     }
-    st.counters["us_per_node"] =
-        benchmark::Counter((double) st.iterations() * kNodes * 1e-6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    st.counters["us_per_node"] = benchmark::Counter((double) st.iterations() * kNodes * 1e-6,
+                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 double min_of(const std::vector<double> & v) { return *std::min_element(v.begin(), v.end()); }
@@ -488,7 +490,12 @@ void register_all() {
     for (auto fn : {std::make_pair("BM_StreamRead", BM_StreamRead), std::make_pair("BM_PeakVnni", BM_PeakVnni),
                     std::make_pair("BM_PeakFma", BM_PeakFma)}) {
         benchmark::RegisterBenchmark(fn.first, fn.second)
-            ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+            ->Arg(1)
+            ->Arg(2)
+            ->ArgNames({"threads"})
+            ->UseRealTime()
+            ->ComputeStatistics("min", min_of)
+            ->ComputeStatistics("max", max_of);
     }
 
     struct Shape {
@@ -497,13 +504,13 @@ void register_all() {
     // {kFF, 128, 1}: generation with the weights in L2, the kernel's arithmetic limit;
     // {kFF, kVocab, 1}: weights larger than the L3 (47-151 MB), the kernel
     // streaming from DRAM, to read beside BM_StreamRead
-    const Shape shapes[] = {{kEmbd, kFF, 1},    {kFF, kEmbd, 1},    {kFF, 128, 1},
+    const Shape shapes[] = {{kEmbd, kFF, 1},  {kFF, kEmbd, 1},   {kFF, 128, 1},
                             {kFF, kVocab, 1}, {kEmbd, kFF, 512}, {kFF, kEmbd, 512}};
     // the types of the K-quant models' files beside the ones of the default model (the K-quants
     // and IQ4_XS only on shapes whose rows are whole 256-value super-blocks)
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_F16, LM_GGML_TYPE_Q5_0,
-                           LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K,
-                           LM_GGML_TYPE_IQ4_XS}) {
+                           LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K,
+                           LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS}) {
         for (const Shape & s : shapes) {
             if (s.k % lm_ggml_blck_size(t) != 0) continue;
             for (bool x8 : {false, true}) {
@@ -511,7 +518,10 @@ void register_all() {
                 const std::string name = std::string("BM_MulMat/") + lm_ggml_type_name(t) + (x8 ? "_x8" : "");
                 auto * b = benchmark::RegisterBenchmark(name.c_str(), BM_MulMat, x8);
                 for (int nth : {1, 2}) b->Args({(int64_t) t, s.k, s.m, s.n, nth});
-                b->ArgNames({"type", "K", "M", "N", "threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+                b->ArgNames({"type", "K", "M", "N", "threads"})
+                    ->UseRealTime()
+                    ->ComputeStatistics("min", min_of)
+                    ->ComputeStatistics("max", max_of);
             }
         }
     }
@@ -521,28 +531,61 @@ void register_all() {
         ->Args({(int64_t) LM_GGML_TYPE_F16, 64, 512, 512, 2})
         ->ArgNames({"type", "K", "M", "N", "threads"})
         ->UseRealTime()
-        ->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+        ->ComputeStatistics("min", min_of)
+        ->ComputeStatistics("max", max_of);
 
     benchmark::RegisterBenchmark("BM_NodeOverhead", BM_NodeOverhead)
-        ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+        ->Arg(1)
+        ->Arg(2)
+        ->ArgNames({"threads"})
+        ->UseRealTime()
+        ->ComputeStatistics("min", min_of)
+        ->ComputeStatistics("max", max_of);
     benchmark::RegisterBenchmark("BM_SoftMax", BM_SoftMax)
-        ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+        ->Arg(1)
+        ->Arg(2)
+        ->ArgNames({"threads"})
+        ->UseRealTime()
+        ->ComputeStatistics("min", min_of)
+        ->ComputeStatistics("max", max_of);
     for (bool x8 : {false, true}) {
         const std::string sfx = x8 ? "_x8" : "";
-        benchmark::RegisterBenchmark(("BM_Gen/q4_1+q8_0_head" + sfx).c_str(), BM_Gen, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, x8)
-            ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+        benchmark::RegisterBenchmark(("BM_Gen/q4_1+q8_0_head" + sfx).c_str(), BM_Gen, LM_GGML_TYPE_Q4_1,
+                                     LM_GGML_TYPE_Q8_0, x8)
+            ->Arg(1)
+            ->Arg(2)
+            ->ArgNames({"threads"})
+            ->UseRealTime()
+            ->ComputeStatistics("min", min_of)
+            ->ComputeStatistics("max", max_of);
         if (x8) continue; // Q8_0 has no x8 layout
         benchmark::RegisterBenchmark("BM_Gen/q8_0", BM_Gen, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_0, false)
-            ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+            ->Arg(1)
+            ->Arg(2)
+            ->ArgNames({"threads"})
+            ->UseRealTime()
+            ->ComputeStatistics("min", min_of)
+            ->ComputeStatistics("max", max_of);
     }
     for (bool merged : {false, true}) {
-        benchmark::RegisterBenchmark(merged ? "BM_GenLayers/q4_1_x8/merged" : "BM_GenLayers/q4_1_x8/split", BM_GenLayers, merged)
-            ->Arg(1)->Arg(2)->ArgNames({"threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+        benchmark::RegisterBenchmark(merged ? "BM_GenLayers/q4_1_x8/merged" : "BM_GenLayers/q4_1_x8/split",
+                                     BM_GenLayers, merged)
+            ->Arg(1)
+            ->Arg(2)
+            ->ArgNames({"threads"})
+            ->UseRealTime()
+            ->ComputeStatistics("min", min_of)
+            ->ComputeStatistics("max", max_of);
     }
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0}) {
         const std::string name = std::string("BM_Prompt/") + lm_ggml_type_name(t);
         benchmark::RegisterBenchmark(name.c_str(), BM_Prompt, t)
-            ->Args({512, 1})->Args({512, 2})->ArgNames({"N", "threads"})->UseRealTime()->ComputeStatistics("min", min_of)->ComputeStatistics("max", max_of);
+            ->Args({512, 1})
+            ->Args({512, 2})
+            ->ArgNames({"N", "threads"})
+            ->UseRealTime()
+            ->ComputeStatistics("min", min_of)
+            ->ComputeStatistics("max", max_of);
     }
 }
 

@@ -68,19 +68,20 @@ struct Setup {
         lm_ggml_init_params p{lm_ggml_tensor_overhead() * (kLayers * 9 + 4), nullptr, true};
         wctx = lm_ggml_init(p);
         auto mk = [&](int64_t a, int64_t b) {
-            return b ? lm_ggml_new_tensor_2d(wctx, LM_GGML_TYPE_F32, a, b) : lm_ggml_new_tensor_1d(wctx, LM_GGML_TYPE_F32, a);
+            return b ? lm_ggml_new_tensor_2d(wctx, LM_GGML_TYPE_F32, a, b)
+                     : lm_ggml_new_tensor_1d(wctx, LM_GGML_TYPE_F32, a);
         };
         for (int l = 0; l < kLayers; l++) {
             LayerWeights w{};
             w.attn_norm = mk(kEmbd, 0);
-            w.wq        = mk(kEmbd, kEmbd);
-            w.wk        = mk(kEmbd, kHeadKV * kHeadDim);
-            w.wv        = mk(kEmbd, kHeadKV * kHeadDim);
-            w.wo        = mk(kEmbd, kEmbd);
-            w.ffn_norm  = mk(kEmbd, 0);
-            w.wgate     = mk(kEmbd, kFF);
-            w.wup       = mk(kEmbd, kFF);
-            w.wdown     = mk(kFF, kEmbd);
+            w.wq = mk(kEmbd, kEmbd);
+            w.wk = mk(kEmbd, kHeadKV * kHeadDim);
+            w.wv = mk(kEmbd, kHeadKV * kHeadDim);
+            w.wo = mk(kEmbd, kEmbd);
+            w.ffn_norm = mk(kEmbd, 0);
+            w.wgate = mk(kEmbd, kFF);
+            w.wup = mk(kEmbd, kFF);
+            w.wdown = mk(kFF, kEmbd);
             layers.push_back(w);
         }
         out_norm = mk(kEmbd, 0);
@@ -140,17 +141,17 @@ struct Graph {
             lm_ggml_tensor * v = lm_ggml_reshape_3d(ctx, lm_ggml_mul_mat(ctx, w.wv, cur), kHeadDim, kHeadKV, kTokens);
             q = lm_ggml_rope_ext(ctx, q, pos, nullptr, kHeadDim, 0, 8192, 100000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
             k = lm_ggml_rope_ext(ctx, k, pos, nullptr, kHeadDim, 0, 8192, 100000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
-            q = lm_ggml_permute(ctx, q, 0, 2, 1, 3);                      // (hd, T, H)
-            k = lm_ggml_permute(ctx, k, 0, 2, 1, 3);                      // (hd, T, Hkv)
-            lm_ggml_tensor * kq = lm_ggml_mul_mat(ctx, k, q);             // (T, T, H)
+            q = lm_ggml_permute(ctx, q, 0, 2, 1, 3);          // (hd, T, H)
+            k = lm_ggml_permute(ctx, k, 0, 2, 1, 3);          // (hd, T, Hkv)
+            lm_ggml_tensor * kq = lm_ggml_mul_mat(ctx, k, q); // (T, T, H)
             kq = lm_ggml_soft_max_ext(ctx, kq, mask, kq_scale, 0.0f);
-            v = lm_ggml_cont(ctx, lm_ggml_permute(ctx, v, 1, 2, 0, 3));   // (T, hd, Hkv)
-            lm_ggml_tensor * kqv = lm_ggml_mul_mat(ctx, v, kq);           // (hd, T, H)
+            v = lm_ggml_cont(ctx, lm_ggml_permute(ctx, v, 1, 2, 0, 3)); // (T, hd, Hkv)
+            lm_ggml_tensor * kqv = lm_ggml_mul_mat(ctx, v, kq);         // (hd, T, H)
             cur = lm_ggml_cont_2d(ctx, lm_ggml_permute(ctx, kqv, 0, 2, 1, 3), kEmbd, kTokens);
             cur = lm_ggml_mul_mat(ctx, w.wo, cur);
             lm_ggml_tensor * ffn_inp = lm_ggml_add(ctx, cur, x);
             cur = lm_ggml_mul(ctx, lm_ggml_rms_norm(ctx, ffn_inp, 1e-5f), w.ffn_norm);
-            lm_ggml_tensor * up   = lm_ggml_mul_mat(ctx, w.wup, cur);
+            lm_ggml_tensor * up = lm_ggml_mul_mat(ctx, w.wup, cur);
             lm_ggml_tensor * gate = lm_ggml_silu(ctx, lm_ggml_mul_mat(ctx, w.wgate, cur));
             cur = lm_ggml_mul_mat(ctx, w.wdown, lm_ggml_mul(ctx, gate, up));
             x = lm_ggml_add(ctx, cur, ffn_inp);
@@ -189,10 +190,10 @@ void report(benchmark::State & state, const Setup & s, lm_ggml_backend_sched_t s
     size_t planned = lm_ggml_backend_sched_get_buffer_size(sched, s.cpu);
     if (s.ref) planned += lm_ggml_backend_sched_get_buffer_size(sched, s.ref);
     state.counters["compute_bytes"] = (double) planned;
-    state.counters["naive_bytes"]   = (double) naive_bytes(gf);
-    state.counters["splits"]        = lm_ggml_backend_sched_get_n_splits(sched);
-    state.counters["inputs"]        = lm_ggml_backend_sched_get_n_inputs(sched);
-    state.counters["nodes"]         = lm_ggml_graph_n_nodes(gf);
+    state.counters["naive_bytes"] = (double) naive_bytes(gf);
+    state.counters["splits"] = lm_ggml_backend_sched_get_n_splits(sched);
+    state.counters["inputs"] = lm_ggml_backend_sched_get_n_inputs(sched);
+    state.counters["nodes"] = lm_ggml_graph_n_nodes(gf);
 }
 
 void BM_SchedAlloc(benchmark::State & state, bool with_ref) {

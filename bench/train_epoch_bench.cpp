@@ -34,13 +34,13 @@ namespace {
 constexpr int kIn = 64, kClasses = 10, kRecord = 65;
 
 struct Model {
-    lm_ggml_context *        ctx_static  = nullptr;
-    lm_ggml_context *        ctx_compute = nullptr;
-    lm_ggml_backend_buffer_t buf         = nullptr;
-    lm_ggml_tensor *         inputs      = nullptr;
-    lm_ggml_tensor *         outputs     = nullptr;
+    lm_ggml_context * ctx_static = nullptr;
+    lm_ggml_context * ctx_compute = nullptr;
+    lm_ggml_backend_buffer_t buf = nullptr;
+    lm_ggml_tensor * inputs = nullptr;
+    lm_ggml_tensor * outputs = nullptr;
     std::vector<lm_ggml_tensor *> params;
-    std::vector<int64_t>          fan_in; // of the layer each parameter belongs to
+    std::vector<int64_t> fan_in; // of the layer each parameter belongs to
 
     lm_ggml_tensor * param(int64_t fan, int64_t ne0, int64_t ne1, int64_t ne2 = 1, int64_t ne3 = 1) {
         lm_ggml_tensor * t = lm_ggml_new_tensor_4d(ctx_static, LM_GGML_TYPE_F32, ne0, ne1, ne2, ne3);
@@ -61,16 +61,17 @@ bool build(Model & m, const std::string & kind, int batch) {
     lm_ggml_context * c = m.ctx_compute;
     m.inputs = lm_ggml_new_tensor_2d(m.ctx_static, LM_GGML_TYPE_F32, kIn, batch);
     if (kind == "mlp") {
-        lm_ggml_tensor * w1 = m.param(kIn, kIn, 128), * b1 = m.param(kIn, 128, 1);
-        lm_ggml_tensor * w2 = m.param(128, 128, kClasses), * b2 = m.param(128, kClasses, 1);
+        lm_ggml_tensor *w1 = m.param(kIn, kIn, 128), *b1 = m.param(kIn, 128, 1);
+        lm_ggml_tensor *w2 = m.param(128, 128, kClasses), *b2 = m.param(128, kClasses, 1);
         lm_ggml_tensor * h = lm_ggml_relu(c, lm_ggml_add(c, lm_ggml_mul_mat(c, w1, m.inputs), b1));
         m.outputs = lm_ggml_add(c, lm_ggml_mul_mat(c, w2, h), b2);
     } else if (kind == "cnn") {
-        lm_ggml_tensor * k = m.param(9, 3, 3, 1, 16), * kb = m.param(9, 1, 1, 16, 1);
-        lm_ggml_tensor * w = m.param(256, 256, kClasses), * b = m.param(256, kClasses, 1);
-        lm_ggml_tensor * img  = lm_ggml_reshape_4d(c, m.inputs, 8, 8, 1, batch);
+        lm_ggml_tensor *k = m.param(9, 3, 3, 1, 16), *kb = m.param(9, 1, 1, 16, 1);
+        lm_ggml_tensor *w = m.param(256, 256, kClasses), *b = m.param(256, kClasses, 1);
+        lm_ggml_tensor * img = lm_ggml_reshape_4d(c, m.inputs, 8, 8, 1, batch);
         lm_ggml_tensor * conv = lm_ggml_add(c, lm_ggml_conv_2d(c, k, img, 1, 1, 1, 1, 1, 1), kb); // [8,8,16,B]
-        lm_ggml_tensor * pool = lm_ggml_pool_2d(c, lm_ggml_relu(c, conv), LM_GGML_OP_POOL_MAX, 2, 2, 2, 2, 0, 0); // [4,4,16,B]
+        lm_ggml_tensor * pool =
+            lm_ggml_pool_2d(c, lm_ggml_relu(c, conv), LM_GGML_OP_POOL_MAX, 2, 2, 2, 2, 0, 0); // [4,4,16,B]
         lm_ggml_tensor * flat = lm_ggml_reshape_2d(c, lm_ggml_cont(c, pool), 256, batch);
         m.outputs = lm_ggml_add(c, lm_ggml_mul_mat(c, w, flat), b);
     } else {
@@ -119,8 +120,8 @@ int main(int argc, char ** argv) {
     lm_ggml_backend_sched_t sched = lm_ggml_backend_sched_new(&cpu, nullptr, 1, LM_GGML_DEFAULT_GRAPH_SIZE, false);
     Model m;
     if (!build(m, kind, batch)) return 1;
-    lm_ggml_opt_context_t opt = lm_ggml_opt_init(lm_ggml_opt_default_params(sched, m.ctx_compute, m.inputs, m.outputs,
-                                                                            LM_GGML_OPT_LOSS_TYPE_CROSS_ENTROPY));
+    lm_ggml_opt_context_t opt = lm_ggml_opt_init(
+        lm_ggml_opt_default_params(sched, m.ctx_compute, m.inputs, m.outputs, LM_GGML_OPT_LOSS_TYPE_CROSS_ENTROPY));
     if (!opt) return 1;
     lm_ggml_opt_result_t res = lm_ggml_opt_result_init();
     for (int e = 0; e <= epochs; e++) { // epoch 0 warms up

@@ -31,12 +31,12 @@ void count_errors(enum lm_ggml_log_level level, const char *, void *) {
     }
 }
 
-#define CHECK(cond)                  \
-    do {                             \
-        if (!(cond)) {               \
-            std::fprintf(stderr, "fuzz_gguf: check failed: %s (line %d)\n", #cond, __LINE__); \
-            __builtin_trap();        \
-        }                            \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            std::fprintf(stderr, "fuzz_gguf: check failed: %s (line %d)\n", #cond, __LINE__);                          \
+            __builtin_trap();                                                                                          \
+        }                                                                                                              \
     } while (0)
 
 void touch_values(const lm_gguf_context * g) {
@@ -47,18 +47,18 @@ void touch_values(const lm_gguf_context * g) {
         const enum lm_gguf_type type = lm_gguf_get_kv_type(g, i);
         uint64_t sink = 0;
         switch (type) {
-            case LM_GGUF_TYPE_UINT8:   sink += lm_gguf_get_val_u8(g, i); break;
-            case LM_GGUF_TYPE_INT8:    sink += (uint64_t) lm_gguf_get_val_i8(g, i); break;
-            case LM_GGUF_TYPE_UINT16:  sink += lm_gguf_get_val_u16(g, i); break;
-            case LM_GGUF_TYPE_INT16:   sink += (uint64_t) lm_gguf_get_val_i16(g, i); break;
-            case LM_GGUF_TYPE_UINT32:  sink += lm_gguf_get_val_u32(g, i); break;
-            case LM_GGUF_TYPE_INT32:   sink += (uint64_t) lm_gguf_get_val_i32(g, i); break;
+            case LM_GGUF_TYPE_UINT8: sink += lm_gguf_get_val_u8(g, i); break;
+            case LM_GGUF_TYPE_INT8: sink += (uint64_t) lm_gguf_get_val_i8(g, i); break;
+            case LM_GGUF_TYPE_UINT16: sink += lm_gguf_get_val_u16(g, i); break;
+            case LM_GGUF_TYPE_INT16: sink += (uint64_t) lm_gguf_get_val_i16(g, i); break;
+            case LM_GGUF_TYPE_UINT32: sink += lm_gguf_get_val_u32(g, i); break;
+            case LM_GGUF_TYPE_INT32: sink += (uint64_t) lm_gguf_get_val_i32(g, i); break;
             case LM_GGUF_TYPE_FLOAT32: sink += (uint64_t) (lm_gguf_get_val_f32(g, i) != 0.0f); break;
-            case LM_GGUF_TYPE_BOOL:    sink += lm_gguf_get_val_bool(g, i); break;
-            case LM_GGUF_TYPE_UINT64:  sink += lm_gguf_get_val_u64(g, i); break;
-            case LM_GGUF_TYPE_INT64:   sink += (uint64_t) lm_gguf_get_val_i64(g, i); break;
+            case LM_GGUF_TYPE_BOOL: sink += lm_gguf_get_val_bool(g, i); break;
+            case LM_GGUF_TYPE_UINT64: sink += lm_gguf_get_val_u64(g, i); break;
+            case LM_GGUF_TYPE_INT64: sink += (uint64_t) lm_gguf_get_val_i64(g, i); break;
             case LM_GGUF_TYPE_FLOAT64: sink += (uint64_t) (lm_gguf_get_val_f64(g, i) != 0.0); break;
-            case LM_GGUF_TYPE_STRING:  sink += std::strlen(lm_gguf_get_val_str(g, i)); break;
+            case LM_GGUF_TYPE_STRING: sink += std::strlen(lm_gguf_get_val_str(g, i)); break;
             case LM_GGUF_TYPE_ARRAY: {
                 const enum lm_gguf_type et = lm_gguf_get_arr_type(g, i);
                 const size_t n = lm_gguf_get_arr_n(g, i);
@@ -77,8 +77,7 @@ void touch_values(const lm_gguf_context * g) {
                     }
                 }
             } break;
-            default:
-                CHECK(false);
+            default: CHECK(false);
         }
         g_sink = g_sink + sink;
         // a wrong-type access is an error value, never an abort
@@ -117,14 +116,14 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     // metadata only
     g_errors = 0;
-    lm_gguf_init_params meta = { true, nullptr };
+    lm_gguf_init_params meta = {true, nullptr};
     lm_gguf_context * g0 = lm_gguf_init_from_buffer(data, size, meta);
     CHECK(g_errors == (g0 ? 0 : 1));
 
     // tensors without data
     g_errors = 0;
     lm_ggml_context * c1 = nullptr;
-    lm_gguf_init_params shapes = { true, &c1 };
+    lm_gguf_init_params shapes = {true, &c1};
     lm_gguf_context * g1 = lm_gguf_init_from_buffer(data, size, shapes);
     CHECK((g1 != nullptr) == (g0 != nullptr) && (c1 != nullptr) == (g1 != nullptr));
     CHECK(g_errors == (g1 ? 0 : 1));
@@ -132,7 +131,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     // tensors with data
     g_errors = 0;
     lm_ggml_context * c2 = nullptr;
-    lm_gguf_init_params full = { false, &c2 };
+    lm_gguf_init_params full = {false, &c2};
     lm_gguf_context * g2 = lm_gguf_init_from_buffer(data, size, full);
     CHECK((g2 != nullptr) == (g0 != nullptr) && (c2 != nullptr) == (g2 != nullptr));
     CHECK(g_errors == (g2 ? 0 : 1));
@@ -217,7 +216,7 @@ void add_tensors(lm_gguf_context * g, lm_ggml_context * ctx, std::vector<std::ve
 
 void write_seeds(const char * dir) {
     const std::string d(dir);
-    lm_ggml_init_params ip = { 16 * lm_ggml_tensor_overhead(), nullptr, true };
+    lm_ggml_init_params ip = {16 * lm_ggml_tensor_overhead(), nullptr, true};
     lm_ggml_context * ctx = lm_ggml_init(ip);
     std::vector<std::vector<uint8_t>> keep;
     keep.reserve(64);

@@ -40,11 +40,11 @@ const rpc::ServerOptions & options() {
         rpc::ServerOptions r;
         r.devices.push_back(lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU));
         r.n_threads = 1;
-        r.max_conn_bytes = 1 << 20;   // bounds every answer and allocation
+        r.max_conn_bytes = 1 << 20; // bounds every answer and allocation
         r.max_message = 1 << 20;
         r.max_nodes = 256;
         r.max_tensors = 1024;
-        r.io_timeout_ms = 20;         // a truncated message ends fast
+        r.io_timeout_ms = 20; // a truncated message ends fast
         return r;
     }();
     return o;
@@ -56,7 +56,7 @@ const rpc::ServerOptions & keyed_options() {
     static const rpc::ServerOptions o = [] {
         rpc::ServerOptions r = options();
         r.auth_key = kKey;
-        r.io_timeout_ms = 100;        // room for the client's proof on a busy machine
+        r.io_timeout_ms = 100; // room for the client's proof on a busy machine
         return r;
     }();
     return o;
@@ -66,7 +66,7 @@ enum Mode : uint8_t { Keyless, KeyedRaw, KeyedAuthenticated };
 
 // ---------------------------------------------------------------- seeds
 void put(std::vector<uint8_t> & out, const void * p, size_t n) {
-    out.insert(out.end(), (const uint8_t *)p, (const uint8_t *)p + n);
+    out.insert(out.end(), (const uint8_t *) p, (const uint8_t *) p + n);
 }
 
 void cmd(std::vector<uint8_t> & out, uint8_t c, const void * p, uint64_t n) {
@@ -77,22 +77,22 @@ void cmd(std::vector<uint8_t> & out, uint8_t c, const void * p, uint64_t n) {
 
 bool send_n(int fd, const void * p, size_t n) {
     for (size_t off = 0; off < n;) {
-        const ssize_t k = send(fd, (const uint8_t *)p + off, n - off, MSG_NOSIGNAL);
+        const ssize_t k = send(fd, (const uint8_t *) p + off, n - off, MSG_NOSIGNAL);
         if (k <= 0) {
             return false;
         }
-        off += (size_t)k;
+        off += (size_t) k;
     }
     return true;
 }
 
 bool recv_n(int fd, void * p, size_t n) {
     for (size_t off = 0; off < n;) {
-        const ssize_t k = recv(fd, (uint8_t *)p + off, n - off, 0);
+        const ssize_t k = recv(fd, (uint8_t *) p + off, n - off, 0);
         if (k <= 0) {
             return false;
         }
-        off += (size_t)k;
+        off += (size_t) k;
     }
     return true;
 }
@@ -225,7 +225,7 @@ void write_seeds(const char * dir) {
         get.op = 40; // GET_ROWS
         get.src[0] = 4;
         get.src[1] = 3;
-        glu.op = 100; // GLU
+        glu.op = 100;         // GLU
         glu.op_params[0] = 2; // SWIGLU
         glu.src[0] = 5;
         glu.src[1] = 2;

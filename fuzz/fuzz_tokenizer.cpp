@@ -38,12 +38,12 @@
 
 namespace {
 
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            std::fprintf(stderr, "fuzz_tokenizer: check failed: %s (line %d)\n", #cond, __LINE__); \
-            __builtin_trap();                                                                \
-        }                                                                                    \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            std::fprintf(stderr, "fuzz_tokenizer: check failed: %s (line %d)\n", #cond, __LINE__);                     \
+            __builtin_trap();                                                                                          \
+        }                                                                                                              \
     } while (0)
 
 std::unique_ptr<lmllm::Vocab> load(const std::string & path) {

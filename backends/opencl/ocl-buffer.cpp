@@ -20,14 +20,12 @@ uintptr_t next_fake_base() {
     return (uintptr_t(1) << 55) + uintptr_t(k << 36);
 }
 
-buffer_ctx * ctx_of(lm_ggml_backend_buffer_t buffer) {
-    return static_cast<buffer_ctx *>(buffer->context);
-}
+buffer_ctx * ctx_of(lm_ggml_backend_buffer_t buffer) { return static_cast<buffer_ctx *>(buffer->context); }
 
 // Byte offset in the cl_mem of [t->data + offset, + size), or false.
 bool range_of(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * t, size_t offset, size_t size, size_t * pos) {
     const buffer_ctx * ctx = ctx_of(buffer);
-    const uintptr_t addr = (uintptr_t)t->data;
+    const uintptr_t addr = (uintptr_t) t->data;
     if (t->data == nullptr || addr < ctx->base) {
         return false;
     }
@@ -47,11 +45,10 @@ void buffer_free(lm_ggml_backend_buffer_t buffer) {
     delete ctx;
 }
 
-void * buffer_get_base(lm_ggml_backend_buffer_t buffer) {
-    return (void *)ctx_of(buffer)->base;
-}
+void * buffer_get_base(lm_ggml_backend_buffer_t buffer) { return (void *) ctx_of(buffer)->base; }
 
-void buffer_memset_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, uint8_t value, size_t offset, size_t size) {
+void buffer_memset_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, uint8_t value, size_t offset,
+                          size_t size) {
     size_t pos = 0;
     if (!range_of(buffer, t, offset, size, &pos)) {
         log(LM_GGML_LOG_LEVEL_ERROR, "opencl memset_tensor: tensor '%s': range outside its buffer\n", t->name);
@@ -67,7 +64,8 @@ void buffer_memset_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, u
     }
 }
 
-void buffer_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, const void * data, size_t offset, size_t size) {
+void buffer_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, const void * data, size_t offset,
+                       size_t size) {
     size_t pos = 0;
     if (!range_of(buffer, t, offset, size, &pos)) {
         log(LM_GGML_LOG_LEVEL_ERROR, "opencl set_tensor: tensor '%s': range outside its buffer\n", t->name);
@@ -81,7 +79,8 @@ void buffer_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, cons
           "set_tensor: clEnqueueWriteBuffer");
 }
 
-void buffer_get_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * t, void * data, size_t offset, size_t size) {
+void buffer_get_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * t, void * data, size_t offset,
+                       size_t size) {
     size_t pos = 0;
     if (!range_of(buffer, t, offset, size, &pos)) {
         log(LM_GGML_LOG_LEVEL_ERROR, "opencl get_tensor: tensor '%s': range outside its buffer\n", t->name);
@@ -122,9 +121,9 @@ bool buffer_cpy_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * s
                cl_ok(clFinish(ctx->dev->queue), "cpy_tensor: clFinish");
     }
     if (sbuf != nullptr && lm_ggml_backend_buffer_is_host(sbuf)) {
-        return n == 0 || cl_ok(clEnqueueWriteBuffer(ctx->dev->queue, ctx->mem, CL_TRUE, dpos, n, src->data, 0, nullptr,
-                                                    nullptr),
-                               "cpy_tensor: clEnqueueWriteBuffer");
+        return n == 0 ||
+               cl_ok(clEnqueueWriteBuffer(ctx->dev->queue, ctx->mem, CL_TRUE, dpos, n, src->data, 0, nullptr, nullptr),
+                     "cpy_tensor: clEnqueueWriteBuffer");
     }
     return false;
 }
@@ -141,30 +140,27 @@ void buffer_clear(lm_ggml_backend_buffer_t buffer, uint8_t value) {
 }
 
 constexpr lm_ggml_backend_buffer_i kBufferIface = {
-    .free_buffer   = buffer_free,
-    .get_base      = buffer_get_base,
-    .init_tensor   = nullptr,
+    .free_buffer = buffer_free,
+    .get_base = buffer_get_base,
+    .init_tensor = nullptr,
     .memset_tensor = buffer_memset_tensor,
-    .set_tensor    = buffer_set_tensor,
-    .get_tensor    = buffer_get_tensor,
-    .cpy_tensor    = buffer_cpy_tensor,
-    .clear         = buffer_clear,
-    .reset         = nullptr,
+    .set_tensor = buffer_set_tensor,
+    .get_tensor = buffer_get_tensor,
+    .cpy_tensor = buffer_cpy_tensor,
+    .clear = buffer_clear,
+    .reset = nullptr,
 };
 
-device_ctx * dev_of(lm_ggml_backend_buffer_type_t buft) {
-    return static_cast<device_ctx *>(buft->context);
-}
+device_ctx * dev_of(lm_ggml_backend_buffer_type_t buft) { return static_cast<device_ctx *>(buft->context); }
 
-const char * buft_get_name(lm_ggml_backend_buffer_type_t buft) {
-    return dev_of(buft)->name.c_str();
-}
+const char * buft_get_name(lm_ggml_backend_buffer_type_t buft) { return dev_of(buft)->name.c_str(); }
 
 lm_ggml_backend_buffer_t buft_alloc_buffer(lm_ggml_backend_buffer_type_t buft, size_t size) {
     device_ctx * dev = dev_of(buft);
     if (size > dev->max_alloc) {
-        log(LM_GGML_LOG_LEVEL_ERROR, "opencl %s alloc_buffer: %zu bytes: more than the device's largest allocation (%zu)\n",
-            dev->name.c_str(), size, dev->max_alloc);
+        log(LM_GGML_LOG_LEVEL_ERROR,
+            "opencl %s alloc_buffer: %zu bytes: more than the device's largest allocation (%zu)\n", dev->name.c_str(),
+            size, dev->max_alloc);
         return nullptr;
     }
     cl_int err = CL_SUCCESS;
@@ -189,28 +185,20 @@ lm_ggml_backend_buffer_t buft_alloc_buffer(lm_ggml_backend_buffer_type_t buft, s
     return buffer;
 }
 
-size_t buft_get_alignment(lm_ggml_backend_buffer_type_t) {
-    return kAlignment;
-}
+size_t buft_get_alignment(lm_ggml_backend_buffer_type_t) { return kAlignment; }
 
-size_t buft_get_max_size(lm_ggml_backend_buffer_type_t buft) {
-    return dev_of(buft)->max_alloc;
-}
+size_t buft_get_max_size(lm_ggml_backend_buffer_type_t buft) { return dev_of(buft)->max_alloc; }
 
-bool buft_is_host(lm_ggml_backend_buffer_type_t) {
-    return false;
-}
+bool buft_is_host(lm_ggml_backend_buffer_type_t) { return false; }
 
 // ---------------------------------------------------------------- host buffer
 struct host_ctx {
     device_ctx * dev;
-    cl_mem       mem;
-    void *       ptr; // mapped for the buffer's whole life
+    cl_mem mem;
+    void * ptr; // mapped for the buffer's whole life
 };
 
-host_ctx * hctx_of(lm_ggml_backend_buffer_t buffer) {
-    return static_cast<host_ctx *>(buffer->context);
-}
+host_ctx * hctx_of(lm_ggml_backend_buffer_t buffer) { return static_cast<host_ctx *>(buffer->context); }
 
 void host_free(lm_ggml_backend_buffer_t buffer) {
     host_ctx * ctx = hctx_of(buffer);
@@ -223,20 +211,18 @@ void host_free(lm_ggml_backend_buffer_t buffer) {
     delete ctx;
 }
 
-void * host_get_base(lm_ggml_backend_buffer_t buffer) {
-    return hctx_of(buffer)->ptr;
-}
+void * host_get_base(lm_ggml_backend_buffer_t buffer) { return hctx_of(buffer)->ptr; }
 
 void host_memset_tensor(lm_ggml_backend_buffer_t, lm_ggml_tensor * t, uint8_t value, size_t offset, size_t size) {
-    std::memset((uint8_t *)t->data + offset, value, size);
+    std::memset((uint8_t *) t->data + offset, value, size);
 }
 
 void host_set_tensor(lm_ggml_backend_buffer_t, lm_ggml_tensor * t, const void * data, size_t offset, size_t size) {
-    std::memcpy((uint8_t *)t->data + offset, data, size);
+    std::memcpy((uint8_t *) t->data + offset, data, size);
 }
 
 void host_get_tensor(lm_ggml_backend_buffer_t, const lm_ggml_tensor * t, void * data, size_t offset, size_t size) {
-    std::memcpy(data, (const uint8_t *)t->data + offset, size);
+    std::memcpy(data, (const uint8_t *) t->data + offset, size);
 }
 
 bool host_cpy_tensor(lm_ggml_backend_buffer_t, const lm_ggml_tensor * src, lm_ggml_tensor * dst) {
@@ -253,20 +239,18 @@ void host_clear(lm_ggml_backend_buffer_t buffer, uint8_t value) {
 }
 
 constexpr lm_ggml_backend_buffer_i kHostIface = {
-    .free_buffer   = host_free,
-    .get_base      = host_get_base,
-    .init_tensor   = nullptr,
+    .free_buffer = host_free,
+    .get_base = host_get_base,
+    .init_tensor = nullptr,
     .memset_tensor = host_memset_tensor,
-    .set_tensor    = host_set_tensor,
-    .get_tensor    = host_get_tensor,
-    .cpy_tensor    = host_cpy_tensor,
-    .clear         = host_clear,
-    .reset         = nullptr,
+    .set_tensor = host_set_tensor,
+    .get_tensor = host_get_tensor,
+    .cpy_tensor = host_cpy_tensor,
+    .clear = host_clear,
+    .reset = nullptr,
 };
 
-const char * host_buft_get_name(lm_ggml_backend_buffer_type_t buft) {
-    return dev_of(buft)->host_name.c_str();
-}
+const char * host_buft_get_name(lm_ggml_backend_buffer_type_t buft) { return dev_of(buft)->host_name.c_str(); }
 
 lm_ggml_backend_buffer_t host_buft_alloc_buffer(lm_ggml_backend_buffer_type_t buft, size_t size) {
     device_ctx * dev = dev_of(buft);
@@ -276,7 +260,8 @@ lm_ggml_backend_buffer_t host_buft_alloc_buffer(lm_ggml_backend_buffer_type_t bu
     if (!cl_ok(err, "host buffer: clCreateBuffer")) {
         return nullptr;
     }
-    void * ptr = clEnqueueMapBuffer(dev->queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, n, 0, nullptr, nullptr, &err);
+    void * ptr =
+        clEnqueueMapBuffer(dev->queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, n, 0, nullptr, nullptr, &err);
     if (!cl_ok(err, "host buffer: clEnqueueMapBuffer")) {
         clReleaseMemObject(mem);
         return nullptr;
@@ -294,39 +279,37 @@ lm_ggml_backend_buffer_t host_buft_alloc_buffer(lm_ggml_backend_buffer_type_t bu
     return buffer;
 }
 
-size_t host_buft_get_alignment(lm_ggml_backend_buffer_type_t) {
-    return 64;
-}
+size_t host_buft_get_alignment(lm_ggml_backend_buffer_type_t) { return 64; }
 
-bool host_buft_is_host(lm_ggml_backend_buffer_type_t) {
-    return true;
-}
+bool host_buft_is_host(lm_ggml_backend_buffer_type_t) { return true; }
 
 } // namespace
 
 void init_buffer_types(device_ctx * dev) {
     dev->buft = {
-        .iface = {
-            .get_name       = buft_get_name,
-            .alloc_buffer   = buft_alloc_buffer,
-            .get_alignment  = buft_get_alignment,
-            .get_max_size   = buft_get_max_size,
-            .get_alloc_size = nullptr,
-            .is_host        = buft_is_host,
-        },
-        .device  = &dev->dev,
+        .iface =
+            {
+                .get_name = buft_get_name,
+                .alloc_buffer = buft_alloc_buffer,
+                .get_alignment = buft_get_alignment,
+                .get_max_size = buft_get_max_size,
+                .get_alloc_size = nullptr,
+                .is_host = buft_is_host,
+            },
+        .device = &dev->dev,
         .context = dev,
     };
     dev->host_buft = {
-        .iface = {
-            .get_name       = host_buft_get_name,
-            .alloc_buffer   = host_buft_alloc_buffer,
-            .get_alignment  = host_buft_get_alignment,
-            .get_max_size   = nullptr,
-            .get_alloc_size = nullptr,
-            .is_host        = host_buft_is_host,
-        },
-        .device  = &dev->dev,
+        .iface =
+            {
+                .get_name = host_buft_get_name,
+                .alloc_buffer = host_buft_alloc_buffer,
+                .get_alignment = host_buft_get_alignment,
+                .get_max_size = nullptr,
+                .get_alloc_size = nullptr,
+                .is_host = host_buft_is_host,
+            },
+        .device = &dev->dev,
         .context = dev,
     };
 }
@@ -345,11 +328,11 @@ bool mem_of(const lm_ggml_tensor * t, cl_mem * mem, size_t * offset) {
         return false;
     }
     const buffer_ctx * ctx = ctx_of(buf);
-    const uintptr_t addr = (uintptr_t)t->data;
+    const uintptr_t addr = (uintptr_t) t->data;
     if (addr < ctx->base || addr - ctx->base > buf->size) {
         return false;
     }
-    *mem    = ctx->mem;
+    *mem = ctx->mem;
     *offset = addr - ctx->base;
     return true;
 }

@@ -13,25 +13,19 @@ namespace {
 
 lm_ggml_guid kGuid = {0x6c, 0x6d, 0x67, 0x67, 0x6d, 0x6c, 0x2d, 0x6f, 0x70, 0x65, 0x6e, 0x63, 0x6c, 0x30, 0x00, 0x01};
 
-device_ctx * dev_ctx(lm_ggml_backend_dev_t dev) {
-    return static_cast<device_ctx *>(dev->context);
-}
+device_ctx * dev_ctx(lm_ggml_backend_dev_t dev) { return static_cast<device_ctx *>(dev->context); }
 
-stream_ctx * stream_of(lm_ggml_backend_t backend) {
-    return static_cast<stream_ctx *>(backend->context);
-}
+stream_ctx * stream_of(lm_ggml_backend_t backend) { return static_cast<stream_ctx *>(backend->context); }
 
 // ---------------------------------------------------------------- stream
-const char * backend_get_name(lm_ggml_backend_t backend) {
-    return stream_of(backend)->dev->name.c_str();
-}
+const char * backend_get_name(lm_ggml_backend_t backend) { return stream_of(backend)->dev->name.c_str(); }
 
 void backend_free(lm_ggml_backend_t backend) {
     stream_ctx * s = stream_of(backend);
     clFinish(s->queue);
     for (const auto & [name, t] : s->prof) {
-        log(LM_GGML_LOG_LEVEL_INFO, "opencl %s profile: %-18s %10.3f ms %8llu launches\n", s->name.c_str(), name.c_str(),
-            t.first, (unsigned long long)t.second);
+        log(LM_GGML_LOG_LEVEL_INFO, "opencl %s profile: %-18s %10.3f ms %8llu launches\n", s->name.c_str(),
+            name.c_str(), t.first, (unsigned long long) t.second);
     }
     for (auto & [name, k] : s->kernels) {
         clReleaseKernel(k);
@@ -43,28 +37,36 @@ void backend_free(lm_ggml_backend_t backend) {
 
 // The queue is in order, so a later kernel sees the data; the caller keeps
 // `data` alive until it synchronizes, as for every async transfer.
-void backend_set_tensor_async(lm_ggml_backend_t backend, lm_ggml_tensor * t, const void * data, size_t offset, size_t size) {
+void backend_set_tensor_async(lm_ggml_backend_t backend, lm_ggml_tensor * t, const void * data, size_t offset,
+                              size_t size) {
     cl_mem mem = nullptr;
     size_t pos = 0;
     if (!mem_of(t, &mem, &pos) || offset > lm_ggml_nbytes(t) || size > lm_ggml_nbytes(t) - offset) {
-        log(LM_GGML_LOG_LEVEL_ERROR, "opencl set_tensor_async: tensor '%s' is not in this device's memory or the range is out of bounds\n", t->name);
+        log(LM_GGML_LOG_LEVEL_ERROR,
+            "opencl set_tensor_async: tensor '%s' is not in this device's memory or the range is out of bounds\n",
+            t->name);
         return;
     }
     if (size > 0) {
-        cl_ok(clEnqueueWriteBuffer(stream_of(backend)->queue, mem, CL_FALSE, pos + offset, size, data, 0, nullptr, nullptr),
+        cl_ok(clEnqueueWriteBuffer(stream_of(backend)->queue, mem, CL_FALSE, pos + offset, size, data, 0, nullptr,
+                                   nullptr),
               "set_tensor_async: clEnqueueWriteBuffer");
     }
 }
 
-void backend_get_tensor_async(lm_ggml_backend_t backend, const lm_ggml_tensor * t, void * data, size_t offset, size_t size) {
+void backend_get_tensor_async(lm_ggml_backend_t backend, const lm_ggml_tensor * t, void * data, size_t offset,
+                              size_t size) {
     cl_mem mem = nullptr;
     size_t pos = 0;
     if (!mem_of(t, &mem, &pos) || offset > lm_ggml_nbytes(t) || size > lm_ggml_nbytes(t) - offset) {
-        log(LM_GGML_LOG_LEVEL_ERROR, "opencl get_tensor_async: tensor '%s' is not in this device's memory or the range is out of bounds\n", t->name);
+        log(LM_GGML_LOG_LEVEL_ERROR,
+            "opencl get_tensor_async: tensor '%s' is not in this device's memory or the range is out of bounds\n",
+            t->name);
         return;
     }
     if (size > 0) {
-        cl_ok(clEnqueueReadBuffer(stream_of(backend)->queue, mem, CL_FALSE, pos + offset, size, data, 0, nullptr, nullptr),
+        cl_ok(clEnqueueReadBuffer(stream_of(backend)->queue, mem, CL_FALSE, pos + offset, size, data, 0, nullptr,
+                                  nullptr),
               "get_tensor_async: clEnqueueReadBuffer");
     }
 }
@@ -95,7 +97,8 @@ bool backend_cpy_tensor_async(lm_ggml_backend_t backend_src, lm_ggml_backend_t b
     if (ss != sd && !cl_ok(clEnqueueMarkerWithWaitList(ss->queue, 0, nullptr, &ready), "cpy_tensor_async: marker")) {
         return false;
     }
-    const cl_int err = clEnqueueCopyBuffer(sd->queue, ms, md, ps, pd, n, ready ? 1 : 0, ready ? &ready : nullptr, nullptr);
+    const cl_int err =
+        clEnqueueCopyBuffer(sd->queue, ms, md, ps, pd, n, ready ? 1 : 0, ready ? &ready : nullptr, nullptr);
     if (ready != nullptr) {
         clReleaseEvent(ready);
     }
@@ -138,55 +141,52 @@ void backend_event_wait(lm_ggml_backend_t backend, lm_ggml_backend_event_t event
 }
 
 constexpr lm_ggml_backend_i kBackendIface = {
-    .get_name           = backend_get_name,
-    .free               = backend_free,
-    .set_tensor_async   = backend_set_tensor_async,
-    .get_tensor_async   = backend_get_tensor_async,
-    .cpy_tensor_async   = backend_cpy_tensor_async,
-    .synchronize        = backend_synchronize,
-    .graph_plan_create  = nullptr,
-    .graph_plan_free    = nullptr,
-    .graph_plan_update  = nullptr,
+    .get_name = backend_get_name,
+    .free = backend_free,
+    .set_tensor_async = backend_set_tensor_async,
+    .get_tensor_async = backend_get_tensor_async,
+    .cpy_tensor_async = backend_cpy_tensor_async,
+    .synchronize = backend_synchronize,
+    .graph_plan_create = nullptr,
+    .graph_plan_free = nullptr,
+    .graph_plan_update = nullptr,
     .graph_plan_compute = nullptr,
-    .graph_compute      = backend_graph_compute,
-    .event_record       = backend_event_record,
-    .event_wait         = backend_event_wait,
+    .graph_compute = backend_graph_compute,
+    .event_record = backend_event_record,
+    .event_wait = backend_event_wait,
 };
 
 // ---------------------------------------------------------------- device
-const char * dev_get_name(lm_ggml_backend_dev_t dev) {
-    return dev_ctx(dev)->name.c_str();
-}
+const char * dev_get_name(lm_ggml_backend_dev_t dev) { return dev_ctx(dev)->name.c_str(); }
 
-const char * dev_get_description(lm_ggml_backend_dev_t dev) {
-    return dev_ctx(dev)->description.c_str();
-}
+const char * dev_get_description(lm_ggml_backend_dev_t dev) { return dev_ctx(dev)->description.c_str(); }
 
 // OpenCL reports no free memory; this is the total less what lmggml holds.
 void dev_get_memory(lm_ggml_backend_dev_t dev, size_t * free, size_t * total) {
     const device_ctx * d = dev_ctx(dev);
     const size_t used = d->used.load();
     *total = d->mem_total;
-    *free  = used < d->mem_total ? d->mem_total - used : 0;
+    *free = used < d->mem_total ? d->mem_total - used : 0;
 }
 
 // A GPU is a GPU. An OpenCL device on the CPU (PoCL) or an accelerator
 // card is ACCEL: usable by name (-d OpenCL0), but lm_ggml_backend_init_best
 // never prefers it to the native CPU backend.
 enum lm_ggml_backend_dev_type dev_get_type(lm_ggml_backend_dev_t dev) {
-    return dev_ctx(dev)->cl_type & CL_DEVICE_TYPE_GPU ? LM_GGML_BACKEND_DEVICE_TYPE_GPU : LM_GGML_BACKEND_DEVICE_TYPE_ACCEL;
+    return dev_ctx(dev)->cl_type & CL_DEVICE_TYPE_GPU ? LM_GGML_BACKEND_DEVICE_TYPE_GPU
+                                                      : LM_GGML_BACKEND_DEVICE_TYPE_ACCEL;
 }
 
 void dev_get_props(lm_ggml_backend_dev_t dev, lm_ggml_backend_dev_props * props) {
-    props->name        = dev_get_name(dev);
+    props->name = dev_get_name(dev);
     props->description = dev_get_description(dev);
     dev_get_memory(dev, &props->memory_free, &props->memory_total);
     props->type = dev_get_type(dev);
     props->caps = {
-        .async                = true,
-        .host_buffer          = true,
+        .async = true,
+        .host_buffer = true,
         .buffer_from_host_ptr = false,
-        .events               = true,
+        .events = true,
     };
 }
 
@@ -206,7 +206,8 @@ lm_ggml_backend_t dev_init_backend(lm_ggml_backend_dev_t dev, const char *) {
     const char * mv = std::getenv("LMGGML_OPENCL_MATVEC");
     const bool matvec_wg = mv != nullptr ? std::strcmp(mv, "wg") == 0 : !(d->cl_type & CL_DEVICE_TYPE_CPU);
     auto * s = new (std::nothrow) stream_ctx{d, q, {}, d->name, profile, matvec_wg, {}};
-    auto * backend = s ? new (std::nothrow) lm_ggml_backend{.guid = &kGuid, .iface = kBackendIface, .device = dev, .context = s}
+    auto * backend = s ? new (std::nothrow)
+                             lm_ggml_backend{.guid = &kGuid, .iface = kBackendIface, .device = dev, .context = s}
                        : nullptr;
     if (backend == nullptr) {
         delete s;
@@ -216,17 +217,11 @@ lm_ggml_backend_t dev_init_backend(lm_ggml_backend_dev_t dev, const char *) {
     return backend;
 }
 
-lm_ggml_backend_buffer_type_t dev_get_buffer_type(lm_ggml_backend_dev_t dev) {
-    return &dev_ctx(dev)->buft;
-}
+lm_ggml_backend_buffer_type_t dev_get_buffer_type(lm_ggml_backend_dev_t dev) { return &dev_ctx(dev)->buft; }
 
-lm_ggml_backend_buffer_type_t dev_get_host_buffer_type(lm_ggml_backend_dev_t dev) {
-    return &dev_ctx(dev)->host_buft;
-}
+lm_ggml_backend_buffer_type_t dev_get_host_buffer_type(lm_ggml_backend_dev_t dev) { return &dev_ctx(dev)->host_buft; }
 
-bool dev_supports_op(lm_ggml_backend_dev_t dev, const lm_ggml_tensor * op) {
-    return supports_op(dev_ctx(dev), op);
-}
+bool dev_supports_op(lm_ggml_backend_dev_t dev, const lm_ggml_tensor * op) { return supports_op(dev_ctx(dev), op); }
 
 bool dev_supports_buft(lm_ggml_backend_dev_t dev, lm_ggml_backend_buffer_type_t buft) {
     return buft == &dev_ctx(dev)->buft;
@@ -268,59 +263,51 @@ void dev_event_synchronize(lm_ggml_backend_dev_t, lm_ggml_backend_event_t event)
 }
 
 constexpr lm_ggml_backend_device_i kDeviceIface = {
-    .get_name             = dev_get_name,
-    .get_description      = dev_get_description,
-    .get_memory           = dev_get_memory,
-    .get_type             = dev_get_type,
-    .get_props            = dev_get_props,
-    .init_backend         = dev_init_backend,
-    .get_buffer_type      = dev_get_buffer_type,
+    .get_name = dev_get_name,
+    .get_description = dev_get_description,
+    .get_memory = dev_get_memory,
+    .get_type = dev_get_type,
+    .get_props = dev_get_props,
+    .init_backend = dev_init_backend,
+    .get_buffer_type = dev_get_buffer_type,
     .get_host_buffer_type = dev_get_host_buffer_type,
     .buffer_from_host_ptr = nullptr,
-    .supports_op          = dev_supports_op,
-    .supports_buft        = dev_supports_buft,
-    .offload_op           = dev_offload_op,
-    .event_new            = dev_event_new,
-    .event_free           = dev_event_free,
-    .event_synchronize    = dev_event_synchronize,
+    .supports_op = dev_supports_op,
+    .supports_buft = dev_supports_buft,
+    .offload_op = dev_offload_op,
+    .event_new = dev_event_new,
+    .event_free = dev_event_free,
+    .event_synchronize = dev_event_synchronize,
 };
 
 // ---------------------------------------------------------------- reg
-const char * reg_get_name(lm_ggml_backend_reg_t) {
-    return "OpenCL";
-}
+const char * reg_get_name(lm_ggml_backend_reg_t) { return "OpenCL"; }
 
-size_t reg_get_device_count(lm_ggml_backend_reg_t) {
-    return devices().size();
-}
+size_t reg_get_device_count(lm_ggml_backend_reg_t) { return devices().size(); }
 
 lm_ggml_backend_dev_t reg_get_device(lm_ggml_backend_reg_t, size_t index) {
     return index < devices().size() ? &devices()[index]->dev : nullptr;
 }
 
-void * reg_get_proc_address(lm_ggml_backend_reg_t, const char *) {
-    return nullptr;
-}
+void * reg_get_proc_address(lm_ggml_backend_reg_t, const char *) { return nullptr; }
 
 constexpr lm_ggml_backend_reg_i kRegIface = {
-    .get_name         = reg_get_name,
+    .get_name = reg_get_name,
     .get_device_count = reg_get_device_count,
-    .get_device       = reg_get_device,
+    .get_device = reg_get_device,
     .get_proc_address = reg_get_proc_address,
 };
 
 // 0 (not loaded) on a machine without an OpenCL device
-int score() {
-    return any_usable_device() ? 20 : 0;
-}
+int score() { return any_usable_device() ? 20 : 0; }
 
 } // namespace
 
 lm_ggml_backend_reg_t reg() {
     static lm_ggml_backend_reg r = {
         .api_version = LM_GGML_BACKEND_API_VERSION,
-        .iface       = kRegIface,
-        .context     = nullptr,
+        .iface = kRegIface,
+        .context = nullptr,
     };
     static const bool wired = [] {
         for (device_ctx * d : devices()) {
@@ -328,7 +315,7 @@ lm_ggml_backend_reg_t reg() {
         }
         return true;
     }();
-    (void)wired;
+    (void) wired;
     return &r;
 }
 

@@ -34,7 +34,7 @@ public:
         return mem(m).u64(off);
     }
     Args & nb(const lm_ggml_tensor * t) { return u64(t->nb[0]).u64(t->nb[1]).u64(t->nb[2]).u64(t->nb[3]); }
-    Args & type(const lm_ggml_tensor * t) { return i32((int32_t)t->type); }
+    Args & type(const lm_ggml_tensor * t) { return i32((int32_t) t->type); }
 
     bool ok(const lm_ggml_tensor * node) const {
         if (bad_tensor_ != nullptr) {
@@ -59,8 +59,8 @@ private:
         return *this;
     }
     cl_kernel k_;
-    cl_uint   i_ = 0;
-    cl_int    err_ = CL_SUCCESS;
+    cl_uint i_ = 0;
+    cl_int err_ = CL_SUCCESS;
     const lm_ggml_tensor * bad_tensor_ = nullptr;
 };
 
@@ -68,7 +68,8 @@ bool launch(stream_ctx * s, cl_kernel k, const lm_ggml_tensor * node, size_t g0,
             const size_t * local = nullptr) {
     const size_t global[3] = {g0, g1, g2};
     cl_event ev = nullptr;
-    const cl_int err = clEnqueueNDRangeKernel(s->queue, k, 3, nullptr, global, local, 0, nullptr, s->profile ? &ev : nullptr);
+    const cl_int err =
+        clEnqueueNDRangeKernel(s->queue, k, 3, nullptr, global, local, 0, nullptr, s->profile ? &ev : nullptr);
     if (err != CL_SUCCESS) {
         log(LM_GGML_LOG_LEVEL_ERROR, "opencl: node '%s' (%s): clEnqueueNDRangeKernel: %s\n", node->name,
             lm_ggml_op_desc(node), cl_error_name(err));
@@ -82,14 +83,14 @@ bool launch(stream_ctx * s, cl_kernel k, const lm_ggml_tensor * node, size_t g0,
         clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(t1), &t1, nullptr);
         clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1, name, nullptr);
         auto & p = s->prof[name];
-        p.first += (double)(t1 - t0) * 1e-6;
+        p.first += (double) (t1 - t0) * 1e-6;
         p.second++;
         clReleaseEvent(ev);
     }
     return true;
 }
 
-constexpr size_t kRowWG = 64; // WG in rows.cl, MV_WG in mul_mat.cl
+constexpr size_t kRowWG = 64;  // WG in rows.cl, MV_WG in mul_mat.cl
 constexpr size_t kColTile = 8; // RB_C in mul_mat.cl
 
 bool binary(stream_ctx * s, const lm_ggml_tensor * n, int op) {
@@ -108,8 +109,28 @@ bool binary(stream_ctx * s, const lm_ggml_tensor * n, int op) {
 
 // unary op codes of elementwise.cl
 enum : int {
-    U_SCALE, U_SILU, U_GELU, U_GELU_QUICK, U_TANH, U_RELU, U_NEG, U_SIGMOID, U_SQR, U_SQRT, U_COPY,
-    U_ABS, U_SGN, U_STEP, U_ELU, U_HARDSWISH, U_HARDSIGMOID, U_EXP, U_SIN, U_COS, U_LOG, U_CLAMP
+    U_SCALE,
+    U_SILU,
+    U_GELU,
+    U_GELU_QUICK,
+    U_TANH,
+    U_RELU,
+    U_NEG,
+    U_SIGMOID,
+    U_SQR,
+    U_SQRT,
+    U_COPY,
+    U_ABS,
+    U_SGN,
+    U_STEP,
+    U_ELU,
+    U_HARDSWISH,
+    U_HARDSIGMOID,
+    U_EXP,
+    U_SIN,
+    U_COS,
+    U_LOG,
+    U_CLAMP
 };
 
 bool unary(stream_ctx * s, const lm_ggml_tensor * n, int op, float p0, float p1 = 0.0f) {
@@ -125,20 +146,20 @@ bool unary(stream_ctx * s, const lm_ggml_tensor * n, int op, float p0, float p1 
 
 int unary_code(const lm_ggml_tensor * n) {
     switch (lm_ggml_get_unary_op(n)) {
-        case LM_GGML_UNARY_OP_SILU:       return U_SILU;
-        case LM_GGML_UNARY_OP_GELU:       return U_GELU;
+        case LM_GGML_UNARY_OP_SILU: return U_SILU;
+        case LM_GGML_UNARY_OP_GELU: return U_GELU;
         case LM_GGML_UNARY_OP_GELU_QUICK: return U_GELU_QUICK;
-        case LM_GGML_UNARY_OP_TANH:       return U_TANH;
-        case LM_GGML_UNARY_OP_RELU:       return U_RELU;
-        case LM_GGML_UNARY_OP_NEG:        return U_NEG;
-        case LM_GGML_UNARY_OP_ABS:        return U_ABS;
-        case LM_GGML_UNARY_OP_SGN:        return U_SGN;
-        case LM_GGML_UNARY_OP_STEP:       return U_STEP;
-        case LM_GGML_UNARY_OP_ELU:        return U_ELU;
-        case LM_GGML_UNARY_OP_HARDSWISH:  return U_HARDSWISH;
+        case LM_GGML_UNARY_OP_TANH: return U_TANH;
+        case LM_GGML_UNARY_OP_RELU: return U_RELU;
+        case LM_GGML_UNARY_OP_NEG: return U_NEG;
+        case LM_GGML_UNARY_OP_ABS: return U_ABS;
+        case LM_GGML_UNARY_OP_SGN: return U_SGN;
+        case LM_GGML_UNARY_OP_STEP: return U_STEP;
+        case LM_GGML_UNARY_OP_ELU: return U_ELU;
+        case LM_GGML_UNARY_OP_HARDSWISH: return U_HARDSWISH;
         case LM_GGML_UNARY_OP_HARDSIGMOID: return U_HARDSIGMOID;
-        case LM_GGML_UNARY_OP_EXP:        return U_EXP;
-        default:                          return U_SIGMOID;
+        case LM_GGML_UNARY_OP_EXP: return U_EXP;
+        default: return U_SIGMOID;
     }
 }
 
@@ -205,13 +226,13 @@ bool soft_max(stream_ctx * s, const lm_ggml_tensor * n) {
     const lm_ggml_tensor * a = n->src[0];
     const lm_ggml_tensor * m = n->src[1];
     float scale = 1.0f, max_bias = 0.0f;
-    std::memcpy(&scale, (const float *)n->op_params + 0, sizeof(float));
-    std::memcpy(&max_bias, (const float *)n->op_params + 1, sizeof(float));
+    std::memcpy(&scale, (const float *) n->op_params + 0, sizeof(float));
+    std::memcpy(&max_bias, (const float *) n->op_params + 1, sizeof(float));
     // ALiBi constants, as the CPU backend forms them
-    const uint32_t n_head = (uint32_t)a->ne[2];
-    const uint32_t n_log2 = 1u << (uint32_t)std::floor(std::log2((double)n_head));
-    const float m0 = std::pow(2.0f, -max_bias / (float)n_log2);
-    const float m1 = std::pow(2.0f, -(max_bias / 2.0f) / (float)n_log2);
+    const uint32_t n_head = (uint32_t) a->ne[2];
+    const uint32_t n_log2 = 1u << (uint32_t) std::floor(std::log2((double) n_head));
+    const float m0 = std::pow(2.0f, -max_bias / (float) n_log2);
+    const float m1 = std::pow(2.0f, -(max_bias / 2.0f) / (float) n_log2);
     Args args(k);
     args.f32(scale).f32(max_bias).f32(m0).f32(m1).u32(n_log2).i64(a->ne[0]);
     args.at(a).u64(a->nb[1]).u64(a->nb[2]).u64(a->nb[3]);
@@ -227,7 +248,7 @@ bool soft_max(stream_ctx * s, const lm_ggml_tensor * n) {
 
 // YaRN correction dims, the same float formula as the CPU backend's
 float corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
-    return (float)n_dims * logf((float)n_ctx_orig / (n_rot * 2.0f * (float)M_PI)) / (2.0f * logf(base));
+    return (float) n_dims * logf((float) n_ctx_orig / (n_rot * 2.0f * (float) M_PI)) / (2.0f * logf(base));
 }
 
 bool rope(stream_ctx * s, const lm_ggml_tensor * n) {
@@ -238,19 +259,19 @@ bool rope(stream_ctx * s, const lm_ggml_tensor * n) {
     const lm_ggml_tensor * a = n->src[0];
     const lm_ggml_tensor * pos = n->src[1];
     const lm_ggml_tensor * ff = n->src[2];
-    const int32_t * ip = (const int32_t *)n->op_params;
+    const int32_t * ip = (const int32_t *) n->op_params;
     float fp[16];
     std::memcpy(fp, n->op_params, sizeof(fp));
-    const int   n_dims = ip[1], mode = ip[2], n_ctx_orig = ip[4];
+    const int n_dims = ip[1], mode = ip[2], n_ctx_orig = ip[4];
     const float base = fp[5], freq_scale = fp[6], ext_factor = fp[7], attn_factor = fp[8];
     const float beta_fast = fp[9], beta_slow = fp[10];
-    const float low  = std::max(0.0f, floorf(corr_dim(n_dims, n_ctx_orig, beta_fast, base)));
-    const float high = std::min((float)(n_dims - 1), ceilf(corr_dim(n_dims, n_ctx_orig, beta_slow, base)));
+    const float low = std::max(0.0f, floorf(corr_dim(n_dims, n_ctx_orig, beta_fast, base)));
+    const float high = std::min((float) (n_dims - 1), ceilf(corr_dim(n_dims, n_ctx_orig, beta_slow, base)));
     float mscale = attn_factor;
     if (ext_factor != 0.0f) {
         mscale *= 1.0f + 0.1f * logf(1.0f / freq_scale);
     }
-    const float theta_scale = powf(base, -2.0f / (float)n_dims);
+    const float theta_scale = powf(base, -2.0f / (float) n_dims);
     Args args(k);
     args.i32(n_dims).i32(mode == LM_GGML_ROPE_TYPE_NEOX ? 1 : 0).f32(theta_scale).f32(freq_scale).f32(ext_factor);
     args.f32(mscale).f32(low).f32(high);
@@ -310,10 +331,10 @@ bool flash_attn(stream_ctx * s, const lm_ggml_tensor * n) {
     if (softcap != 0.0f) {
         scale /= softcap; // s = softcap * tanh(q.k * scale / softcap)
     }
-    const uint32_t n_head = (uint32_t)q->ne[2];
-    const uint32_t n_log2 = 1u << (uint32_t)std::floor(std::log2((double)n_head));
-    const float m0 = std::pow(2.0f, -max_bias / (float)n_log2);
-    const float m1 = std::pow(2.0f, -(max_bias / 2.0f) / (float)n_log2);
+    const uint32_t n_head = (uint32_t) q->ne[2];
+    const uint32_t n_log2 = 1u << (uint32_t) std::floor(std::log2((double) n_head));
+    const float m0 = std::pow(2.0f, -max_bias / (float) n_log2);
+    const float m1 = std::pow(2.0f, -(max_bias / 2.0f) / (float) n_log2);
     Args args(k);
     args.i64(q->ne[0]).i64(kt->ne[1]).f32(scale).f32(softcap).f32(max_bias).f32(m0).f32(m1).u32(n_log2);
     args.i64(q->ne[2] / kt->ne[2]).i64(q->ne[3] / kt->ne[3]).i64(q->ne[2] / v->ne[2]).i64(q->ne[3] / v->ne[3]);
@@ -332,36 +353,36 @@ bool flash_attn(stream_ctx * s, const lm_ggml_tensor * n) {
 
 bool compute_node(stream_ctx * s, const lm_ggml_tensor * n) {
     switch (n->op) {
-        case LM_GGML_OP_ADD:      return binary(s, n, 0);
-        case LM_GGML_OP_SUB:      return binary(s, n, 1);
-        case LM_GGML_OP_MUL:      return binary(s, n, 2);
-        case LM_GGML_OP_DIV:      return binary(s, n, 3);
+        case LM_GGML_OP_ADD: return binary(s, n, 0);
+        case LM_GGML_OP_SUB: return binary(s, n, 1);
+        case LM_GGML_OP_MUL: return binary(s, n, 2);
+        case LM_GGML_OP_DIV: return binary(s, n, 3);
         case LM_GGML_OP_SCALE: {
             float v = 1.0f;
             std::memcpy(&v, n->op_params, sizeof(v));
             return unary(s, n, U_SCALE, v);
         }
-        case LM_GGML_OP_SQR:      return unary(s, n, U_SQR, 0.0f);
-        case LM_GGML_OP_SQRT:     return unary(s, n, U_SQRT, 0.0f);
-        case LM_GGML_OP_SIN:      return unary(s, n, U_SIN, 0.0f);
-        case LM_GGML_OP_COS:      return unary(s, n, U_COS, 0.0f);
-        case LM_GGML_OP_LOG:      return unary(s, n, U_LOG, 0.0f);
+        case LM_GGML_OP_SQR: return unary(s, n, U_SQR, 0.0f);
+        case LM_GGML_OP_SQRT: return unary(s, n, U_SQRT, 0.0f);
+        case LM_GGML_OP_SIN: return unary(s, n, U_SIN, 0.0f);
+        case LM_GGML_OP_COS: return unary(s, n, U_COS, 0.0f);
+        case LM_GGML_OP_LOG: return unary(s, n, U_LOG, 0.0f);
         case LM_GGML_OP_CLAMP: {
             float mm[2];
             std::memcpy(mm, n->op_params, sizeof(mm));
             return unary(s, n, U_CLAMP, mm[0], mm[1]);
         }
-        case LM_GGML_OP_UNARY:    return unary(s, n, unary_code(n), 0.0f);
+        case LM_GGML_OP_UNARY: return unary(s, n, unary_code(n), 0.0f);
         case LM_GGML_OP_CPY:
         case LM_GGML_OP_CONT:
-        case LM_GGML_OP_DUP:      return copy(s, n);
-        case LM_GGML_OP_CONCAT:   return concat(s, n);
+        case LM_GGML_OP_DUP: return copy(s, n);
+        case LM_GGML_OP_CONCAT: return concat(s, n);
         case LM_GGML_OP_GET_ROWS: return get_rows(s, n);
-        case LM_GGML_OP_NORM:     return norm(s, n, false);
+        case LM_GGML_OP_NORM: return norm(s, n, false);
         case LM_GGML_OP_RMS_NORM: return norm(s, n, true);
         case LM_GGML_OP_SOFT_MAX: return soft_max(s, n);
-        case LM_GGML_OP_ROPE:     return rope(s, n);
-        case LM_GGML_OP_MUL_MAT:  return mul_mat(s, n);
+        case LM_GGML_OP_ROPE: return rope(s, n);
+        case LM_GGML_OP_MUL_MAT: return mul_mat(s, n);
         case LM_GGML_OP_FLASH_ATTN_EXT: return flash_attn(s, n);
         default:
             log(LM_GGML_LOG_LEVEL_ERROR, "opencl: node '%s': op %s is not supported\n", n->name, lm_ggml_op_desc(n));

@@ -29,41 +29,41 @@ void log(lm_ggml_log_level level, const char * fmt, ...) {
 
 const char * cl_error_name(cl_int err) {
     switch (err) {
-        case CL_SUCCESS:                         return "CL_SUCCESS";
-        case CL_DEVICE_NOT_FOUND:                return "CL_DEVICE_NOT_FOUND";
-        case CL_DEVICE_NOT_AVAILABLE:            return "CL_DEVICE_NOT_AVAILABLE";
-        case CL_COMPILER_NOT_AVAILABLE:          return "CL_COMPILER_NOT_AVAILABLE";
-        case CL_MEM_OBJECT_ALLOCATION_FAILURE:   return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-        case CL_OUT_OF_RESOURCES:                return "CL_OUT_OF_RESOURCES";
-        case CL_OUT_OF_HOST_MEMORY:              return "CL_OUT_OF_HOST_MEMORY";
-        case CL_MEM_COPY_OVERLAP:                return "CL_MEM_COPY_OVERLAP";
-        case CL_BUILD_PROGRAM_FAILURE:           return "CL_BUILD_PROGRAM_FAILURE";
-        case CL_MAP_FAILURE:                     return "CL_MAP_FAILURE";
-        case CL_MISALIGNED_SUB_BUFFER_OFFSET:    return "CL_MISALIGNED_SUB_BUFFER_OFFSET";
+        case CL_SUCCESS: return "CL_SUCCESS";
+        case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
+        case CL_DEVICE_NOT_AVAILABLE: return "CL_DEVICE_NOT_AVAILABLE";
+        case CL_COMPILER_NOT_AVAILABLE: return "CL_COMPILER_NOT_AVAILABLE";
+        case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+        case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
+        case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
+        case CL_MEM_COPY_OVERLAP: return "CL_MEM_COPY_OVERLAP";
+        case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
+        case CL_MAP_FAILURE: return "CL_MAP_FAILURE";
+        case CL_MISALIGNED_SUB_BUFFER_OFFSET: return "CL_MISALIGNED_SUB_BUFFER_OFFSET";
         case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST: return "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST";
-        case CL_INVALID_VALUE:                   return "CL_INVALID_VALUE";
-        case CL_INVALID_DEVICE:                  return "CL_INVALID_DEVICE";
-        case CL_INVALID_CONTEXT:                 return "CL_INVALID_CONTEXT";
-        case CL_INVALID_COMMAND_QUEUE:           return "CL_INVALID_COMMAND_QUEUE";
-        case CL_INVALID_MEM_OBJECT:              return "CL_INVALID_MEM_OBJECT";
-        case CL_INVALID_BUFFER_SIZE:             return "CL_INVALID_BUFFER_SIZE";
-        case CL_INVALID_PROGRAM:                 return "CL_INVALID_PROGRAM";
-        case CL_INVALID_PROGRAM_EXECUTABLE:      return "CL_INVALID_PROGRAM_EXECUTABLE";
-        case CL_INVALID_KERNEL_NAME:             return "CL_INVALID_KERNEL_NAME";
-        case CL_INVALID_KERNEL:                  return "CL_INVALID_KERNEL";
-        case CL_INVALID_ARG_INDEX:               return "CL_INVALID_ARG_INDEX";
-        case CL_INVALID_ARG_VALUE:               return "CL_INVALID_ARG_VALUE";
-        case CL_INVALID_ARG_SIZE:                return "CL_INVALID_ARG_SIZE";
-        case CL_INVALID_KERNEL_ARGS:             return "CL_INVALID_KERNEL_ARGS";
-        case CL_INVALID_WORK_DIMENSION:          return "CL_INVALID_WORK_DIMENSION";
-        case CL_INVALID_WORK_GROUP_SIZE:         return "CL_INVALID_WORK_GROUP_SIZE";
-        case CL_INVALID_WORK_ITEM_SIZE:          return "CL_INVALID_WORK_ITEM_SIZE";
-        case CL_INVALID_GLOBAL_OFFSET:           return "CL_INVALID_GLOBAL_OFFSET";
-        case CL_INVALID_EVENT_WAIT_LIST:         return "CL_INVALID_EVENT_WAIT_LIST";
-        case CL_INVALID_EVENT:                   return "CL_INVALID_EVENT";
-        case CL_INVALID_OPERATION:               return "CL_INVALID_OPERATION";
-        case CL_INVALID_GLOBAL_WORK_SIZE:        return "CL_INVALID_GLOBAL_WORK_SIZE";
-        default:                                 return "unknown OpenCL error";
+        case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
+        case CL_INVALID_DEVICE: return "CL_INVALID_DEVICE";
+        case CL_INVALID_CONTEXT: return "CL_INVALID_CONTEXT";
+        case CL_INVALID_COMMAND_QUEUE: return "CL_INVALID_COMMAND_QUEUE";
+        case CL_INVALID_MEM_OBJECT: return "CL_INVALID_MEM_OBJECT";
+        case CL_INVALID_BUFFER_SIZE: return "CL_INVALID_BUFFER_SIZE";
+        case CL_INVALID_PROGRAM: return "CL_INVALID_PROGRAM";
+        case CL_INVALID_PROGRAM_EXECUTABLE: return "CL_INVALID_PROGRAM_EXECUTABLE";
+        case CL_INVALID_KERNEL_NAME: return "CL_INVALID_KERNEL_NAME";
+        case CL_INVALID_KERNEL: return "CL_INVALID_KERNEL";
+        case CL_INVALID_ARG_INDEX: return "CL_INVALID_ARG_INDEX";
+        case CL_INVALID_ARG_VALUE: return "CL_INVALID_ARG_VALUE";
+        case CL_INVALID_ARG_SIZE: return "CL_INVALID_ARG_SIZE";
+        case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
+        case CL_INVALID_WORK_DIMENSION: return "CL_INVALID_WORK_DIMENSION";
+        case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
+        case CL_INVALID_WORK_ITEM_SIZE: return "CL_INVALID_WORK_ITEM_SIZE";
+        case CL_INVALID_GLOBAL_OFFSET: return "CL_INVALID_GLOBAL_OFFSET";
+        case CL_INVALID_EVENT_WAIT_LIST: return "CL_INVALID_EVENT_WAIT_LIST";
+        case CL_INVALID_EVENT: return "CL_INVALID_EVENT";
+        case CL_INVALID_OPERATION: return "CL_INVALID_OPERATION";
+        case CL_INVALID_GLOBAL_WORK_SIZE: return "CL_INVALID_GLOBAL_WORK_SIZE";
+        default: return "unknown OpenCL error";
     }
 }
 
@@ -71,7 +71,7 @@ bool cl_ok(cl_int err, const char * what) {
     if (err == CL_SUCCESS) {
         return true;
     }
-    log(LM_GGML_LOG_LEVEL_ERROR, "opencl %s: %s (%d)\n", what, cl_error_name(err), (int)err);
+    log(LM_GGML_LOG_LEVEL_ERROR, "opencl %s: %s (%d)\n", what, cl_error_name(err), (int) err);
     return false;
 }
 
@@ -143,7 +143,7 @@ void enumerate(std::vector<device_ctx *> & out) {
                 continue;
             }
             cl_int err = CL_SUCCESS;
-            const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)p, 0};
+            const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties) p, 0};
             cl_context ctx = clCreateContext(props, 1, &id, nullptr, nullptr, &err);
             if (!cl_ok(err, "clCreateContext")) {
                 continue;
@@ -159,25 +159,25 @@ void enumerate(std::vector<device_ctx *> & out) {
                 clReleaseContext(ctx);
                 continue;
             }
-            d->index    = (int)out.size();
+            d->index = (int) out.size();
             d->platform = p;
-            d->id       = id;
-            d->context  = ctx;
-            d->queue    = q;
-            d->name     = "OpenCL" + std::to_string(d->index);
+            d->id = id;
+            d->context = ctx;
+            d->queue = q;
+            d->name = "OpenCL" + std::to_string(d->index);
             d->host_name = d->name + "_Host";
             d->description = platform_string(p, CL_PLATFORM_NAME) + ": " + device_string(id, CL_DEVICE_NAME);
             cl_ulong mem = 0, max_alloc = 0, local = 0;
-            size_t   wg  = 0;
+            size_t wg = 0;
             clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(mem), &mem, nullptr);
             clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc), &max_alloc, nullptr);
             clGetDeviceInfo(id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local), &local, nullptr);
             clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(wg), &wg, nullptr);
             clGetDeviceInfo(id, CL_DEVICE_TYPE, sizeof(d->cl_type), &d->cl_type, nullptr);
-            d->mem_total = (size_t)mem;
-            d->max_alloc = (size_t)max_alloc;
-            d->local_mem = (size_t)local;
-            d->max_wg    = wg;
+            d->mem_total = (size_t) mem;
+            d->max_alloc = (size_t) max_alloc;
+            d->local_mem = (size_t) local;
+            d->max_wg = wg;
             out.push_back(d);
         }
     }

@@ -9,9 +9,7 @@ namespace {
 
 constexpr int64_t kFlashAttnMaxD = 256; // FA_MAX_D in attn.cl
 
-bool is_float(lm_ggml_type t) {
-    return t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16;
-}
+bool is_float(lm_ggml_type t) { return t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16; }
 
 // the types a MUL_MAT or GET_ROWS table row may hold
 bool is_weight_type(lm_ggml_type t) {
@@ -24,10 +22,8 @@ bool is_weight_type(lm_ggml_type t) {
         case LM_GGML_TYPE_Q5_1:
         case LM_GGML_TYPE_Q8_0:
         case LM_GGML_TYPE_Q4_K:
-        case LM_GGML_TYPE_Q6_K:
-            return true;
-        default:
-            return false;
+        case LM_GGML_TYPE_Q6_K: return true;
+        default: return false;
     }
 }
 
@@ -53,8 +49,7 @@ bool supports_unary(const lm_ggml_tensor * op) {
         case LM_GGML_UNARY_OP_HARDSIGMOID:
         case LM_GGML_UNARY_OP_EXP:
             return is_float(op->src[0]->type) && is_float(op->type) && lm_ggml_are_same_shape(op, op->src[0]);
-        default:
-            return false;
+        default: return false;
     }
 }
 
@@ -68,8 +63,7 @@ bool supports_op(const device_ctx *, const lm_ggml_tensor * op) {
         case LM_GGML_OP_VIEW:
         case LM_GGML_OP_RESHAPE:
         case LM_GGML_OP_PERMUTE:
-        case LM_GGML_OP_TRANSPOSE:
-            return true;
+        case LM_GGML_OP_TRANSPOSE: return true;
         case LM_GGML_OP_ADD:
         case LM_GGML_OP_SUB:
         case LM_GGML_OP_MUL:
@@ -82,10 +76,8 @@ bool supports_op(const device_ctx *, const lm_ggml_tensor * op) {
         case LM_GGML_OP_SIN:
         case LM_GGML_OP_COS:
         case LM_GGML_OP_LOG:
-        case LM_GGML_OP_CLAMP:
-            return is_float(s0->type) && is_float(op->type) && lm_ggml_are_same_shape(op, s0);
-        case LM_GGML_OP_UNARY:
-            return supports_unary(op);
+        case LM_GGML_OP_CLAMP: return is_float(s0->type) && is_float(op->type) && lm_ggml_are_same_shape(op, s0);
+        case LM_GGML_OP_UNARY: return supports_unary(op);
         case LM_GGML_OP_CPY:
         case LM_GGML_OP_CONT:
         case LM_GGML_OP_DUP:
@@ -98,8 +90,7 @@ bool supports_op(const device_ctx *, const lm_ggml_tensor * op) {
             return is_weight_type(s0->type) && rows_are_blocks(s0) && s1->type == LM_GGML_TYPE_I32 &&
                    is_float(op->type);
         case LM_GGML_OP_NORM:
-        case LM_GGML_OP_RMS_NORM:
-            return s0->type == LM_GGML_TYPE_F32 && op->type == LM_GGML_TYPE_F32;
+        case LM_GGML_OP_RMS_NORM: return s0->type == LM_GGML_TYPE_F32 && op->type == LM_GGML_TYPE_F32;
         case LM_GGML_OP_SOFT_MAX: {
             const lm_ggml_tensor * m = s1;
             return s0->type == LM_GGML_TYPE_F32 && op->type == LM_GGML_TYPE_F32 && s0->nb[0] == sizeof(float) &&
@@ -109,12 +100,13 @@ bool supports_op(const device_ctx *, const lm_ggml_tensor * op) {
         }
         case LM_GGML_OP_ROPE: {
             const int32_t n_dims = op_i32(op, 1);
-            const int32_t mode   = op_i32(op, 2);
+            const int32_t mode = op_i32(op, 2);
             const lm_ggml_tensor * ff = op->src[2];
             return (mode == 0 || mode == LM_GGML_ROPE_TYPE_NEOX) && is_float(s0->type) && op->type == s0->type &&
                    s0->ne[0] % 2 == 0 && n_dims > 0 && n_dims % 2 == 0 && n_dims <= s0->ne[0] &&
                    s1->type == LM_GGML_TYPE_I32 && s1->nb[0] == sizeof(int32_t) && s1->ne[0] >= s0->ne[2] &&
-                   (ff == nullptr || (ff->type == LM_GGML_TYPE_F32 && ff->nb[0] == sizeof(float) && ff->ne[0] >= n_dims / 2));
+                   (ff == nullptr ||
+                    (ff->type == LM_GGML_TYPE_F32 && ff->nb[0] == sizeof(float) && ff->ne[0] >= n_dims / 2));
         }
         case LM_GGML_OP_MUL_MAT:
             return is_weight_type(s0->type) && rows_are_blocks(s0) && is_float(s1->type) &&
@@ -132,8 +124,7 @@ bool supports_op(const device_ctx *, const lm_ggml_tensor * op) {
                    (m == nullptr || (is_float(m->type) && m->ne[0] >= k->ne[1] && m->ne[1] >= s0->ne[1] &&
                                      m->ne[2] == 1 && m->ne[3] == 1));
         }
-        default:
-            return false;
+        default: return false;
     }
 }
 

@@ -16,7 +16,7 @@ namespace refdev {
 
 namespace {
 
-std::atomic<size_t>   g_used{0};
+std::atomic<size_t> g_used{0};
 std::atomic<uint64_t> g_next_base{0};
 
 // Bases sit above the 47-bit user address space (bit 55 set, non-canonical
@@ -27,14 +27,12 @@ uintptr_t next_fake_base() {
     return (uintptr_t(1) << 55) + uintptr_t(k << 36);
 }
 
-buffer_ctx * ctx_of(lm_ggml_backend_buffer_t buffer) {
-    return static_cast<buffer_ctx *>(buffer->context);
-}
+buffer_ctx * ctx_of(lm_ggml_backend_buffer_t buffer) { return static_cast<buffer_ctx *>(buffer->context); }
 
 // Host pointer for [offset, offset + size) of tensor t in buffer, or NULL.
 uint8_t * at(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * t, size_t offset, size_t size) {
     buffer_ctx * ctx = ctx_of(buffer);
-    const uintptr_t addr = (uintptr_t)t->data;
+    const uintptr_t addr = (uintptr_t) t->data;
     if (addr < ctx->base) {
         return nullptr;
     }
@@ -50,11 +48,10 @@ void buffer_free(lm_ggml_backend_buffer_t buffer) {
     delete ctx_of(buffer);
 }
 
-void * buffer_get_base(lm_ggml_backend_buffer_t buffer) {
-    return (void *)ctx_of(buffer)->base;
-}
+void * buffer_get_base(lm_ggml_backend_buffer_t buffer) { return (void *) ctx_of(buffer)->base; }
 
-void buffer_memset_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, uint8_t value, size_t offset, size_t size) {
+void buffer_memset_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, uint8_t value, size_t offset,
+                          size_t size) {
     uint8_t * p = at(buffer, t, offset, size);
     if (p == nullptr) {
         log(LM_GGML_LOG_LEVEL_ERROR, "refdev memset_tensor: tensor '%s': range outside its buffer\n", t->name);
@@ -63,7 +60,8 @@ void buffer_memset_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, u
     std::memset(p, value, size);
 }
 
-void buffer_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, const void * data, size_t offset, size_t size) {
+void buffer_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, const void * data, size_t offset,
+                       size_t size) {
     uint8_t * p = at(buffer, t, offset, size);
     if (p == nullptr) {
         log(LM_GGML_LOG_LEVEL_ERROR, "refdev set_tensor: tensor '%s': range outside its buffer\n", t->name);
@@ -72,7 +70,8 @@ void buffer_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, cons
     std::memcpy(p, data, size);
 }
 
-void buffer_get_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * t, void * data, size_t offset, size_t size) {
+void buffer_get_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * t, void * data, size_t offset,
+                       size_t size) {
     const uint8_t * p = at(buffer, t, offset, size);
     if (p == nullptr) {
         log(LM_GGML_LOG_LEVEL_ERROR, "refdev get_tensor: tensor '%s': range outside its buffer\n", t->name);
@@ -109,25 +108,23 @@ void buffer_clear(lm_ggml_backend_buffer_t buffer, uint8_t value) {
 }
 
 constexpr lm_ggml_backend_buffer_i kBufferIface = {
-    .free_buffer   = buffer_free,
-    .get_base      = buffer_get_base,
-    .init_tensor   = nullptr,
+    .free_buffer = buffer_free,
+    .get_base = buffer_get_base,
+    .init_tensor = nullptr,
     .memset_tensor = buffer_memset_tensor,
-    .set_tensor    = buffer_set_tensor,
-    .get_tensor    = buffer_get_tensor,
-    .cpy_tensor    = buffer_cpy_tensor,
-    .clear         = buffer_clear,
-    .reset         = nullptr,
+    .set_tensor = buffer_set_tensor,
+    .get_tensor = buffer_get_tensor,
+    .cpy_tensor = buffer_cpy_tensor,
+    .clear = buffer_clear,
+    .reset = nullptr,
 };
 
-const char * buft_get_name(lm_ggml_backend_buffer_type_t) {
-    return "REFDEV0";
-}
+const char * buft_get_name(lm_ggml_backend_buffer_type_t) { return "REFDEV0"; }
 
 lm_ggml_backend_buffer_t buft_alloc_buffer(lm_ggml_backend_buffer_type_t buft, size_t size) {
     if (size > kTotalMemory - g_used.load()) {
-        log(LM_GGML_LOG_LEVEL_ERROR, "refdev alloc_buffer: %zu bytes: out of device memory (%zu free)\n",
-            size, kTotalMemory - g_used.load());
+        log(LM_GGML_LOG_LEVEL_ERROR, "refdev alloc_buffer: %zu bytes: out of device memory (%zu free)\n", size,
+            kTotalMemory - g_used.load());
         return nullptr;
     }
     auto * ctx = new (std::nothrow) buffer_ctx;
@@ -152,13 +149,9 @@ lm_ggml_backend_buffer_t buft_alloc_buffer(lm_ggml_backend_buffer_type_t buft, s
     return buffer;
 }
 
-size_t buft_get_alignment(lm_ggml_backend_buffer_type_t) {
-    return kAlignment;
-}
+size_t buft_get_alignment(lm_ggml_backend_buffer_type_t) { return kAlignment; }
 
-size_t buft_get_max_size(lm_ggml_backend_buffer_type_t) {
-    return kMaxBuffer;
-}
+size_t buft_get_max_size(lm_ggml_backend_buffer_type_t) { return kMaxBuffer; }
 
 // The device wants every tensor's allocation padded (as GPU backends pad
 // rows); allocators must honour this rather than assume nbytes.
@@ -166,23 +159,22 @@ size_t buft_get_alloc_size(lm_ggml_backend_buffer_type_t, const lm_ggml_tensor *
     return (lm_ggml_nbytes(t) + kAllocRound - 1) / kAllocRound * kAllocRound;
 }
 
-bool buft_is_host(lm_ggml_backend_buffer_type_t) {
-    return false;
-}
+bool buft_is_host(lm_ggml_backend_buffer_type_t) { return false; }
 
 } // namespace
 
 lm_ggml_backend_buffer_type_t buffer_type() {
     static lm_ggml_backend_buffer_type buft = {
-        .iface = {
-            .get_name       = buft_get_name,
-            .alloc_buffer   = buft_alloc_buffer,
-            .get_alignment  = buft_get_alignment,
-            .get_max_size   = buft_get_max_size,
-            .get_alloc_size = buft_get_alloc_size,
-            .is_host        = buft_is_host,
-        },
-        .device  = device(),
+        .iface =
+            {
+                .get_name = buft_get_name,
+                .alloc_buffer = buft_alloc_buffer,
+                .get_alignment = buft_get_alignment,
+                .get_max_size = buft_get_max_size,
+                .get_alloc_size = buft_get_alloc_size,
+                .is_host = buft_is_host,
+            },
+        .device = device(),
         .context = nullptr,
     };
     return &buft;
@@ -198,7 +190,7 @@ size_t extent_of(const lm_ggml_tensor * t) {
     }
     size_t last = lm_ggml_type_size(t->type);
     for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
-        last += (size_t)(t->ne[i] - 1) * t->nb[i];
+        last += (size_t) (t->ne[i] - 1) * t->nb[i];
     }
     return last;
 }
@@ -211,9 +203,7 @@ uint8_t * storage_of(const lm_ggml_tensor * t, size_t extent) {
     return at(buf, t, 0, extent);
 }
 
-size_t memory_used() {
-    return g_used.load();
-}
+size_t memory_used() { return g_used.load(); }
 
 void log(lm_ggml_log_level level, const char * fmt, ...) {
     char buf[512];

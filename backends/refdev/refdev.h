@@ -12,20 +12,20 @@
 
 namespace refdev {
 
-constexpr size_t kAlignment   = 32;
-constexpr size_t kAllocRound  = 128;           // get_alloc_size pads to this
-constexpr size_t kMaxBuffer   = size_t(1) << 30; // 1 GiB per buffer
+constexpr size_t kAlignment = 32;
+constexpr size_t kAllocRound = 128;              // get_alloc_size pads to this
+constexpr size_t kMaxBuffer = size_t(1) << 30;   // 1 GiB per buffer
 constexpr size_t kTotalMemory = size_t(4) << 30; // simulated device memory
 
 struct buffer_ctx {
-    std::vector<uint8_t> mem;  // (size) bytes of device memory
-    uintptr_t            base; // fake device address of mem[0]
+    std::vector<uint8_t> mem; // (size) bytes of device memory
+    uintptr_t base;           // fake device address of mem[0]
 };
 
 // the plugin's single device, buffer type and reg
-lm_ggml_backend_dev_t         device();
+lm_ggml_backend_dev_t device();
 lm_ggml_backend_buffer_type_t buffer_type();
-lm_ggml_backend_reg_t         reg();
+lm_ggml_backend_reg_t reg();
 
 bool is_refdev_buffer(lm_ggml_backend_buffer_t buffer);
 
@@ -36,7 +36,7 @@ uint8_t * storage_of(const lm_ggml_tensor * t, size_t extent);
 // Bytes spanned by t's elements given its strides (0 for empty tensors).
 size_t extent_of(const lm_ggml_tensor * t);
 
-bool           supports_op(const lm_ggml_tensor * op);
+bool supports_op(const lm_ggml_tensor * op);
 lm_ggml_status compute_graph(lm_ggml_cgraph * graph);
 
 // nodes computed by any refdev stream since load (exposed to tests through

@@ -18,11 +18,12 @@ bool make_options(const char * endpoint, const char * cache_dir, size_t n_thread
                   lm_ggml_backend_dev_t * devices, rpc::ServerOptions & o) {
     if (endpoint == nullptr || n_devices == 0 || devices == nullptr ||
         !rpc::parse_endpoint(endpoint, o.host, o.port, true)) {
-        log_error("rpc-server: bad arguments (endpoint '%s', %zu devices)\n", endpoint ? endpoint : "(null)", n_devices);
+        log_error("rpc-server: bad arguments (endpoint '%s', %zu devices)\n", endpoint ? endpoint : "(null)",
+                  n_devices);
         return false;
     }
     o.devices.assign(devices, devices + n_devices);
-    o.n_threads = (int)n_threads;
+    o.n_threads = (int) n_threads;
     o.cache_dir = cache_dir ? cache_dir : "";
     return true;
 }
@@ -31,14 +32,16 @@ bool make_options(const char * endpoint, const char * cache_dir, size_t n_thread
 
 extern "C" {
 
-lm_ggml_backend_rpc_server_t lm_ggml_backend_rpc_server_start(const char * endpoint, const char * cache_dir, size_t n_threads,
-                                                              size_t n_devices, lm_ggml_backend_dev_t * devices) {
+lm_ggml_backend_rpc_server_t lm_ggml_backend_rpc_server_start(const char * endpoint, const char * cache_dir,
+                                                              size_t n_threads, size_t n_devices,
+                                                              lm_ggml_backend_dev_t * devices) {
     return lm_ggml_backend_rpc_server_start_auth(endpoint, cache_dir, n_threads, n_devices, devices, nullptr);
 }
 
 lm_ggml_backend_rpc_server_t lm_ggml_backend_rpc_server_start_auth(const char * endpoint, const char * cache_dir,
                                                                    size_t n_threads, size_t n_devices,
-                                                                   lm_ggml_backend_dev_t * devices, const char * auth_key) {
+                                                                   lm_ggml_backend_dev_t * devices,
+                                                                   const char * auth_key) {
     rpc::ServerOptions o;
     if (!make_options(endpoint, cache_dir, n_threads, n_devices, devices, o)) {
         return nullptr;
@@ -65,7 +68,8 @@ void lm_ggml_backend_rpc_server_stop(lm_ggml_backend_rpc_server_t server) {
 
 void lm_ggml_backend_rpc_start_server(const char * endpoint, const char * cache_dir, size_t n_threads, size_t n_devices,
                                       lm_ggml_backend_dev_t * devices) {
-    lm_ggml_backend_rpc_server_t s = lm_ggml_backend_rpc_server_start(endpoint, cache_dir, n_threads, n_devices, devices);
+    lm_ggml_backend_rpc_server_t s =
+        lm_ggml_backend_rpc_server_start(endpoint, cache_dir, n_threads, n_devices, devices);
     if (s == nullptr) {
         return;
     }

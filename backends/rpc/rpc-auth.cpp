@@ -53,13 +53,13 @@ public:
         }
         uint8_t len[8];
         for (int i = 0; i < 8; i++) {
-            len[i] = (uint8_t)(bits >> (56 - 8 * i));
+            len[i] = (uint8_t) (bits >> (56 - 8 * i));
         }
         update(len, 8);
         Digest d;
         for (int i = 0; i < 8; i++) {
             for (int j = 0; j < 4; j++) {
-                d[4 * i + j] = (uint8_t)(h_[i] >> (24 - 8 * j));
+                d[4 * i + j] = (uint8_t) (h_[i] >> (24 - 8 * j));
             }
         }
         return d;
@@ -69,8 +69,8 @@ private:
     void compress() {
         uint32_t w[64];
         for (int i = 0; i < 16; i++) {
-            w[i] = (uint32_t)block_[4 * i] << 24 | (uint32_t)block_[4 * i + 1] << 16 | (uint32_t)block_[4 * i + 2] << 8 |
-                   (uint32_t)block_[4 * i + 3];
+            w[i] = (uint32_t) block_[4 * i] << 24 | (uint32_t) block_[4 * i + 1] << 16 |
+                   (uint32_t) block_[4 * i + 2] << 8 | (uint32_t) block_[4 * i + 3];
         }
         for (int i = 16; i < 64; i++) {
             const uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
@@ -90,14 +90,20 @@ private:
             b = a;
             a = t1 + t2;
         }
-        h_[0] += a; h_[1] += b; h_[2] += c; h_[3] += d;
-        h_[4] += e; h_[5] += f; h_[6] += g; h_[7] += h;
+        h_[0] += a;
+        h_[1] += b;
+        h_[2] += c;
+        h_[3] += d;
+        h_[4] += e;
+        h_[5] += f;
+        h_[6] += g;
+        h_[7] += h;
     }
 
     // the first 32 bits of the fractional parts of the square roots of the first 8 primes
     uint32_t h_[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    uint8_t  block_[64] = {};
-    size_t   used_ = 0;
+    uint8_t block_[64] = {};
+    size_t used_ = 0;
     uint64_t total_ = 0;
 };
 
@@ -151,7 +157,7 @@ bool random_bytes(void * out, size_t n) {
             return false;
         }
         p += got;
-        n -= (size_t)got;
+        n -= (size_t) got;
     }
     return true;
 }
@@ -159,7 +165,7 @@ bool random_bytes(void * out, size_t n) {
 Digest auth_proof(const std::string & key, AuthRole role, const uint8_t * client_nonce, const uint8_t * server_nonce) {
     uint8_t msg[sizeof(kAuthLabel) + 1 + 2 * kAuthNonceSize];
     std::memcpy(msg, kAuthLabel, sizeof(kAuthLabel)); // with its NUL: the label ends unambiguously
-    msg[sizeof(kAuthLabel)] = (uint8_t)role;
+    msg[sizeof(kAuthLabel)] = (uint8_t) role;
     std::memcpy(msg + sizeof(kAuthLabel) + 1, client_nonce, kAuthNonceSize);
     std::memcpy(msg + sizeof(kAuthLabel) + 1 + kAuthNonceSize, server_nonce, kAuthNonceSize);
     return hmac_sha256(key.data(), key.size(), msg, sizeof(msg));

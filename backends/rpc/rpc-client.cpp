@@ -34,8 +34,8 @@ std::mutex & g_mutex = *new std::mutex; // guards the maps below
 std::map<std::string, std::unique_ptr<Endpoint>> & g_endpoints = *new std::map<std::string, std::unique_ptr<Endpoint>>;
 
 struct DeviceCtx {
-    Endpoint *  ep;
-    uint32_t    device;
+    Endpoint * ep;
+    uint32_t device;
     std::string name;
     std::string description;
     lm_ggml_backend_buffer_type buft;
@@ -47,18 +47,18 @@ struct DeviceCtx {
 };
 
 struct BuftCtx {
-    Endpoint *  ep;
-    uint32_t    device;
+    Endpoint * ep;
+    uint32_t device;
     std::string name;
-    size_t      alignment;
-    size_t      max_size;
+    size_t alignment;
+    size_t max_size;
 };
 
 struct BufferCtx {
     Endpoint * ep;
-    uint64_t   gen;    // the connection the server-side buffer lives in
-    uint64_t   handle;
-    uint64_t   base;
+    uint64_t gen; // the connection the server-side buffer lives in
+    uint64_t handle;
+    uint64_t base;
 };
 
 struct RegCtx {
@@ -110,7 +110,7 @@ bool Endpoint::exchange(Cmd cmd, const void * payload, size_t size, void * reply
     }
     if (!ok) {
         log_error("rpc: %s: command %u failed: the server closed the connection or answered malformed data\n",
-                  name.c_str(), (unsigned)cmd);
+                  name.c_str(), (unsigned) cmd);
         tcp_close(fd);
         fd = -1;
     }
@@ -178,14 +178,14 @@ bool Endpoint::call(Cmd cmd, const void * payload, size_t size, void * reply, si
     std::lock_guard<std::mutex> lock(mutex);
     bool ok = false;
     if (gen != 0 && gen != generation) {
-        log_error("rpc: %s: command %u refers to a connection that was lost\n", name.c_str(), (unsigned)cmd);
+        log_error("rpc: %s: command %u refers to a connection that was lost\n", name.c_str(), (unsigned) cmd);
     } else if (fd >= 0 || (gen == 0 && connect_locked())) {
         frees += cmd == CMD_FREE_BUFFER;
         graphs_sent += cmd == CMD_GRAPH_COMPUTE;
         recomputes_sent += cmd == CMD_GRAPH_RECOMPUTE;
         ok = exchange(cmd, payload, size, reply, reply_size, has_reply, 0);
     } else if (gen != 0) {
-        log_error("rpc: %s: command %u: the connection is lost\n", name.c_str(), (unsigned)cmd);
+        log_error("rpc: %s: command %u: the connection is lost\n", name.c_str(), (unsigned) cmd);
     }
     if (!ok && reply != nullptr) {
         std::memset(reply, 0, reply_size);
@@ -224,28 +224,28 @@ WireTensor serialize_tensor(const lm_ggml_tensor * t, const Endpoint * ep, uint6
     if (t == nullptr) {
         return w;
     }
-    w.id = (uint64_t)(uintptr_t)t;
-    w.type = (uint32_t)type_to_wire(t->type);
+    w.id = (uint64_t) (uintptr_t) t;
+    w.type = (uint32_t) type_to_wire(t->type);
     lm_ggml_backend_buffer_t buf = t->view_src && t->view_src->buffer ? t->view_src->buffer : t->buffer;
     if (buf != nullptr && is_rpc_buffer(buf) && static_cast<BufferCtx *>(buf->context)->ep == ep &&
         (gen == 0 || static_cast<BufferCtx *>(buf->context)->gen == gen)) {
         w.buffer = static_cast<BufferCtx *>(buf->context)->handle;
-        w.data = (uint64_t)(uintptr_t)t->data;
+        w.data = (uint64_t) (uintptr_t) t->data;
     }
     for (int i = 0; i < 4; i++) {
-        w.ne[i] = (uint32_t)t->ne[i];
-        w.nb[i] = (uint32_t)t->nb[i];
+        w.ne[i] = (uint32_t) t->ne[i];
+        w.nb[i] = (uint32_t) t->nb[i];
     }
-    w.op = (uint32_t)op_to_wire(t->op);
+    w.op = (uint32_t) op_to_wire(t->op);
     int32_t params[kWireMaxOpParams / 4];
     std::memcpy(params, t->op_params, sizeof(params));
     op_params_to_wire(t->op, params); // supports_op refused what cannot be translated
     std::memcpy(w.op_params, params, sizeof(params));
     w.flags = t->flags;
     for (size_t i = 0; i < kWireMaxSrc; i++) {
-        w.src[i] = (uint64_t)(uintptr_t)t->src[i];
+        w.src[i] = (uint64_t) (uintptr_t) t->src[i];
     }
-    w.view_src = (uint64_t)(uintptr_t)t->view_src;
+    w.view_src = (uint64_t) (uintptr_t) t->view_src;
     w.view_offs = t->view_offs;
     std::memcpy(w.name, t->name, strnlen(t->name, sizeof(w.name) - 1)); // NUL-terminated: w is zeroed
     return w;
@@ -259,7 +259,7 @@ bool wire_expressible(const lm_ggml_tensor * t) {
         return false;
     }
     for (int i = 0; i < 4; i++) {
-        if (t->ne[i] < 0 || t->ne[i] > (int64_t)UINT32_MAX || t->nb[i] > UINT32_MAX) {
+        if (t->ne[i] < 0 || t->ne[i] > (int64_t) UINT32_MAX || t->nb[i] > UINT32_MAX) {
             return false;
         }
     }
@@ -306,7 +306,7 @@ void buffer_free(lm_ggml_backend_buffer_t buffer) {
 }
 
 void * buffer_get_base(lm_ggml_backend_buffer_t buffer) {
-    return (void *)(uintptr_t) static_cast<BufferCtx *>(buffer->context)->base;
+    return (void *) (uintptr_t) static_cast<BufferCtx *>(buffer->context)->base;
 }
 
 void buffer_init_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t) {
@@ -319,20 +319,23 @@ void buffer_init_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t) {
     }
 }
 
-void buffer_memset_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, uint8_t value, size_t offset, size_t size) {
+void buffer_memset_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, uint8_t value, size_t offset,
+                          size_t size) {
     auto * ctx = static_cast<BufferCtx *>(buffer->context);
     MemsetTensorReq req = {serialize_tensor(t, ctx->ep), offset, size, value};
     ctx->ep->call(CMD_MEMSET_TENSOR, &req, sizeof(req), nullptr, 0, false, ctx->gen);
 }
 
-void buffer_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, const void * data, size_t offset, size_t size) {
+void buffer_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, const void * data, size_t offset,
+                       size_t size) {
     auto * ctx = static_cast<BufferCtx *>(buffer->context);
     const WireTensor w = serialize_tensor(t, ctx->ep);
     uint8_t cache_flag = 0;
     if (size > kHashThreshold && buffer->usage == LM_GGML_BACKEND_BUFFER_USAGE_WEIGHTS) {
         SetTensorHashReq req = {w, offset, fnv1a(data, size)};
         ResultRsp rsp = {0};
-        if (ctx->ep->call(CMD_SET_TENSOR_HASH, &req, sizeof(req), &rsp, sizeof(rsp), true, ctx->gen) && rsp.result != 0) {
+        if (ctx->ep->call(CMD_SET_TENSOR_HASH, &req, sizeof(req), &rsp, sizeof(rsp), true, ctx->gen) &&
+            rsp.result != 0) {
             return; // the server had these bytes cached
         }
         cache_flag = 1;
@@ -352,7 +355,8 @@ void buffer_set_tensor(lm_ggml_backend_buffer_t buffer, lm_ggml_tensor * t, cons
     ctx->ep->call(CMD_SET_TENSOR, msg.data(), msg.size(), nullptr, 0, false, ctx->gen);
 }
 
-void buffer_get_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * t, void * data, size_t offset, size_t size) {
+void buffer_get_tensor(lm_ggml_backend_buffer_t buffer, const lm_ggml_tensor * t, void * data, size_t offset,
+                       size_t size) {
     auto * ctx = static_cast<BufferCtx *>(buffer->context);
     GetTensorReq req = {serialize_tensor(t, ctx->ep), offset, size};
     ctx->ep->call(CMD_GET_TENSOR, &req, sizeof(req), data, size, true, ctx->gen);
@@ -377,15 +381,15 @@ void buffer_clear(lm_ggml_backend_buffer_t buffer, uint8_t value) {
 }
 
 constexpr lm_ggml_backend_buffer_i kBufferIface = {
-    .free_buffer   = buffer_free,
-    .get_base      = buffer_get_base,
-    .init_tensor   = buffer_init_tensor,
+    .free_buffer = buffer_free,
+    .get_base = buffer_get_base,
+    .init_tensor = buffer_init_tensor,
     .memset_tensor = buffer_memset_tensor,
-    .set_tensor    = buffer_set_tensor,
-    .get_tensor    = buffer_get_tensor,
-    .cpy_tensor    = buffer_cpy_tensor,
-    .clear         = buffer_clear,
-    .reset         = nullptr,
+    .set_tensor = buffer_set_tensor,
+    .get_tensor = buffer_get_tensor,
+    .cpy_tensor = buffer_cpy_tensor,
+    .clear = buffer_clear,
+    .reset = nullptr,
 };
 
 // ---------------------------------------------------------------- buffer types
@@ -413,7 +417,8 @@ lm_ggml_backend_buffer_t buft_alloc(lm_ggml_backend_buffer_type_t buft, size_t s
         return nullptr;
     }
     auto * ctx = new (std::nothrow) BufferCtx{bc->ep, gen, rsp.remote_ptr, brsp.base_ptr};
-    lm_ggml_backend_buffer_t buffer = ctx ? lm_ggml_backend_buffer_init(buft, kBufferIface, ctx, rsp.remote_size) : nullptr;
+    lm_ggml_backend_buffer_t buffer =
+        ctx ? lm_ggml_backend_buffer_init(buft, kBufferIface, ctx, rsp.remote_size) : nullptr;
     if (buffer == nullptr) {
         delete ctx;
         bc->ep->call(CMD_FREE_BUFFER, &breq, sizeof(breq), nullptr, 0, false, gen);
@@ -421,13 +426,9 @@ lm_ggml_backend_buffer_t buft_alloc(lm_ggml_backend_buffer_type_t buft, size_t s
     return buffer;
 }
 
-size_t buft_alignment(lm_ggml_backend_buffer_type_t buft) {
-    return static_cast<BuftCtx *>(buft->context)->alignment;
-}
+size_t buft_alignment(lm_ggml_backend_buffer_type_t buft) { return static_cast<BuftCtx *>(buft->context)->alignment; }
 
-size_t buft_max_size(lm_ggml_backend_buffer_type_t buft) {
-    return static_cast<BuftCtx *>(buft->context)->max_size;
-}
+size_t buft_max_size(lm_ggml_backend_buffer_type_t buft) { return static_cast<BuftCtx *>(buft->context)->max_size; }
 
 size_t buft_alloc_size(lm_ggml_backend_buffer_type_t buft, const lm_ggml_tensor * t) {
     const size_t n = lm_ggml_nbytes(t);
@@ -453,9 +454,7 @@ const char * backend_name(lm_ggml_backend_t backend) {
     return static_cast<DeviceCtx *>(backend->device->context)->name.c_str();
 }
 
-void backend_free(lm_ggml_backend_t backend) {
-    delete backend;
-}
+void backend_free(lm_ggml_backend_t backend) { delete backend; }
 
 void backend_synchronize(lm_ggml_backend_t) {
     // calls are synchronous; graph_compute waits for the server's answer
@@ -474,7 +473,7 @@ lm_ggml_status backend_graph_compute(lm_ggml_backend_t backend, lm_ggml_cgraph *
             nodes.push_back(n);
         }
     }
-    const int n_nodes = (int)nodes.size();
+    const int n_nodes = (int) nodes.size();
     if (n_nodes == 0) {
         return LM_GGML_STATUS_SUCCESS;
     }
@@ -529,10 +528,10 @@ lm_ggml_status backend_graph_compute(lm_ggml_backend_t backend, lm_ggml_cgraph *
             return LM_GGML_STATUS_FAILED;
         }
     }
-    const uint32_t nn = (uint32_t)n_nodes, nt = (uint32_t)order.size();
+    const uint32_t nn = (uint32_t) n_nodes, nt = (uint32_t) order.size();
     std::vector<uint8_t> msg;
     try {
-        msg.resize(12 + 8 * (size_t)nn + sizeof(WireTensor) * (size_t)nt);
+        msg.resize(12 + 8 * (size_t) nn + sizeof(WireTensor) * (size_t) nt);
     } catch (const std::bad_alloc &) {
         return LM_GGML_STATUS_ALLOC_FAILED;
     }
@@ -540,11 +539,11 @@ lm_ggml_status backend_graph_compute(lm_ggml_backend_t backend, lm_ggml_cgraph *
     std::memcpy(p, &dc->device, 4);
     std::memcpy(p + 4, &nn, 4);
     for (uint32_t i = 0; i < nn; i++) {
-        const uint64_t id = (uint64_t)(uintptr_t)nodes[i];
-        std::memcpy(p + 8 + 8 * (size_t)i, &id, 8);
+        const uint64_t id = (uint64_t) (uintptr_t) nodes[i];
+        std::memcpy(p + 8 + 8 * (size_t) i, &id, 8);
     }
-    std::memcpy(p + 8 + 8 * (size_t)nn, &nt, 4);
-    uint8_t * tp = p + 12 + 8 * (size_t)nn;
+    std::memcpy(p + 8 + 8 * (size_t) nn, &nt, 4);
+    uint8_t * tp = p + 12 + 8 * (size_t) nn;
     for (uint32_t i = 0; i < nt; i++) {
         WireTensor w = serialize_tensor(order[i], dc->ep, gen);
         if (is_node.count(order[i]) != 0) {
@@ -586,26 +585,24 @@ lm_ggml_status backend_graph_compute(lm_ggml_backend_t backend, lm_ggml_cgraph *
 }
 
 constexpr lm_ggml_backend_i kBackendIface = {
-    .get_name           = backend_name,
-    .free               = backend_free,
-    .set_tensor_async   = nullptr,
-    .get_tensor_async   = nullptr,
-    .cpy_tensor_async   = nullptr,
-    .synchronize        = backend_synchronize,
-    .graph_plan_create  = nullptr,
-    .graph_plan_free    = nullptr,
-    .graph_plan_update  = nullptr,
+    .get_name = backend_name,
+    .free = backend_free,
+    .set_tensor_async = nullptr,
+    .get_tensor_async = nullptr,
+    .cpy_tensor_async = nullptr,
+    .synchronize = backend_synchronize,
+    .graph_plan_create = nullptr,
+    .graph_plan_free = nullptr,
+    .graph_plan_update = nullptr,
     .graph_plan_compute = nullptr,
-    .graph_compute      = backend_graph_compute,
-    .event_record       = nullptr,
-    .event_wait         = nullptr,
+    .graph_compute = backend_graph_compute,
+    .event_record = nullptr,
+    .event_wait = nullptr,
 };
 
 // ---------------------------------------------------------------- device
 
-const char * dev_name(lm_ggml_backend_dev_t dev) {
-    return static_cast<DeviceCtx *>(dev->context)->name.c_str();
-}
+const char * dev_name(lm_ggml_backend_dev_t dev) { return static_cast<DeviceCtx *>(dev->context)->name.c_str(); }
 
 const char * dev_description(lm_ggml_backend_dev_t dev) {
     return static_cast<DeviceCtx *>(dev->context)->description.c_str();
@@ -633,37 +630,34 @@ void dev_props(lm_ggml_backend_dev_t dev, lm_ggml_backend_dev_props * props) {
 }
 
 lm_ggml_backend_t dev_init(lm_ggml_backend_dev_t dev, const char *) {
-    return new (std::nothrow) lm_ggml_backend{.guid = &kGuid, .iface = kBackendIface, .device = dev, .context = nullptr};
+    return new (std::nothrow)
+        lm_ggml_backend{.guid = &kGuid, .iface = kBackendIface, .device = dev, .context = nullptr};
 }
 
 lm_ggml_backend_buffer_type_t dev_buft(lm_ggml_backend_dev_t dev) {
     return &static_cast<DeviceCtx *>(dev->context)->buft;
 }
 
-bool dev_supports_op(lm_ggml_backend_dev_t, const lm_ggml_tensor * op) {
-    return supports_op(op);
-}
+bool dev_supports_op(lm_ggml_backend_dev_t, const lm_ggml_tensor * op) { return supports_op(op); }
 
-bool dev_supports_buft(lm_ggml_backend_dev_t dev, lm_ggml_backend_buffer_type_t buft) {
-    return buft == dev_buft(dev);
-}
+bool dev_supports_buft(lm_ggml_backend_dev_t dev, lm_ggml_backend_buffer_type_t buft) { return buft == dev_buft(dev); }
 
 constexpr lm_ggml_backend_device_i kDeviceIface = {
-    .get_name             = dev_name,
-    .get_description      = dev_description,
-    .get_memory           = dev_memory,
-    .get_type             = dev_type,
-    .get_props            = dev_props,
-    .init_backend         = dev_init,
-    .get_buffer_type      = dev_buft,
+    .get_name = dev_name,
+    .get_description = dev_description,
+    .get_memory = dev_memory,
+    .get_type = dev_type,
+    .get_props = dev_props,
+    .init_backend = dev_init,
+    .get_buffer_type = dev_buft,
     .get_host_buffer_type = nullptr,
     .buffer_from_host_ptr = nullptr,
-    .supports_op          = dev_supports_op,
-    .supports_buft        = dev_supports_buft,
-    .offload_op           = nullptr,
-    .event_new            = nullptr,
-    .event_free           = nullptr,
-    .event_synchronize    = nullptr,
+    .supports_op = dev_supports_op,
+    .supports_buft = dev_supports_buft,
+    .offload_op = nullptr,
+    .event_new = nullptr,
+    .event_free = nullptr,
+    .event_synchronize = nullptr,
 };
 
 // ---------------------------------------------------------------- regs
@@ -684,9 +678,9 @@ lm_ggml_backend_dev_t reg_device(lm_ggml_backend_reg_t reg, size_t index) {
 void * reg_proc_address(lm_ggml_backend_reg_t, const char * name);
 
 constexpr lm_ggml_backend_reg_i kRegIface = {
-    .get_name         = reg_name,
+    .get_name = reg_name,
     .get_device_count = reg_device_count,
-    .get_device       = reg_device,
+    .get_device = reg_device,
     .get_proc_address = reg_proc_address,
 };
 
@@ -739,11 +733,15 @@ lm_ggml_backend_reg_t add_server(const char * endpoint) {
         dc->device = d;
         dc->name = "RPC" + std::to_string(g_next_dev_index++);
         dc->description = name + " device " + std::to_string(d);
-        auto * bc = new BuftCtx{ep, d, dc->name, (size_t)align.value, (size_t)max_size.value};
+        auto * bc = new BuftCtx{ep, d, dc->name, (size_t) align.value, (size_t) max_size.value};
         auto * dev = new lm_ggml_backend_device{.iface = kDeviceIface, .reg = reg, .context = dc};
         dc->buft = lm_ggml_backend_buffer_type{
-            .iface = {.get_name = buft_name, .alloc_buffer = buft_alloc, .get_alignment = buft_alignment,
-                      .get_max_size = buft_max_size, .get_alloc_size = buft_alloc_size, .is_host = nullptr},
+            .iface = {.get_name = buft_name,
+                      .alloc_buffer = buft_alloc,
+                      .get_alignment = buft_alignment,
+                      .get_max_size = buft_max_size,
+                      .get_alloc_size = buft_alloc_size,
+                      .is_host = nullptr},
             .device = dev,
             .context = bc,
         };
@@ -763,9 +761,7 @@ using namespace rpc;
 
 extern "C" {
 
-lm_ggml_backend_reg_t lm_ggml_backend_rpc_add_server(const char * endpoint) {
-    return add_server(endpoint);
-}
+lm_ggml_backend_reg_t lm_ggml_backend_rpc_add_server(const char * endpoint) { return add_server(endpoint); }
 
 lm_ggml_backend_dev_t lm_ggml_backend_rpc_add_device(const char * endpoint) {
     lm_ggml_backend_reg_t reg = add_server(endpoint);
@@ -778,9 +774,7 @@ lm_ggml_backend_t lm_ggml_backend_rpc_init(const char * endpoint, uint32_t devic
     return dev ? dev_init(dev, nullptr) : nullptr;
 }
 
-bool lm_ggml_backend_is_rpc(lm_ggml_backend_t backend) {
-    return backend != nullptr && backend->guid == &kGuid;
-}
+bool lm_ggml_backend_is_rpc(lm_ggml_backend_t backend) { return backend != nullptr && backend->guid == &kGuid; }
 
 lm_ggml_backend_buffer_type_t lm_ggml_backend_rpc_buffer_type(const char * endpoint, uint32_t device) {
     lm_ggml_backend_reg_t reg = add_server(endpoint);
@@ -802,12 +796,11 @@ void lm_ggml_backend_rpc_get_device_memory(const char * endpoint, uint32_t devic
     }
 }
 
-void lm_ggml_backend_rpc_set_auth_key(const char * key) {
-    set_auth_key(key);
-}
+void lm_ggml_backend_rpc_set_auth_key(const char * key) { set_auth_key(key); }
 
 lm_ggml_backend_reg_t lm_ggml_backend_rpc_reg(void) {
-    static lm_ggml_backend_reg reg = {.api_version = LM_GGML_BACKEND_API_VERSION, .iface = kRegIface, .context = nullptr};
+    static lm_ggml_backend_reg reg = {
+        .api_version = LM_GGML_BACKEND_API_VERSION, .iface = kRegIface, .context = nullptr};
     return &reg;
 }
 
@@ -817,20 +810,23 @@ namespace rpc {
 namespace {
 
 void * reg_proc_address(lm_ggml_backend_reg_t, const char * name) {
-    struct Entry { const char * name; void * fn; };
+    struct Entry {
+        const char * name;
+        void * fn;
+    };
     static const Entry kEntries[] = {
-        {"lm_ggml_backend_rpc_add_server", (void *)lm_ggml_backend_rpc_add_server},
-        {"lm_ggml_backend_rpc_add_device", (void *)lm_ggml_backend_rpc_add_device},
-        {"lm_ggml_backend_rpc_init", (void *)lm_ggml_backend_rpc_init},
-        {"lm_ggml_backend_is_rpc", (void *)lm_ggml_backend_is_rpc},
-        {"lm_ggml_backend_rpc_buffer_type", (void *)lm_ggml_backend_rpc_buffer_type},
-        {"lm_ggml_backend_rpc_get_device_memory", (void *)lm_ggml_backend_rpc_get_device_memory},
-        {"lm_ggml_backend_rpc_start_server", (void *)lm_ggml_backend_rpc_start_server},
-        {"lm_ggml_backend_rpc_server_start", (void *)lm_ggml_backend_rpc_server_start},
-        {"lm_ggml_backend_rpc_server_port", (void *)lm_ggml_backend_rpc_server_port},
-        {"lm_ggml_backend_rpc_server_stop", (void *)lm_ggml_backend_rpc_server_stop},
-        {"lm_ggml_backend_rpc_set_auth_key", (void *)lm_ggml_backend_rpc_set_auth_key},
-        {"lm_ggml_backend_rpc_server_start_auth", (void *)lm_ggml_backend_rpc_server_start_auth},
+        {"lm_ggml_backend_rpc_add_server", (void *) lm_ggml_backend_rpc_add_server},
+        {"lm_ggml_backend_rpc_add_device", (void *) lm_ggml_backend_rpc_add_device},
+        {"lm_ggml_backend_rpc_init", (void *) lm_ggml_backend_rpc_init},
+        {"lm_ggml_backend_is_rpc", (void *) lm_ggml_backend_is_rpc},
+        {"lm_ggml_backend_rpc_buffer_type", (void *) lm_ggml_backend_rpc_buffer_type},
+        {"lm_ggml_backend_rpc_get_device_memory", (void *) lm_ggml_backend_rpc_get_device_memory},
+        {"lm_ggml_backend_rpc_start_server", (void *) lm_ggml_backend_rpc_start_server},
+        {"lm_ggml_backend_rpc_server_start", (void *) lm_ggml_backend_rpc_server_start},
+        {"lm_ggml_backend_rpc_server_port", (void *) lm_ggml_backend_rpc_server_port},
+        {"lm_ggml_backend_rpc_server_stop", (void *) lm_ggml_backend_rpc_server_stop},
+        {"lm_ggml_backend_rpc_set_auth_key", (void *) lm_ggml_backend_rpc_set_auth_key},
+        {"lm_ggml_backend_rpc_server_start_auth", (void *) lm_ggml_backend_rpc_server_start_auth},
     };
     for (const Entry & e : kEntries) {
         if (std::strcmp(e.name, name) == 0) {

@@ -15,14 +15,14 @@
 namespace rpc {
 
 struct Endpoint {
-    std::string name;   // "host:port"
+    std::string name; // "host:port"
     std::string host;
-    int         port = 0;
-    int         fd = -1;         // -1: not connected (failed, or never)
-    uint64_t    generation = 0;  // bumped by every (re)connection
-    uint64_t    frees = 0;       // FREE_BUFFERs sent: each drops the server's stored graphs
-    uint64_t    graphs_sent = 0, recomputes_sent = 0; // GRAPH_COMPUTE and GRAPH_RECOMPUTE, for tests
-    std::mutex  mutex;
+    int port = 0;
+    int fd = -1;                                   // -1: not connected (failed, or never)
+    uint64_t generation = 0;                       // bumped by every (re)connection
+    uint64_t frees = 0;                            // FREE_BUFFERs sent: each drops the server's stored graphs
+    uint64_t graphs_sent = 0, recomputes_sent = 0; // GRAPH_COMPUTE and GRAPH_RECOMPUTE, for tests
+    std::mutex mutex;
 
     // Sends a command; with a reply, reads exactly reply_size bytes (zeroed
     // on failure). gen: the connection the caller's server-side state lives

@@ -93,55 +93,23 @@ const EnumPair kOpPairs[] = {
 const size_t kOpPairCount = sizeof(kOpPairs) / sizeof(kOpPairs[0]);
 
 const EnumPair kUnaryPairs[] = {
-    {LM_GGML_UNARY_OP_ABS, 0},
-    {LM_GGML_UNARY_OP_SGN, 1},
-    {LM_GGML_UNARY_OP_NEG, 2},
-    {LM_GGML_UNARY_OP_STEP, 3},
-    {LM_GGML_UNARY_OP_TANH, 4},
-    {LM_GGML_UNARY_OP_ELU, 5},
-    {LM_GGML_UNARY_OP_RELU, 6},
-    {LM_GGML_UNARY_OP_SIGMOID, 7},
-    {LM_GGML_UNARY_OP_GELU, 8},
-    {LM_GGML_UNARY_OP_GELU_QUICK, 9},
-    {LM_GGML_UNARY_OP_SILU, 10},
-    {LM_GGML_UNARY_OP_HARDSWISH, 11},
-    {LM_GGML_UNARY_OP_HARDSIGMOID, 12},
-    {LM_GGML_UNARY_OP_EXP, 13},
+    {LM_GGML_UNARY_OP_ABS, 0},          {LM_GGML_UNARY_OP_SGN, 1},     {LM_GGML_UNARY_OP_NEG, 2},
+    {LM_GGML_UNARY_OP_STEP, 3},         {LM_GGML_UNARY_OP_TANH, 4},    {LM_GGML_UNARY_OP_ELU, 5},
+    {LM_GGML_UNARY_OP_RELU, 6},         {LM_GGML_UNARY_OP_SIGMOID, 7}, {LM_GGML_UNARY_OP_GELU, 8},
+    {LM_GGML_UNARY_OP_GELU_QUICK, 9},   {LM_GGML_UNARY_OP_SILU, 10},   {LM_GGML_UNARY_OP_HARDSWISH, 11},
+    {LM_GGML_UNARY_OP_HARDSIGMOID, 12}, {LM_GGML_UNARY_OP_EXP, 13},
 };
 const size_t kUnaryPairCount = sizeof(kUnaryPairs) / sizeof(kUnaryPairs[0]);
 
 const EnumPair kTypePairs[] = {
-    {LM_GGML_TYPE_F32, 0},
-    {LM_GGML_TYPE_F16, 1},
-    {LM_GGML_TYPE_Q4_0, 2},
-    {LM_GGML_TYPE_Q4_1, 3},
-    {LM_GGML_TYPE_Q5_0, 6},
-    {LM_GGML_TYPE_Q5_1, 7},
-    {LM_GGML_TYPE_Q8_0, 8},
-    {LM_GGML_TYPE_Q8_1, 9},
-    {LM_GGML_TYPE_Q2_K, 10},
-    {LM_GGML_TYPE_Q3_K, 11},
-    {LM_GGML_TYPE_Q4_K, 12},
-    {LM_GGML_TYPE_Q5_K, 13},
-    {LM_GGML_TYPE_Q6_K, 14},
-    {LM_GGML_TYPE_Q8_K, 15},
-    {LM_GGML_TYPE_IQ2_XXS, 16},
-    {LM_GGML_TYPE_IQ2_XS, 17},
-    {LM_GGML_TYPE_IQ3_XXS, 18},
-    {LM_GGML_TYPE_IQ1_S, 19},
-    {LM_GGML_TYPE_IQ4_NL, 20},
-    {LM_GGML_TYPE_IQ3_S, 21},
-    {LM_GGML_TYPE_IQ2_S, 22},
-    {LM_GGML_TYPE_IQ4_XS, 23},
-    {LM_GGML_TYPE_I8, 24},
-    {LM_GGML_TYPE_I16, 25},
-    {LM_GGML_TYPE_I32, 26},
-    {LM_GGML_TYPE_I64, 27},
-    {LM_GGML_TYPE_F64, 28},
-    {LM_GGML_TYPE_IQ1_M, 29},
-    {LM_GGML_TYPE_BF16, 30},
-    {LM_GGML_TYPE_TQ1_0, 34},
-    {LM_GGML_TYPE_TQ2_0, 35},
+    {LM_GGML_TYPE_F32, 0},      {LM_GGML_TYPE_F16, 1},     {LM_GGML_TYPE_Q4_0, 2},     {LM_GGML_TYPE_Q4_1, 3},
+    {LM_GGML_TYPE_Q5_0, 6},     {LM_GGML_TYPE_Q5_1, 7},    {LM_GGML_TYPE_Q8_0, 8},     {LM_GGML_TYPE_Q8_1, 9},
+    {LM_GGML_TYPE_Q2_K, 10},    {LM_GGML_TYPE_Q3_K, 11},   {LM_GGML_TYPE_Q4_K, 12},    {LM_GGML_TYPE_Q5_K, 13},
+    {LM_GGML_TYPE_Q6_K, 14},    {LM_GGML_TYPE_Q8_K, 15},   {LM_GGML_TYPE_IQ2_XXS, 16}, {LM_GGML_TYPE_IQ2_XS, 17},
+    {LM_GGML_TYPE_IQ3_XXS, 18}, {LM_GGML_TYPE_IQ1_S, 19},  {LM_GGML_TYPE_IQ4_NL, 20},  {LM_GGML_TYPE_IQ3_S, 21},
+    {LM_GGML_TYPE_IQ2_S, 22},   {LM_GGML_TYPE_IQ4_XS, 23}, {LM_GGML_TYPE_I8, 24},      {LM_GGML_TYPE_I16, 25},
+    {LM_GGML_TYPE_I32, 26},     {LM_GGML_TYPE_I64, 27},    {LM_GGML_TYPE_F64, 28},     {LM_GGML_TYPE_IQ1_M, 29},
+    {LM_GGML_TYPE_BF16, 30},    {LM_GGML_TYPE_TQ1_0, 34},  {LM_GGML_TYPE_TQ2_0, 35},
 };
 const size_t kTypePairCount = sizeof(kTypePairs) / sizeof(kTypePairs[0]);
 
@@ -187,15 +155,14 @@ constexpr int32_t kWirePrecDefault = 0;
 constexpr int32_t kWirePrecF32 = 10;
 
 // the word of op params holding a precision, or -1
-int prec_word(lm_ggml_op op) {
-    return op == LM_GGML_OP_MUL_MAT ? 0 : op == LM_GGML_OP_FLASH_ATTN_EXT ? 3 : -1;
-}
+int prec_word(lm_ggml_op op) { return op == LM_GGML_OP_MUL_MAT ? 0 : op == LM_GGML_OP_FLASH_ATTN_EXT ? 3 : -1; }
 
 } // namespace
 
 bool op_params_to_wire(lm_ggml_op op, int32_t * params) {
     if (op == LM_GGML_OP_UNARY) {
-        const int u = params[0] >= 0 && params[0] < LM_GGML_UNARY_OP_COUNT ? unary_to_wire((lm_ggml_unary_op)params[0]) : -1;
+        const int u =
+            params[0] >= 0 && params[0] < LM_GGML_UNARY_OP_COUNT ? unary_to_wire((lm_ggml_unary_op) params[0]) : -1;
         params[0] = u;
         return u >= 0;
     }

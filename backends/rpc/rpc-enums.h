@@ -16,11 +16,11 @@ struct EnumPair {
 };
 
 extern const EnumPair kOpPairs[];
-extern const size_t   kOpPairCount;
+extern const size_t kOpPairCount;
 extern const EnumPair kUnaryPairs[];
-extern const size_t   kUnaryPairCount;
+extern const size_t kUnaryPairCount;
 extern const EnumPair kTypePairs[];
-extern const size_t   kTypePairCount;
+extern const size_t kTypePairCount;
 
 // the peer's tensor flag that marks a node to be computed (its CPU backend
 // skips graph nodes without it); lmggml has no such flag

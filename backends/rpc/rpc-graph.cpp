@@ -20,12 +20,10 @@ namespace {
 
 struct Built {
     lm_ggml_tensor * t;
-    OwnedBuffer *    owner;
+    OwnedBuffer * owner;
 };
 
-std::string name_of(const WireTensor & w) {
-    return std::string(w.name, strnlen(w.name, sizeof(w.name)));
-}
+std::string name_of(const WireTensor & w) { return std::string(w.name, strnlen(w.name, sizeof(w.name))); }
 
 bool same_shape(const lm_ggml_tensor * t, const CheckedTensor & c, bool with_strides) {
     for (int i = 0; i < 4; i++) {
@@ -38,7 +36,8 @@ bool same_shape(const lm_ggml_tensor * t, const CheckedTensor & c, bool with_str
 
 } // namespace
 
-bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & device, StoredGraph & out, std::string & why) {
+bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & device, StoredGraph & out,
+                          std::string & why) {
     const uint8_t * p = payload.data();
     const size_t n = payload.size();
     uint32_t n_nodes = 0, n_tensors = 0;
@@ -52,13 +51,13 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
         return false;
     }
     const size_t nodes_at = 8;
-    const size_t count_at = nodes_at + 8 * (size_t)n_nodes;
+    const size_t count_at = nodes_at + 8 * (size_t) n_nodes;
     if (n < count_at + 4) {
         why = "graph payload shorter than its node list";
         return false;
     }
     std::memcpy(&n_tensors, p + count_at, 4);
-    if (n_tensors > opts_.max_tensors || n != count_at + 4 + sizeof(WireTensor) * (size_t)n_tensors) {
+    if (n_tensors > opts_.max_tensors || n != count_at + 4 + sizeof(WireTensor) * (size_t) n_tensors) {
         why = "graph payload size does not match its " + std::to_string(n_tensors) + " tensors";
         return false;
     }
@@ -74,10 +73,10 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
     }
     const size_t graph_size = n_nodes + n_extra;
     lm_ggml_init_params ip = {
-        /*.mem_size   =*/ lm_ggml_tensor_overhead() * (2 * (size_t)n_tensors + 4 * n_extra + 16) +
-                              lm_ggml_graph_overhead_custom(graph_size, false),
-        /*.mem_buffer =*/ nullptr,
-        /*.no_alloc   =*/ true,
+        /*.mem_size   =*/lm_ggml_tensor_overhead() * (2 * (size_t) n_tensors + 4 * n_extra + 16) +
+            lm_ggml_graph_overhead_custom(graph_size, false),
+        /*.mem_buffer =*/nullptr,
+        /*.no_alloc   =*/true,
     };
     out.ctx = lm_ggml_init(ip);
     if (out.ctx == nullptr) {
@@ -105,7 +104,7 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
     std::unordered_set<uint64_t> node_ids, needed;
     for (uint32_t i = 0; i < n_nodes; i++) {
         uint64_t id;
-        std::memcpy(&id, p + nodes_at + 8 * (size_t)i, 8);
+        std::memcpy(&id, p + nodes_at + 8 * (size_t) i, 8);
         auto it = index_of.find(id);
         if (it == index_of.end()) {
             why = "node " + std::to_string(i) + ": id " + std::to_string(id) + " is not a tensor of the graph";
@@ -150,8 +149,8 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
             return false;
         }
         const int32_t flags = w.flags & ~kWireFlagCompute;
-        if ((flags & ~(int32_t)(LM_GGML_TENSOR_FLAG_INPUT | LM_GGML_TENSOR_FLAG_OUTPUT | LM_GGML_TENSOR_FLAG_PARAM |
-                                LM_GGML_TENSOR_FLAG_LOSS)) != 0) {
+        if ((flags & ~(int32_t) (LM_GGML_TENSOR_FLAG_INPUT | LM_GGML_TENSOR_FLAG_OUTPUT | LM_GGML_TENSOR_FLAG_PARAM |
+                                 LM_GGML_TENSOR_FLAG_LOSS)) != 0) {
             why = label + ": unknown flags";
             return false;
         }
@@ -199,7 +198,7 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
             std::vector<lm_ggml_tensor *> nodes;
             const WirePlace place = {&c, view_src_id != 0,
                                      view_src.t != nullptr && view_src.owner == c.owner &&
-                                         (uintptr_t)view_src.t->data + w.view_offs == (uintptr_t)c.host_data};
+                                         (uintptr_t) view_src.t->data + w.view_offs == (uintptr_t) c.host_data};
             int32_t wire_params[kWireMaxOpParams / 4];
             std::memcpy(wire_params, w.op_params, sizeof(wire_params));
             lm_ggml_tensor * t = build_peer_op(ctx, w.op, wire_params, src, place, *out.guards, nodes, why);
@@ -221,7 +220,7 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
         }
         int32_t params[kWireMaxOpParams / 4];
         std::memcpy(params, w.op_params, sizeof(params));
-        if (!op_params_from_wire((lm_ggml_op)op, params)) {
+        if (!op_params_from_wire((lm_ggml_op) op, params)) {
             why = label + ": op params with enum values lmggml does not have";
             return false;
         }
@@ -231,8 +230,8 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
             why = label + ": a node without an op";
             return false;
         } else {
-            if (!op_rebuildable((lm_ggml_op)op)) {
-                why = label + ": op " + lm_ggml_op_name((lm_ggml_op)op) + " is not accepted over RPC";
+            if (!op_rebuildable((lm_ggml_op) op)) {
+                why = label + ": op " + lm_ggml_op_name((lm_ggml_op) op) + " is not accepted over RPC";
                 return false;
             }
             if (self_cast) {
@@ -241,14 +240,15 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
                         : nullptr;
                 src[1] = t; // compared below like any other source
             } else {
-                t = rebuild_node(ctx, (lm_ggml_op)op, params, src, c.ne, c.nb);
+                t = rebuild_node(ctx, (lm_ggml_op) op, params, src, c.ne, c.nb);
             }
             if (t == nullptr) {
-                why = label + ": " + lm_ggml_op_name((lm_ggml_op)op) + " refused by its constructor";
+                why = label + ": " + lm_ggml_op_name((lm_ggml_op) op) + " refused by its constructor";
                 return false;
             }
             if (t->op != op || !same_shape(t, c, false) || std::memcmp(t->op_params, params, sizeof(params)) != 0) {
-                why = label + ": " + lm_ggml_op_name((lm_ggml_op)op) + " does not match its rebuilt form (type, shape or op params)";
+                why = label + ": " + lm_ggml_op_name((lm_ggml_op) op) +
+                      " does not match its rebuilt form (type, shape or op params)";
                 return false;
             }
             for (size_t k = 0; k < kWireMaxSrc; k++) {
@@ -261,11 +261,11 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
             // view source may be the root of a view this server received as a
             // plain input, so tensor identity would not match.
             const bool wire_view_ok = view_src.t != nullptr && view_src.owner == c.owner &&
-                                      (uintptr_t)view_src.t->data + w.view_offs == (uintptr_t)c.host_data;
+                                      (uintptr_t) view_src.t->data + w.view_offs == (uintptr_t) c.host_data;
             if (t->view_src != nullptr) {
                 // a view (VIEW, RESHAPE, PERMUTE, TRANSPOSE, CPY's destination)
-                if ((uintptr_t)t->view_src->data + t->view_offs != (uintptr_t)c.host_data || !same_shape(t, c, true) ||
-                    !wire_view_ok) {
+                if ((uintptr_t) t->view_src->data + t->view_offs != (uintptr_t) c.host_data ||
+                    !same_shape(t, c, true) || !wire_view_ok) {
                     why = label + ": view does not match its rebuilt form";
                     return false;
                 }
@@ -303,8 +303,8 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
             // guard reads host memory; other devices rely on their kernel);
             // rows written over the ids would change them after the check
             // (found by the fuzzer), and no allocator places them so
-            const uint8_t * ids_at = (const uint8_t *)src[1]->data;
-            const uint8_t * out_at = (const uint8_t *)c.host_data;
+            const uint8_t * ids_at = (const uint8_t *) src[1]->data;
+            const uint8_t * out_at = (const uint8_t *) c.host_data;
             if (ids_at < out_at + c.span && out_at < ids_at + lm_ggml_nbytes(src[1])) {
                 why = label + ": GET_ROWS writes over its own ids";
                 return false;
@@ -333,7 +333,7 @@ bool Session::build_graph(const std::vector<uint8_t> & payload, uint32_t & devic
     std::unordered_set<uint64_t> seen;
     for (uint32_t i = 0; i < n_nodes; i++) {
         uint64_t id;
-        std::memcpy(&id, p + nodes_at + 8 * (size_t)i, 8);
+        std::memcpy(&id, p + nodes_at + 8 * (size_t) i, 8);
         auto it = built.find(id); // every node was built above, or refused
         if (it == built.end() || !seen.insert(id).second) {
             why = "node " + std::to_string(i) + " listed twice";

@@ -53,7 +53,7 @@ bool wait_for(int fd, short events, int timeout_ms, const std::atomic<bool> * st
             if (left <= 0) {
                 return false;
             }
-            slice = slice < 0 ? (int)std::min<long long>(left, INT_MAX) : (int)std::min<long long>(left, slice);
+            slice = slice < 0 ? (int) std::min<long long>(left, INT_MAX) : (int) std::min<long long>(left, slice);
         }
         pollfd p = {fd, events, 0};
         const int r = poll(&p, 1, slice);
@@ -155,9 +155,9 @@ int tcp_listen(const std::string & host, int port, int * bound_port) {
     if (fd >= 0 && bound_port != nullptr) {
         sockaddr_storage ss = {};
         socklen_t len = sizeof(ss);
-        getsockname(fd, (sockaddr *)&ss, &len);
-        *bound_port = ss.ss_family == AF_INET6 ? ntohs(((sockaddr_in6 *)&ss)->sin6_port)
-                                               : ntohs(((sockaddr_in *)&ss)->sin_port);
+        getsockname(fd, (sockaddr *) &ss, &len);
+        *bound_port = ss.ss_family == AF_INET6 ? ntohs(((sockaddr_in6 *) &ss)->sin6_port)
+                                               : ntohs(((sockaddr_in *) &ss)->sin_port);
     }
     return fd;
 }
@@ -179,7 +179,7 @@ bool send_all(int fd, const void * data, size_t n, int timeout_ms) {
         const ssize_t r = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (r > 0) {
             p += r;
-            n -= (size_t)r;
+            n -= (size_t) r;
             continue;
         }
         if (r < 0 && errno == EINTR) {
@@ -202,7 +202,7 @@ bool recv_all(int fd, void * data, size_t n, int timeout_ms, const std::atomic<b
         const ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
         if (r > 0) {
             p += r;
-            n -= (size_t)r;
+            n -= (size_t) r;
             continue;
         }
         if (r == 0) {

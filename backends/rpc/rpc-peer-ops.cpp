@@ -15,7 +15,7 @@ bool rows_packed(const lm_ggml_tensor * t) {
 }
 
 bool params_zero_from(const int32_t * p, int from) {
-    for (int i = from; i < (int)(kWireMaxOpParams / 4); i++) {
+    for (int i = from; i < (int) (kWireMaxOpParams / 4); i++) {
         if (p[i] != 0) {
             return false;
         }
@@ -47,14 +47,14 @@ lm_ggml_tensor * build_set_rows(lm_ggml_context * ctx, const int32_t * p, lm_ggm
         why = "SET_ROWS takes rows, ids and a table and no op params";
         return nullptr;
     }
-    if (a->ne[0] != b->ne[0] || a->ne[2] != b->ne[2] || a->ne[3] != b->ne[3] || b->ne[1] != c->ne[0] ||
-        c->ne[1] == 0 || c->ne[2] == 0 || b->ne[2] % c->ne[1] != 0 || b->ne[3] % c->ne[2] != 0 || c->ne[3] != 1) {
+    if (a->ne[0] != b->ne[0] || a->ne[2] != b->ne[2] || a->ne[3] != b->ne[3] || b->ne[1] != c->ne[0] || c->ne[1] == 0 ||
+        c->ne[2] == 0 || b->ne[2] % c->ne[1] != 0 || b->ne[3] % c->ne[2] != 0 || c->ne[3] != 1) {
         why = "SET_ROWS shapes do not fit (table, rows and ids)";
         return nullptr;
     }
     if ((b->type != LM_GGML_TYPE_F32 && b->type != LM_GGML_TYPE_F16) ||
-        (c->type != LM_GGML_TYPE_I64 && c->type != LM_GGML_TYPE_I32) || !set_rows_type_ok(a->type) ||
-        !rows_packed(a) || !rows_packed(b)) {
+        (c->type != LM_GGML_TYPE_I64 && c->type != LM_GGML_TYPE_I32) || !set_rows_type_ok(a->type) || !rows_packed(a) ||
+        !rows_packed(b)) {
         why = "SET_ROWS types or row layout not taken";
         return nullptr;
     }
@@ -84,13 +84,11 @@ lm_ggml_tensor * build_glu(lm_ggml_context * ctx, const int32_t * p, lm_ggml_ten
     lm_ggml_tensor * b = s[1];
     lm_ggml_unary_op act;
     switch (p[0]) {
-        case kGluReglu:      act = LM_GGML_UNARY_OP_RELU; break;
-        case kGluGeglu:      act = LM_GGML_UNARY_OP_GELU; break;
-        case kGluSwiglu:     act = LM_GGML_UNARY_OP_SILU; break;
+        case kGluReglu: act = LM_GGML_UNARY_OP_RELU; break;
+        case kGluGeglu: act = LM_GGML_UNARY_OP_GELU; break;
+        case kGluSwiglu: act = LM_GGML_UNARY_OP_SILU; break;
         case kGluGegluQuick: act = LM_GGML_UNARY_OP_GELU_QUICK; break;
-        default:
-            why = "GLU op " + std::to_string(p[0]) + " not taken";
-            return nullptr;
+        default: why = "GLU op " + std::to_string(p[0]) + " not taken"; return nullptr;
     }
     if (a == nullptr || s[2] != nullptr || (p[1] != 0 && p[1] != 1) || !params_zero_from(p, 2)) {
         why = "GLU sources or op params not taken";
@@ -107,15 +105,15 @@ lm_ggml_tensor * build_glu(lm_ggml_context * ctx, const int32_t * p, lm_ggml_ten
     if (b == nullptr) {
         // one tensor: gate and up are the halves of each row (swapped: up first)
         const int64_t nc = a->ne[0] / 2;
-        const size_t half = (size_t)nc * lm_ggml_type_size(a->type);
+        const size_t half = (size_t) nc * lm_ggml_type_size(a->type);
         gate = lm_ggml_view_4d(ctx, a, nc, a->ne[1], a->ne[2], a->ne[3], a->nb[1], a->nb[2], a->nb[3], p[1] ? half : 0);
         up = lm_ggml_view_4d(ctx, a, nc, a->ne[1], a->ne[2], a->ne[3], a->nb[1], a->nb[2], a->nb[3], p[1] ? 0 : half);
         if (gate == nullptr || up == nullptr) {
             why = "GLU halves cannot be made";
             return nullptr;
         }
-        place_at(gate, (char *)a->data + (p[1] ? half : 0), a->buffer);
-        place_at(up, (char *)a->data + (p[1] ? 0 : half), a->buffer);
+        place_at(gate, (char *) a->data + (p[1] ? half : 0), a->buffer);
+        place_at(up, (char *) a->data + (p[1] ? 0 : half), a->buffer);
     }
     // act(gate) into the result's memory, then times up in place
     lm_ggml_tensor * t = lm_ggml_unary(ctx, gate, act);
@@ -138,9 +136,7 @@ lm_ggml_tensor * build_glu(lm_ggml_context * ctx, const int32_t * p, lm_ggml_ten
 
 } // namespace
 
-bool is_peer_op(uint32_t wire_op) {
-    return wire_op == kWireOpSetRows || wire_op == kWireOpGlu;
-}
+bool is_peer_op(uint32_t wire_op) { return wire_op == kWireOpSetRows || wire_op == kWireOpGlu; }
 
 lm_ggml_tensor * guard_rows(lm_ggml_context * ctx, lm_ggml_tensor * ids, int64_t rows, RowGuards & g) {
     if (ids->type != LM_GGML_TYPE_I32 && ids->type != LM_GGML_TYPE_I64) {
@@ -169,10 +165,8 @@ lm_ggml_tensor * build_peer_op(lm_ggml_context * ctx, uint32_t wire_op, const in
     }
     switch (wire_op) {
         case kWireOpSetRows: return build_set_rows(ctx, params, src, place, guards, nodes, why);
-        case kWireOpGlu:     return build_glu(ctx, params, src, place, nodes, why);
-        default:
-            why = "not a peer op";
-            return nullptr;
+        case kWireOpGlu: return build_glu(ctx, params, src, place, nodes, why);
+        default: why = "not a peer op"; return nullptr;
     }
 }
 

@@ -29,7 +29,7 @@ namespace rpc {
 
 constexpr uint32_t kWireOpGetRows = 40; // lmggml has it; its ids are guarded too
 constexpr uint32_t kWireOpSetRows = 42;
-constexpr uint32_t kWireOpGlu     = 100;
+constexpr uint32_t kWireOpGlu = 100;
 
 // the peer's ggml_glu_op values
 enum WireGlu : int32_t { kGluReglu = 0, kGluGeglu = 1, kGluSwiglu = 2, kGluGegluQuick = 5 };
@@ -37,11 +37,11 @@ enum WireGlu : int32_t { kGluReglu = 0, kGluGeglu = 1, kGluSwiglu = 2, kGluGeglu
 // One guard's bounds; the deque of a graph keeps their addresses stable.
 struct RowGuard {
     std::atomic<bool> * bad;
-    int64_t             rows; // ids must lie in [0, rows)
+    int64_t rows; // ids must lie in [0, rows)
 };
 
 struct RowGuards {
-    std::atomic<bool>    bad{false};
+    std::atomic<bool> bad{false};
     std::deque<RowGuard> guards;
 };
 
@@ -57,8 +57,8 @@ lm_ggml_tensor * guard_rows(lm_ggml_context * ctx, lm_ggml_tensor * ids, int64_t
 // its data plus view_offs is the node's data).
 struct WirePlace {
     const CheckedTensor * c;
-    bool                  is_view;
-    bool                  view_ok;
+    bool is_view;
+    bool view_ok;
 };
 
 // Builds wire node `wire_op` (is_peer_op) from its sources and wire op params

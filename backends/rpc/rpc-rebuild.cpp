@@ -24,9 +24,7 @@ bool mul_mat_shapes(const lm_ggml_tensor * a, const lm_ggml_tensor * b) {
            b->ne[3] % a->ne[3] == 0;
 }
 
-int64_t n_el(const int64_t * ne) {
-    return ne[0] * ne[1] * ne[2] * ne[3];
-}
+int64_t n_el(const int64_t * ne) { return ne[0] * ne[1] * ne[2] * ne[3]; }
 
 // lmggml's constructors follow ggml and assert (abort) on inputs they cannot
 // take; a server must refuse those first. These are the constructors'
@@ -39,10 +37,8 @@ bool preconditions(lm_ggml_op op, const int32_t * p, lm_ggml_tensor * const * s,
         case LM_GGML_OP_ADD:
         case LM_GGML_OP_SUB:
         case LM_GGML_OP_MUL:
-        case LM_GGML_OP_DIV:
-            return b != nullptr && lm_ggml_can_repeat(b, a);
-        case LM_GGML_OP_ADD1:
-            return b != nullptr && lm_ggml_is_scalar(b) && padded_1d(a);
+        case LM_GGML_OP_DIV: return b != nullptr && lm_ggml_can_repeat(b, a);
+        case LM_GGML_OP_ADD1: return b != nullptr && lm_ggml_is_scalar(b) && padded_1d(a);
         case LM_GGML_OP_CONCAT:
             if (b == nullptr || p[0] < 0 || p[0] >= LM_GGML_MAX_DIMS) {
                 return false;
@@ -53,23 +49,18 @@ bool preconditions(lm_ggml_op op, const int32_t * p, lm_ggml_tensor * const * s,
                 }
             }
             return true;
-        case LM_GGML_OP_MUL_MAT:
-            return b != nullptr && mul_mat_shapes(a, b) && !lm_ggml_is_transposed(a);
+        case LM_GGML_OP_MUL_MAT: return b != nullptr && mul_mat_shapes(a, b) && !lm_ggml_is_transposed(a);
         case LM_GGML_OP_MUL_MAT_ID:
             return b != nullptr && c != nullptr && !lm_ggml_is_transposed(a) && c->type == LM_GGML_TYPE_I32 &&
                    a->ne[3] == 1 && b->ne[3] == 1 && c->ne[2] == 1 && c->ne[3] == 1 && c->ne[1] == b->ne[2] &&
                    a->ne[0] == b->ne[0] && b->ne[1] != 0 && c->ne[0] % b->ne[1] == 0;
         case LM_GGML_OP_OUT_PROD:
-            return b != nullptr && a->ne[1] == b->ne[1] && a->ne[2] != 0 && a->ne[3] != 0 &&
-                   b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0 && !lm_ggml_is_transposed(a);
-        case LM_GGML_OP_SCALE:
-            return padded_1d(a);
-        case LM_GGML_OP_CPY:
-            return b != nullptr && lm_ggml_nelements(a) == lm_ggml_nelements(b);
-        case LM_GGML_OP_CONT:
-            return lm_ggml_nelements(a) == n_el(ne);
-        case LM_GGML_OP_RESHAPE:
-            return lm_ggml_is_contiguous(a) && lm_ggml_nelements(a) == n_el(ne);
+            return b != nullptr && a->ne[1] == b->ne[1] && a->ne[2] != 0 && a->ne[3] != 0 && b->ne[2] % a->ne[2] == 0 &&
+                   b->ne[3] % a->ne[3] == 0 && !lm_ggml_is_transposed(a);
+        case LM_GGML_OP_SCALE: return padded_1d(a);
+        case LM_GGML_OP_CPY: return b != nullptr && lm_ggml_nelements(a) == lm_ggml_nelements(b);
+        case LM_GGML_OP_CONT: return lm_ggml_nelements(a) == n_el(ne);
+        case LM_GGML_OP_RESHAPE: return lm_ggml_is_contiguous(a) && lm_ggml_nelements(a) == n_el(ne);
         case LM_GGML_OP_PERMUTE: {
             bool seen[LM_GGML_MAX_DIMS] = {};
             for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
@@ -82,21 +73,18 @@ bool preconditions(lm_ggml_op op, const int32_t * p, lm_ggml_tensor * const * s,
         }
         case LM_GGML_OP_GET_ROWS:
             return b != nullptr && a->ne[2] == b->ne[1] && b->ne[3] == 1 && b->type == LM_GGML_TYPE_I32;
-        case LM_GGML_OP_ARGMAX:
-            return lm_ggml_is_matrix(a) && a->ne[0] <= INT32_MAX;
-        case LM_GGML_OP_ARGSORT:
-            return a->ne[0] <= INT32_MAX;
-        case LM_GGML_OP_UNARY:
-            return lm_ggml_is_contiguous_1(a);
+        case LM_GGML_OP_ARGMAX: return lm_ggml_is_matrix(a) && a->ne[0] <= INT32_MAX;
+        case LM_GGML_OP_ARGSORT: return a->ne[0] <= INT32_MAX;
+        case LM_GGML_OP_UNARY: return lm_ggml_is_contiguous_1(a);
         case LM_GGML_OP_SOFT_MAX: {
             float max_bias;
             std::memcpy(&max_bias, p + 1, sizeof(max_bias));
             if (!lm_ggml_is_contiguous(a) || (max_bias > 0.0f && b == nullptr)) {
                 return false;
             }
-            return b == nullptr || ((b->type == LM_GGML_TYPE_F16 || b->type == LM_GGML_TYPE_F32) &&
-                                    lm_ggml_is_contiguous(b) && lm_ggml_is_matrix(b) && b->ne[0] == a->ne[0] &&
-                                    b->ne[1] >= a->ne[1]);
+            return b == nullptr ||
+                   ((b->type == LM_GGML_TYPE_F16 || b->type == LM_GGML_TYPE_F32) && lm_ggml_is_contiguous(b) &&
+                    lm_ggml_is_matrix(b) && b->ne[0] == a->ne[0] && b->ne[1] >= a->ne[1]);
         }
         case LM_GGML_OP_ROPE: {
             // plain rope_ext only: M-RoPE sections (words 11..14) are not taken
@@ -117,11 +105,10 @@ bool preconditions(lm_ggml_op op, const int32_t * p, lm_ggml_tensor * const * s,
             }
             // newer ggml (the peer) no longer pads the mask's rows: it must
             // cover every query, the kernel reads no further
-            return mask == nullptr || (lm_ggml_is_contiguous(mask) && mask->ne[2] == 1 && mask->ne[3] == 1 &&
-                                       mask->ne[1] >= a->ne[1]);
+            return mask == nullptr ||
+                   (lm_ggml_is_contiguous(mask) && mask->ne[2] == 1 && mask->ne[3] == 1 && mask->ne[1] >= a->ne[1]);
         }
-        default:
-            return true; // constructors that refuse bad input by returning NULL
+        default: return true; // constructors that refuse bad input by returning NULL
     }
 }
 
@@ -168,15 +155,13 @@ bool op_rebuildable(lm_ggml_op op) {
         case LM_GGML_OP_ARGSORT:
         case LM_GGML_OP_LEAKY_RELU:
         case LM_GGML_OP_FLASH_ATTN_EXT:
-        case LM_GGML_OP_UNARY:
-            return true;
-        default:
-            return false;
+        case LM_GGML_OP_UNARY: return true;
+        default: return false;
     }
 }
 
-lm_ggml_tensor * rebuild_node(lm_ggml_context * ctx, lm_ggml_op op, const int32_t * p,
-                              lm_ggml_tensor * const * s, const int64_t * ne, const size_t * nb) {
+lm_ggml_tensor * rebuild_node(lm_ggml_context * ctx, lm_ggml_op op, const int32_t * p, lm_ggml_tensor * const * s,
+                              const int64_t * ne, const size_t * nb) {
     lm_ggml_tensor * a = s[0];
     lm_ggml_tensor * b = s[1];
     // every op below reads src[0]; those with more check theirs
@@ -184,21 +169,21 @@ lm_ggml_tensor * rebuild_node(lm_ggml_context * ctx, lm_ggml_op op, const int32_
         return nullptr;
     }
     switch (op) {
-        case LM_GGML_OP_DUP:        return lm_ggml_dup(ctx, a);
-        case LM_GGML_OP_ADD:        return b ? lm_ggml_add(ctx, a, b) : nullptr;
-        case LM_GGML_OP_ADD1:       return b ? lm_ggml_add1(ctx, a, b) : nullptr;
-        case LM_GGML_OP_SUB:        return b ? lm_ggml_sub(ctx, a, b) : nullptr;
-        case LM_GGML_OP_MUL:        return b ? lm_ggml_mul(ctx, a, b) : nullptr;
-        case LM_GGML_OP_DIV:        return b ? lm_ggml_div(ctx, a, b) : nullptr;
-        case LM_GGML_OP_SQR:        return lm_ggml_sqr(ctx, a);
-        case LM_GGML_OP_SQRT:       return lm_ggml_sqrt(ctx, a);
-        case LM_GGML_OP_LOG:        return lm_ggml_log(ctx, a);
-        case LM_GGML_OP_SIN:        return lm_ggml_sin(ctx, a);
-        case LM_GGML_OP_COS:        return lm_ggml_cos(ctx, a);
-        case LM_GGML_OP_SUM:        return lm_ggml_sum(ctx, a);
-        case LM_GGML_OP_SUM_ROWS:   return lm_ggml_sum_rows(ctx, a);
-        case LM_GGML_OP_MEAN:       return lm_ggml_mean(ctx, a);
-        case LM_GGML_OP_ARGMAX:     return lm_ggml_argmax(ctx, a);
+        case LM_GGML_OP_DUP: return lm_ggml_dup(ctx, a);
+        case LM_GGML_OP_ADD: return b ? lm_ggml_add(ctx, a, b) : nullptr;
+        case LM_GGML_OP_ADD1: return b ? lm_ggml_add1(ctx, a, b) : nullptr;
+        case LM_GGML_OP_SUB: return b ? lm_ggml_sub(ctx, a, b) : nullptr;
+        case LM_GGML_OP_MUL: return b ? lm_ggml_mul(ctx, a, b) : nullptr;
+        case LM_GGML_OP_DIV: return b ? lm_ggml_div(ctx, a, b) : nullptr;
+        case LM_GGML_OP_SQR: return lm_ggml_sqr(ctx, a);
+        case LM_GGML_OP_SQRT: return lm_ggml_sqrt(ctx, a);
+        case LM_GGML_OP_LOG: return lm_ggml_log(ctx, a);
+        case LM_GGML_OP_SIN: return lm_ggml_sin(ctx, a);
+        case LM_GGML_OP_COS: return lm_ggml_cos(ctx, a);
+        case LM_GGML_OP_SUM: return lm_ggml_sum(ctx, a);
+        case LM_GGML_OP_SUM_ROWS: return lm_ggml_sum_rows(ctx, a);
+        case LM_GGML_OP_MEAN: return lm_ggml_mean(ctx, a);
+        case LM_GGML_OP_ARGMAX: return lm_ggml_argmax(ctx, a);
         case LM_GGML_OP_REPEAT: {
             // ggml keeps only a as source: the target shape comes from the node
             if (b != nullptr) {
@@ -207,9 +192,9 @@ lm_ggml_tensor * rebuild_node(lm_ggml_context * ctx, lm_ggml_op op, const int32_
             lm_ggml_tensor * shape = lm_ggml_new_tensor(ctx, a->type, LM_GGML_MAX_DIMS, ne);
             return shape && lm_ggml_can_repeat(a, shape) ? lm_ggml_repeat(ctx, a, shape) : nullptr;
         }
-        case LM_GGML_OP_CONCAT:     return b ? lm_ggml_concat(ctx, a, b, p[0]) : nullptr;
-        case LM_GGML_OP_NORM:       return lm_ggml_norm(ctx, a, f32_at(p, 0));
-        case LM_GGML_OP_RMS_NORM:   return lm_ggml_rms_norm(ctx, a, f32_at(p, 0));
+        case LM_GGML_OP_CONCAT: return b ? lm_ggml_concat(ctx, a, b, p[0]) : nullptr;
+        case LM_GGML_OP_NORM: return lm_ggml_norm(ctx, a, f32_at(p, 0));
+        case LM_GGML_OP_RMS_NORM: return lm_ggml_rms_norm(ctx, a, f32_at(p, 0));
         case LM_GGML_OP_GROUP_NORM: return lm_ggml_group_norm(ctx, a, p[0], f32_at(p, 1));
         case LM_GGML_OP_MUL_MAT: {
             if (b == nullptr) {
@@ -225,26 +210,26 @@ lm_ggml_tensor * rebuild_node(lm_ggml_context * ctx, lm_ggml_op op, const int32_
             return r;
         }
         case LM_GGML_OP_MUL_MAT_ID: return b && s[2] ? lm_ggml_mul_mat_id(ctx, a, b, s[2]) : nullptr;
-        case LM_GGML_OP_OUT_PROD:   return b ? lm_ggml_out_prod(ctx, a, b) : nullptr;
-        case LM_GGML_OP_SCALE:      return lm_ggml_scale(ctx, a, f32_at(p, 0));
-        case LM_GGML_OP_CPY:        return b ? lm_ggml_cpy(ctx, a, b) : nullptr;
-        case LM_GGML_OP_CONT:       return lm_ggml_cont_4d(ctx, a, ne[0], ne[1], ne[2], ne[3]);
-        case LM_GGML_OP_RESHAPE:    return lm_ggml_reshape_4d(ctx, a, ne[0], ne[1], ne[2], ne[3]);
+        case LM_GGML_OP_OUT_PROD: return b ? lm_ggml_out_prod(ctx, a, b) : nullptr;
+        case LM_GGML_OP_SCALE: return lm_ggml_scale(ctx, a, f32_at(p, 0));
+        case LM_GGML_OP_CPY: return b ? lm_ggml_cpy(ctx, a, b) : nullptr;
+        case LM_GGML_OP_CONT: return lm_ggml_cont_4d(ctx, a, ne[0], ne[1], ne[2], ne[3]);
+        case LM_GGML_OP_RESHAPE: return lm_ggml_reshape_4d(ctx, a, ne[0], ne[1], ne[2], ne[3]);
         case LM_GGML_OP_VIEW: {
             size_t offset;
             std::memcpy(&offset, p, sizeof(offset));
             return lm_ggml_view_4d(ctx, a, ne[0], ne[1], ne[2], ne[3], nb[1], nb[2], nb[3], offset);
         }
-        case LM_GGML_OP_PERMUTE:    return lm_ggml_permute(ctx, a, p[0], p[1], p[2], p[3]);
-        case LM_GGML_OP_TRANSPOSE:  return lm_ggml_transpose(ctx, a);
-        case LM_GGML_OP_GET_ROWS:   return b ? lm_ggml_get_rows(ctx, a, b) : nullptr;
+        case LM_GGML_OP_PERMUTE: return lm_ggml_permute(ctx, a, p[0], p[1], p[2], p[3]);
+        case LM_GGML_OP_TRANSPOSE: return lm_ggml_transpose(ctx, a);
+        case LM_GGML_OP_GET_ROWS: return b ? lm_ggml_get_rows(ctx, a, b) : nullptr;
         case LM_GGML_OP_DIAG_MASK_INF: return lm_ggml_diag_mask_inf(ctx, a, p[0]);
-        case LM_GGML_OP_SOFT_MAX:   return lm_ggml_soft_max_ext(ctx, a, b, f32_at(p, 0), f32_at(p, 1));
+        case LM_GGML_OP_SOFT_MAX: return lm_ggml_soft_max_ext(ctx, a, b, f32_at(p, 0), f32_at(p, 1));
         case LM_GGML_OP_ROPE:
             return b ? lm_ggml_rope_ext(ctx, a, b, s[2], p[1], p[2], p[4], f32_at(p, 5), f32_at(p, 6), f32_at(p, 7),
                                         f32_at(p, 8), f32_at(p, 9), f32_at(p, 10))
                      : nullptr;
-        case LM_GGML_OP_CLAMP:      return lm_ggml_clamp(ctx, a, f32_at(p, 0), f32_at(p, 1));
+        case LM_GGML_OP_CLAMP: return lm_ggml_clamp(ctx, a, f32_at(p, 0), f32_at(p, 1));
         case LM_GGML_OP_PAD: {
             // ggml's pad keeps no params: the amounts are the shape's growth
             int pad[4];
@@ -252,7 +237,7 @@ lm_ggml_tensor * rebuild_node(lm_ggml_context * ctx, lm_ggml_op op, const int32_
                 if (ne[d] < a->ne[d] || ne[d] - a->ne[d] > INT32_MAX) {
                     return nullptr;
                 }
-                pad[d] = (int)(ne[d] - a->ne[d]);
+                pad[d] = (int) (ne[d] - a->ne[d]);
             }
             return lm_ggml_pad(ctx, a, pad[0], pad[1], pad[2], pad[3]);
         }
@@ -260,7 +245,7 @@ lm_ggml_tensor * rebuild_node(lm_ggml_context * ctx, lm_ggml_op op, const int32_
             if (p[0] != LM_GGML_SORT_ORDER_ASC && p[0] != LM_GGML_SORT_ORDER_DESC) {
                 return nullptr;
             }
-            return lm_ggml_argsort(ctx, a, (lm_ggml_sort_order)p[0]);
+            return lm_ggml_argsort(ctx, a, (lm_ggml_sort_order) p[0]);
         case LM_GGML_OP_LEAKY_RELU: return lm_ggml_leaky_relu(ctx, a, f32_at(p, 0), false);
         case LM_GGML_OP_FLASH_ATTN_EXT: {
             if (b == nullptr || s[2] == nullptr) {
@@ -275,7 +260,8 @@ lm_ggml_tensor * rebuild_node(lm_ggml_context * ctx, lm_ggml_op op, const int32_
                     return nullptr;
                 }
             }
-            lm_ggml_tensor * r = lm_ggml_flash_attn_ext(ctx, a, b, s[2], mask, f32_at(p, 0), f32_at(p, 1), f32_at(p, 2));
+            lm_ggml_tensor * r =
+                lm_ggml_flash_attn_ext(ctx, a, b, s[2], mask, f32_at(p, 0), f32_at(p, 1), f32_at(p, 2));
             if (r != nullptr) {
                 r->src[3] = s[3];
             }
@@ -291,9 +277,8 @@ lm_ggml_tensor * rebuild_node(lm_ggml_context * ctx, lm_ggml_op op, const int32_
             if (p[0] < 0 || p[0] >= LM_GGML_UNARY_OP_COUNT) {
                 return nullptr;
             }
-            return lm_ggml_unary(ctx, a, (lm_ggml_unary_op)p[0]);
-        default:
-            return nullptr;
+            return lm_ggml_unary(ctx, a, (lm_ggml_unary_op) p[0]);
+        default: return nullptr;
     }
 }
 

@@ -40,9 +40,9 @@ void row_guard_op(lm_ggml_tensor * dst, const lm_ggml_tensor * ids, int ith, int
             for (int64_t i1 = 0; i1 < ids->ne[1]; i1++) {
                 for (int64_t i0 = 0; i0 < ids->ne[0]; i0++) {
                     const size_t off = i0 * ids->nb[0] + i1 * ids->nb[1] + i2 * ids->nb[2] + i3 * ids->nb[3];
-                    const int64_t id = id_at(ids, (const char *)ids->data + off);
+                    const int64_t id = id_at(ids, (const char *) ids->data + off);
                     if (id < 0 || id >= g->rows) {
-                        std::memset((char *)dst->data + off, 0, lm_ggml_type_size(ids->type));
+                        std::memset((char *) dst->data + off, 0, lm_ggml_type_size(ids->type));
                         g->bad->store(true, std::memory_order_relaxed);
                     }
                 }
@@ -73,22 +73,22 @@ void set_rows_op(lm_ggml_tensor * dst, const lm_ggml_tensor * /*table*/, const l
     for (int64_t i3 = 0; i3 < src->ne[3]; i3++) {
         for (int64_t i2 = 0; i2 < src->ne[2]; i2++) {
             for (int64_t i = r0; i < r1; i++) {
-                const char * idp = (const char *)ids->data + i * ids->nb[0] + (i2 % ids->ne[1]) * ids->nb[1] +
+                const char * idp = (const char *) ids->data + i * ids->nb[0] + (i2 % ids->ne[1]) * ids->nb[1] +
                                    (i3 % ids->ne[2]) * ids->nb[2];
                 const int64_t row = id_at(ids, idp);
                 if (row < 0 || row >= dst->ne[1] || row >= g->rows) {
                     g->bad->store(true, std::memory_order_relaxed);
                     continue;
                 }
-                const char * in = (const char *)src->data + i * src->nb[1] + i2 * src->nb[2] + i3 * src->nb[3];
-                char * out = (char *)dst->data + row * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
+                const char * in = (const char *) src->data + i * src->nb[1] + i2 * src->nb[2] + i3 * src->nb[3];
+                char * out = (char *) dst->data + row * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
                 if (copy_f16) {
                     std::memcpy(out, in, nc * sizeof(lm_ggml_fp16_t));
                 } else if (src->type == LM_GGML_TYPE_F16) {
-                    lm_ggml_fp16_to_fp32_row((const lm_ggml_fp16_t *)in, tmp.data(), nc);
+                    lm_ggml_fp16_to_fp32_row((const lm_ggml_fp16_t *) in, tmp.data(), nc);
                     from_float(tmp.data(), out, nc);
                 } else {
-                    from_float((const float *)in, out, nc);
+                    from_float((const float *) in, out, nc);
                 }
             }
         }

@@ -51,7 +51,7 @@ struct Server {
             }
             sockaddr_storage ss = {};
             socklen_t len = sizeof(ss);
-            const int fd = accept4(listen_fd, (sockaddr *)&ss, &len, SOCK_CLOEXEC);
+            const int fd = accept4(listen_fd, (sockaddr *) &ss, &len, SOCK_CLOEXEC);
             if (fd < 0) {
                 continue;
             }
@@ -59,17 +59,18 @@ struct Server {
             char host[INET6_ADDRSTRLEN] = "?";
             int peer_port = 0;
             if (ss.ss_family == AF_INET) {
-                inet_ntop(AF_INET, &((sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
-                peer_port = ntohs(((sockaddr_in *)&ss)->sin_port);
+                inet_ntop(AF_INET, &((sockaddr_in *) &ss)->sin_addr, host, sizeof(host));
+                peer_port = ntohs(((sockaddr_in *) &ss)->sin_port);
             } else if (ss.ss_family == AF_INET6) {
-                inet_ntop(AF_INET6, &((sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
-                peer_port = ntohs(((sockaddr_in6 *)&ss)->sin6_port);
+                inet_ntop(AF_INET6, &((sockaddr_in6 *) &ss)->sin6_addr, host, sizeof(host));
+                peer_port = ntohs(((sockaddr_in6 *) &ss)->sin6_port);
             }
             std::string peer = std::string(host) + ":" + std::to_string(peer_port);
             reap();
             std::lock_guard<std::mutex> lock(mutex);
-            if ((int)conns.size() >= opts.max_connections) {
-                log_error("rpc-server: %s: refused, %d connections already served\n", peer.c_str(), opts.max_connections);
+            if ((int) conns.size() >= opts.max_connections) {
+                log_error("rpc-server: %s: refused, %d connections already served\n", peer.c_str(),
+                          opts.max_connections);
                 close(fd);
                 continue;
             }
@@ -110,9 +111,7 @@ Server * server_start(const ServerOptions & opts) {
     return s;
 }
 
-int server_port(const Server * s) {
-    return s ? s->port : 0;
-}
+int server_port(const Server * s) { return s ? s->port : 0; }
 
 void server_stop(Server * s) {
     if (s == nullptr) {

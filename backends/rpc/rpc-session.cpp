@@ -23,7 +23,7 @@ namespace rpc {
 
 namespace {
 
-constexpr int kWireBaseShift = 40;  // handle h's made-up base is h << 40
+constexpr int kWireBaseShift = 40; // handle h's made-up base is h << 40
 constexpr size_t kMaxBufferSize = (size_t(1) << kWireBaseShift) - 1;
 constexpr uint64_t kMaxBuffersPerConn = (uint64_t(1) << 23) - 1; // made-up bases stay below 2^63
 
@@ -69,7 +69,8 @@ lm_ggml_backend_t Session::backend_for(uint32_t device, std::string & why) {
             return nullptr;
         }
         lm_ggml_backend_reg_t reg = lm_ggml_backend_dev_backend_reg(dev);
-        auto set_threads = reg ? (lm_ggml_backend_set_n_threads_t)lm_ggml_backend_reg_get_proc_address(reg, "lm_ggml_backend_set_n_threads")
+        auto set_threads = reg ? (lm_ggml_backend_set_n_threads_t) lm_ggml_backend_reg_get_proc_address(
+                                     reg, "lm_ggml_backend_set_n_threads")
                                : nullptr;
         if (set_threads != nullptr && opts_.n_threads > 0) {
             set_threads(backends_[device], opts_.n_threads);
@@ -101,7 +102,7 @@ bool Session::check_tensor(const WireTensor & w, bool need_buffer, CheckedTensor
         why = "tensor type " + std::to_string(w.type) + " unknown here";
         return false;
     }
-    out.type = (lm_ggml_type)type;
+    out.type = (lm_ggml_type) type;
     const size_t ts = lm_ggml_type_size(out.type);
     const int64_t bs = lm_ggml_blck_size(out.type);
     if (ts == 0 || bs <= 0) {
@@ -114,7 +115,7 @@ bool Session::check_tensor(const WireTensor & w, bool need_buffer, CheckedTensor
         out.nb[i] = w.nb[i];
         n_el *= w.ne[i];
     }
-    if (n_el > (u128)INT64_MAX) {
+    if (n_el > (u128) INT64_MAX) {
         why = "tensor element count overflows";
         return false;
     }
@@ -131,11 +132,11 @@ bool Session::check_tensor(const WireTensor & w, bool need_buffer, CheckedTensor
     u128 span = 0;
     if (n_el > 0) {
         // a row is ne0/bs blocks of ts bytes (for bs == 1, through nb[0])
-        u128 strided = bs == 1 ? ts + (u128)(out.ne[0] - 1) * out.nb[0] : (u128)(out.ne[0] / bs) * ts;
+        u128 strided = bs == 1 ? ts + (u128) (out.ne[0] - 1) * out.nb[0] : (u128) (out.ne[0] / bs) * ts;
         for (int i = 1; i < 4; i++) {
-            strided += (u128)(out.ne[i] - 1) * out.nb[i];
+            strided += (u128) (out.ne[i] - 1) * out.nb[i];
         }
-        const u128 packed = (u128)(out.ne[0] / bs) * ts * out.ne[1] * out.ne[2] * out.ne[3];
+        const u128 packed = (u128) (out.ne[0] / bs) * ts * out.ne[1] * out.ne[2] * out.ne[3];
         span = strided > packed ? strided : packed;
     }
     out.owner = nullptr;
@@ -150,7 +151,7 @@ bool Session::check_tensor(const WireTensor & w, bool need_buffer, CheckedTensor
             why = "tensor without buffer carries a data address";
             return false;
         }
-        out.span = (size_t)std::min<u128>(span, SIZE_MAX);
+        out.span = (size_t) std::min<u128>(span, SIZE_MAX);
         return true;
     }
     OwnedBuffer * b = find_buffer(w.buffer);
@@ -163,18 +164,18 @@ bool Session::check_tensor(const WireTensor & w, bool need_buffer, CheckedTensor
         return false;
     }
     const size_t off = w.data - b->wire_base;
-    if (span > (u128)(b->size - off)) {
+    if (span > (u128) (b->size - off)) {
         why = "tensor '" + std::string(w.name, strnlen(w.name, sizeof(w.name))) + "' extends past its buffer";
         return false;
     }
     out.owner = b;
     out.offset = off;
-    out.span = (size_t)span;
-    out.host_data = (uint8_t *)lm_ggml_backend_buffer_get_base(b->buf) + off;
+    out.span = (size_t) span;
+    out.host_data = (uint8_t *) lm_ggml_backend_buffer_get_base(b->buf) + off;
     // kernels load whole elements (blocks hold an fp16 or, for Q8_K, a float
     // scale first): a misaligned address or stride is refused, not read
     const size_t align = bs == 1 ? ts : (out.type == LM_GGML_TYPE_Q8_K ? 4 : 2);
-    bool aligned = (uintptr_t)out.host_data % align == 0;
+    bool aligned = (uintptr_t) out.host_data % align == 0;
     for (int i = 0; i < 4; i++) {
         aligned = aligned && (out.ne[i] <= 1 || out.nb[i] % align == 0);
     }
@@ -211,12 +212,12 @@ static lm_ggml_tensor byte_range(const CheckedTensor & c, uint64_t offset, uint6
     lm_ggml_tensor t;
     std::memset(&t, 0, sizeof(t));
     t.type = LM_GGML_TYPE_I8;
-    t.ne[0] = (int64_t)size;
+    t.ne[0] = (int64_t) size;
     t.ne[1] = t.ne[2] = t.ne[3] = 1;
     t.nb[0] = 1;
     t.nb[1] = t.nb[2] = t.nb[3] = size;
     t.buffer = c.owner->buf;
-    t.data = (uint8_t *)c.host_data + offset;
+    t.data = (uint8_t *) c.host_data + offset;
     return t;
 }
 
@@ -235,8 +236,7 @@ bool Session::respond(const void * data, size_t n) {
     return send_all(fd_, &size, sizeof(size), opts_.io_timeout_ms) && send_all(fd_, data, n, opts_.io_timeout_ms);
 }
 
-template <typename T>
-bool Session::recv_exact(uint64_t size, T & req, std::string & why) {
+template <typename T> bool Session::recv_exact(uint64_t size, T & req, std::string & why) {
     if (size != sizeof(T)) {
         why = "payload of " + std::to_string(size) + " bytes where " + std::to_string(sizeof(T)) + " are due";
         return false;
@@ -359,7 +359,8 @@ void Session::serve(const std::atomic<bool> & stop) {
             return;
         }
         if (!dispatch(cmd, size, why)) {
-            log_error("rpc-server: %s: command %u: %s; closing the connection\n", peer_.c_str(), (unsigned)cmd, why.c_str());
+            log_error("rpc-server: %s: command %u: %s; closing the connection\n", peer_.c_str(), (unsigned) cmd,
+                      why.c_str());
             return;
         }
     }
@@ -374,12 +375,14 @@ bool Session::cmd_alloc_buffer(const AllocBufferReq & req, std::string & why) {
     }
     AllocBufferRsp rsp = {0, 0};
     const size_t limit = conn_limit(req.device);
-    if (req.size > kMaxBufferSize || req.size > limit - std::min(limit, bytes_allocated_) || next_slot_ > kMaxBuffersPerConn) {
+    if (req.size > kMaxBufferSize || req.size > limit - std::min(limit, bytes_allocated_) ||
+        next_slot_ > kMaxBuffersPerConn) {
         log_error("rpc-server: %s: ALLOC_BUFFER of %" PRIu64 " bytes refused (connection limit %zu, %zu in use)\n",
                   peer_.c_str(), req.size, limit, bytes_allocated_);
         return respond(&rsp, sizeof(rsp));
     }
-    lm_ggml_backend_buffer_t buf = lm_ggml_backend_buft_alloc_buffer(lm_ggml_backend_get_default_buffer_type(be), req.size);
+    lm_ggml_backend_buffer_t buf =
+        lm_ggml_backend_buft_alloc_buffer(lm_ggml_backend_get_default_buffer_type(be), req.size);
     if (buf != nullptr) {
         const size_t got = lm_ggml_backend_buffer_get_size(buf);
         if (got > kMaxBufferSize) {
@@ -435,7 +438,7 @@ bool Session::cmd_set_tensor(uint64_t size, std::string & why) {
         const std::filesystem::path file = std::filesystem::path(opts_.cache_dir) / name;
         const std::filesystem::path tmp = file.string() + ".tmp";
         std::ofstream out(tmp, std::ios::binary);
-        out.write((const char *)data.data(), (std::streamsize)data.size());
+        out.write((const char *) data.data(), (std::streamsize) data.size());
         out.close();
         std::error_code ec;
         if (out.good()) {
@@ -465,7 +468,7 @@ bool Session::cmd_set_tensor_hash(const SetTensorHashReq & req, std::string & wh
     if (stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
         return respond(&rsp, sizeof(rsp));
     }
-    const uint64_t n = (uint64_t)st.st_size;
+    const uint64_t n = (uint64_t) st.st_size;
     if (!region_ok(c, req.offset, n, why)) {
         return false;
     }
@@ -477,9 +480,9 @@ bool Session::cmd_set_tensor_hash(const SetTensorHashReq & req, std::string & wh
         return false;
     }
     std::ifstream in(file, std::ios::binary);
-    in.read((char *)data.data(), (std::streamsize)n);
+    in.read((char *) data.data(), (std::streamsize) n);
     // a file that changed under us or does not hash as named is not used
-    if (in.gcount() == (std::streamsize)n && fnv1a(data.data(), n) == req.hash) {
+    if (in.gcount() == (std::streamsize) n && fnv1a(data.data(), n) == req.hash) {
         lm_ggml_tensor t = byte_range(c, req.offset, n);
         lm_ggml_backend_tensor_set(&t, data.data(), 0, n);
         rsp.result = 1;
@@ -535,7 +538,7 @@ bool Session::cmd_get_alloc_size(const GetAllocSizeReq & req, std::string & why)
     lm_ggml_tensor t;
     fill_tensor(c, t);
     const int op = op_from_wire(req.tensor.op);
-    t.op = op < 0 ? LM_GGML_OP_NONE : (lm_ggml_op)op;
+    t.op = op < 0 ? LM_GGML_OP_NONE : (lm_ggml_op) op;
     lm_ggml_tensor srcs[kWireMaxSrc];
     for (size_t i = 0; i < kWireMaxSrc; i++) {
         if (req.srcs[i].id == 0) {
@@ -548,14 +551,14 @@ bool Session::cmd_get_alloc_size(const GetAllocSizeReq & req, std::string & why)
         fill_tensor(cs, srcs[i]);
         t.src[i] = &srcs[i];
     }
-    lm_ggml_backend_buffer_type_t buft = c.owner ? lm_ggml_backend_buffer_get_type(c.owner->buf)
-                                                 : lm_ggml_backend_get_default_buffer_type(be);
+    lm_ggml_backend_buffer_type_t buft =
+        c.owner ? lm_ggml_backend_buffer_get_type(c.owner->buf) : lm_ggml_backend_get_default_buffer_type(be);
     U64Rsp rsp = {lm_ggml_backend_buft_get_alloc_size(buft, &t)};
     return respond(&rsp, sizeof(rsp));
 }
 
 bool Session::cmd_graph_compute(uint64_t size, std::string & why) {
-    const uint64_t most = 12 + 8 * (uint64_t)opts_.max_nodes + sizeof(WireTensor) * (uint64_t)opts_.max_tensors;
+    const uint64_t most = 12 + 8 * (uint64_t) opts_.max_nodes + sizeof(WireTensor) * (uint64_t) opts_.max_tensors;
     if (size < 12 || size > most) {
         why = "GRAPH_COMPUTE payload of " + std::to_string(size) + " bytes out of bounds";
         return false;
@@ -579,7 +582,7 @@ bool Session::cmd_graph_compute(uint64_t size, std::string & why) {
     graphs_[device] = g;
     const lm_ggml_status st = lm_ggml_backend_graph_compute(backends_[device], g.graph);
     if (st != LM_GGML_STATUS_SUCCESS) {
-        why = "graph compute failed with status " + std::to_string((int)st);
+        why = "graph compute failed with status " + std::to_string((int) st);
         return false;
     }
     return graph_rows_ok(g, why);
@@ -587,15 +590,13 @@ bool Session::cmd_graph_compute(uint64_t size, std::string & why) {
 
 bool Session::dispatch(uint8_t cmd, uint64_t size, std::string & why) {
     switch (cmd) {
-        case CMD_HELLO:
-            why = "HELLO after the handshake";
-            return false;
+        case CMD_HELLO: why = "HELLO after the handshake"; return false;
         case CMD_DEVICE_COUNT: {
             if (size != 0) {
                 why = "DEVICE_COUNT with a payload";
                 return false;
             }
-            DeviceCountRsp rsp = {(uint32_t)opts_.devices.size()};
+            DeviceCountRsp rsp = {(uint32_t) opts_.devices.size()};
             return respond(&rsp, sizeof(rsp));
         }
         case CMD_ALLOC_BUFFER: {
@@ -613,9 +614,10 @@ bool Session::dispatch(uint8_t cmd, uint64_t size, std::string & why) {
                 return false;
             }
             lm_ggml_backend_buffer_type_t buft = lm_ggml_backend_get_default_buffer_type(be);
-            U64Rsp rsp = {cmd == CMD_GET_ALIGNMENT ? lm_ggml_backend_buft_get_alignment(buft)
-                                                   : std::min<size_t>(lm_ggml_backend_buft_get_max_size(buft),
-                                                                      std::min(kMaxBufferSize, conn_limit(req.device)))};
+            U64Rsp rsp = {cmd == CMD_GET_ALIGNMENT
+                              ? lm_ggml_backend_buft_get_alignment(buft)
+                              : std::min<size_t>(lm_ggml_backend_buft_get_max_size(buft),
+                                                 std::min(kMaxBufferSize, conn_limit(req.device)))};
             return respond(&rsp, sizeof(rsp));
         }
         case CMD_BUFFER_GET_BASE: {
@@ -671,8 +673,7 @@ bool Session::dispatch(uint8_t cmd, uint64_t size, std::string & why) {
             lm_ggml_backend_tensor_memset(&t, req.value, 0, req.size);
             return true;
         }
-        case CMD_SET_TENSOR:
-            return cmd_set_tensor(size, why);
+        case CMD_SET_TENSOR: return cmd_set_tensor(size, why);
         case CMD_SET_TENSOR_HASH: {
             SetTensorHashReq req;
             return recv_exact(size, req, why) && cmd_set_tensor_hash(req, why);
@@ -704,8 +705,7 @@ bool Session::dispatch(uint8_t cmd, uint64_t size, std::string & why) {
             GetAllocSizeReq req;
             return recv_exact(size, req, why) && cmd_get_alloc_size(req, why);
         }
-        case CMD_GRAPH_COMPUTE:
-            return cmd_graph_compute(size, why);
+        case CMD_GRAPH_COMPUTE: return cmd_graph_compute(size, why);
         case CMD_GRAPH_RECOMPUTE: {
             DeviceReq req;
             if (!recv_exact(size, req, why)) {
@@ -717,7 +717,7 @@ bool Session::dispatch(uint8_t cmd, uint64_t size, std::string & why) {
             }
             const lm_ggml_status st = lm_ggml_backend_graph_compute(backends_[req.device], graphs_[req.device].graph);
             if (st != LM_GGML_STATUS_SUCCESS) {
-                why = "graph compute failed with status " + std::to_string((int)st);
+                why = "graph compute failed with status " + std::to_string((int) st);
                 return false;
             }
             return graph_rows_ok(graphs_[req.device], why);
@@ -736,9 +736,7 @@ bool Session::dispatch(uint8_t cmd, uint64_t size, std::string & why) {
             DeviceMemoryRsp rsp = {free_mem, total};
             return respond(&rsp, sizeof(rsp));
         }
-        default:
-            why = "unknown command";
-            return false;
+        default: why = "unknown command"; return false;
     }
 }
 

@@ -21,27 +21,27 @@ struct OwnedBuffer {
     lm_ggml_backend_buffer_t buf = nullptr;
     uint64_t handle = 0;
     uint64_t wire_base = 0;
-    size_t   size = 0;
+    size_t size = 0;
     uint32_t device = 0;
 };
 
 // A wire tensor after its checks: lmggml type, shape, strides, and where its
 // bytes lie (offset into an owned buffer, `span` bytes through its strides).
 struct CheckedTensor {
-    lm_ggml_type  type = LM_GGML_TYPE_F32;
-    int64_t       ne[4] = {0, 0, 0, 0};
-    size_t        nb[4] = {0, 0, 0, 0};
-    OwnedBuffer * owner = nullptr;  // NULL: no buffer (allowed only where stated)
-    size_t        offset = 0;       // of data in owner
-    size_t        span = 0;         // bytes from data the tensor may touch
-    void *        host_data = nullptr; // the buffer's own address of data
+    lm_ggml_type type = LM_GGML_TYPE_F32;
+    int64_t ne[4] = {0, 0, 0, 0};
+    size_t nb[4] = {0, 0, 0, 0};
+    OwnedBuffer * owner = nullptr; // NULL: no buffer (allowed only where stated)
+    size_t offset = 0;             // of data in owner
+    size_t span = 0;               // bytes from data the tensor may touch
+    void * host_data = nullptr;    // the buffer's own address of data
 };
 
 struct RowGuards; // rpc-peer-ops.h
 
 struct StoredGraph {
     lm_ggml_context * ctx = nullptr;
-    lm_ggml_cgraph *  graph = nullptr;
+    lm_ggml_cgraph * graph = nullptr;
     std::shared_ptr<RowGuards> guards; // raised by a row id out of range while it ran
 };
 
@@ -95,11 +95,11 @@ private:
     int fd_;
     std::string peer_;
     std::atomic<uint64_t> & next_handle_;
-    std::vector<lm_ggml_backend_t> backends_;   // lazily created, one per device
-    std::map<uint64_t, OwnedBuffer> buffers_;   // by handle
-    uint64_t next_slot_ = 1;                    // this connection's next made-up base, in 1 TiB steps
+    std::vector<lm_ggml_backend_t> backends_; // lazily created, one per device
+    std::map<uint64_t, OwnedBuffer> buffers_; // by handle
+    uint64_t next_slot_ = 1;                  // this connection's next made-up base, in 1 TiB steps
     size_t bytes_allocated_ = 0;
-    std::vector<StoredGraph> graphs_;           // per device
+    std::vector<StoredGraph> graphs_; // per device
 };
 
 } // namespace rpc

@@ -10,7 +10,7 @@
 #include "ggml-backend-impl.h"
 
 #ifndef TP_API_VERSION
-#    define TP_API_VERSION LM_GGML_BACKEND_API_VERSION
+#define TP_API_VERSION LM_GGML_BACKEND_API_VERSION
 #endif
 
 extern "C" {
@@ -31,7 +31,7 @@ const char * dev_get_description(lm_ggml_backend_dev_t) {
 
 void dev_get_memory(lm_ggml_backend_dev_t, size_t * free, size_t * total) {
     testplugin_calls++;
-    *free  = 0;
+    *free = 0;
     *total = 0;
 }
 
@@ -44,24 +44,25 @@ lm_ggml_backend_reg_t get_reg();
 
 // only the slots the registry needs; everything optional stays NULL
 lm_ggml_backend_device g_device = {
-    .iface = {
-        .get_name             = dev_get_name,
-        .get_description      = dev_get_description,
-        .get_memory           = dev_get_memory,
-        .get_type             = dev_get_type,
-        .get_props            = nullptr,
-        .init_backend         = nullptr,
-        .get_buffer_type      = nullptr,
-        .get_host_buffer_type = nullptr,
-        .buffer_from_host_ptr = nullptr,
-        .supports_op          = nullptr,
-        .supports_buft        = nullptr,
-        .offload_op           = nullptr,
-        .event_new            = nullptr,
-        .event_free           = nullptr,
-        .event_synchronize    = nullptr,
-    },
-    .reg     = nullptr, // set in get_reg
+    .iface =
+        {
+            .get_name = dev_get_name,
+            .get_description = dev_get_description,
+            .get_memory = dev_get_memory,
+            .get_type = dev_get_type,
+            .get_props = nullptr,
+            .init_backend = nullptr,
+            .get_buffer_type = nullptr,
+            .get_host_buffer_type = nullptr,
+            .buffer_from_host_ptr = nullptr,
+            .supports_op = nullptr,
+            .supports_buft = nullptr,
+            .offload_op = nullptr,
+            .event_new = nullptr,
+            .event_free = nullptr,
+            .event_synchronize = nullptr,
+        },
+    .reg = nullptr, // set in get_reg
     .context = nullptr,
 };
 
@@ -83,12 +84,13 @@ lm_ggml_backend_dev_t reg_get_device(lm_ggml_backend_reg_t, size_t index) {
 [[maybe_unused]] lm_ggml_backend_reg_t get_reg() {
     static lm_ggml_backend_reg reg = {
         .api_version = TP_API_VERSION,
-        .iface = {
-            .get_name         = reg_get_name,
-            .get_device_count = reg_get_device_count,
-            .get_device       = reg_get_device,
-            .get_proc_address = nullptr,
-        },
+        .iface =
+            {
+                .get_name = reg_get_name,
+                .get_device_count = reg_get_device_count,
+                .get_device = reg_get_device,
+                .get_proc_address = nullptr,
+            },
         .context = nullptr,
     };
     g_device.reg = &reg;

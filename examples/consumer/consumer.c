@@ -13,9 +13,12 @@
 
 int main(int argc, char ** argv) {
     const char * want_device = argc > 1 ? argv[1] : NULL; /* a device the plugins must add */
-    struct lm_ggml_init_params ip = { 8 * lm_ggml_tensor_overhead() + lm_ggml_graph_overhead(), NULL, true };
+    struct lm_ggml_init_params ip = {8 * lm_ggml_tensor_overhead() + lm_ggml_graph_overhead(), NULL, true};
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
-    if (!ctx) { fprintf(stderr, "consumer: lm_ggml_init failed\n"); return 1; }
+    if (!ctx) {
+        fprintf(stderr, "consumer: lm_ggml_init failed\n");
+        return 1;
+    }
     struct lm_ggml_tensor * a = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 4);
     struct lm_ggml_tensor * b = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 4);
     struct lm_ggml_tensor * y = lm_ggml_add(ctx, lm_ggml_mul(ctx, a, b), a);
@@ -24,8 +27,11 @@ int main(int argc, char ** argv) {
 
     lm_ggml_backend_t cpu = lm_ggml_backend_cpu_init();
     lm_ggml_backend_buffer_t buf = lm_ggml_backend_alloc_ctx_tensors(ctx, cpu);
-    if (!cpu || !buf) { fprintf(stderr, "consumer: backend setup failed\n"); return 1; }
-    const float av[4] = { 1, 2, 3, 4 }, bv[4] = { 0.5f, -1, 2, 10 };
+    if (!cpu || !buf) {
+        fprintf(stderr, "consumer: backend setup failed\n");
+        return 1;
+    }
+    const float av[4] = {1, 2, 3, 4}, bv[4] = {0.5f, -1, 2, 10};
     lm_ggml_backend_tensor_set(a, av, 0, sizeof av);
     lm_ggml_backend_tensor_set(b, bv, 0, sizeof bv);
     lm_ggml_gallocr_t galloc = lm_ggml_gallocr_new(lm_ggml_backend_get_default_buffer_type(cpu));
@@ -53,7 +59,10 @@ int main(int argc, char ** argv) {
         printf("device %zu: %s\n", i, name);
         if (want_device && strcmp(name, want_device) == 0) found = 1;
     }
-    if (!found) { fprintf(stderr, "consumer: device %s not found\n", want_device); return 1; }
+    if (!found) {
+        fprintf(stderr, "consumer: device %s not found\n", want_device);
+        return 1;
+    }
     printf("consumer (C): ok\n");
     return 0;
 }

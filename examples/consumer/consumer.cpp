@@ -11,7 +11,7 @@
 
 int main(int argc, char ** argv) {
     const std::string gguf_path = argc > 1 ? argv[1] : "consumer.gguf";
-    lm_ggml_init_params ip = { 16 * lm_ggml_tensor_overhead() + lm_ggml_graph_overhead(), nullptr, true };
+    lm_ggml_init_params ip = {16 * lm_ggml_tensor_overhead() + lm_ggml_graph_overhead(), nullptr, true};
     lm_ggml_context_ptr ctx(lm_ggml_init(ip));
     const int K = 5, M = 3, N = 2;
     lm_ggml_tensor * w = lm_ggml_new_tensor_2d(ctx.get(), LM_GGML_TYPE_F32, K, M);
@@ -29,7 +29,8 @@ int main(int argc, char ** argv) {
     lm_ggml_backend_tensor_set(w, wv.data(), 0, wv.size() * sizeof(float));
     lm_ggml_backend_tensor_set(x, xv.data(), 0, xv.size() * sizeof(float));
     lm_ggml_gallocr_ptr galloc(lm_ggml_gallocr_new(lm_ggml_backend_get_default_buffer_type(cpu.get())));
-    if (!lm_ggml_gallocr_alloc_graph(galloc.get(), gf) || lm_ggml_backend_graph_compute(cpu.get(), gf) != LM_GGML_STATUS_SUCCESS) {
+    if (!lm_ggml_gallocr_alloc_graph(galloc.get(), gf) ||
+        lm_ggml_backend_graph_compute(cpu.get(), gf) != LM_GGML_STATUS_SUCCESS) {
         std::fprintf(stderr, "consumer: compute failed\n");
         return 1;
     }
@@ -51,7 +52,7 @@ int main(int argc, char ** argv) {
         std::fprintf(stderr, "consumer: cannot write %s\n", gguf_path.c_str());
         return 1;
     }
-    lm_gguf_init_params gp = { true, nullptr };
+    lm_gguf_init_params gp = {true, nullptr};
     lm_gguf_context_ptr in(lm_gguf_init_from_file(gguf_path.c_str(), gp));
     const int64_t key = in ? lm_gguf_find_key(in.get(), "general.name") : -1;
     if (key < 0 || std::string(lm_gguf_get_val_str(in.get(), key)) != "consumer") {

@@ -41,7 +41,7 @@ lm_ggml_opt_dataset_t make_dataset(const Data & d, int64_t n) {
 
 struct Params {
     std::vector<lm_ggml_tensor *> all;
-    lm_ggml_tensor * w1 = nullptr, * b1 = nullptr, * w2 = nullptr, * b2 = nullptr;
+    lm_ggml_tensor *w1 = nullptr, *b1 = nullptr, *w2 = nullptr, *b2 = nullptr;
 };
 
 constexpr int kHidden = 128, kChannels = 16;
@@ -76,9 +76,9 @@ lm_ggml_tensor * forward(lm_ggml_context * c, Arch arch, const Params & p, lm_gg
     if (arch == Arch::MLP) {
         feat = lm_ggml_relu(c, lm_ggml_add(c, lm_ggml_mul_mat(c, p.w1, in), p.b1));
     } else {
-        lm_ggml_tensor * img  = lm_ggml_reshape_4d(c, in, 8, 8, 1, batch);
+        lm_ggml_tensor * img = lm_ggml_reshape_4d(c, in, 8, 8, 1, batch);
         lm_ggml_tensor * conv = lm_ggml_conv_2d(c, p.w1, img, 1, 1, 1, 1, 1, 1); // [8, 8, C, B]
-        lm_ggml_tensor * act  = lm_ggml_relu(c, lm_ggml_add(c, conv, p.b1));
+        lm_ggml_tensor * act = lm_ggml_relu(c, lm_ggml_add(c, conv, p.b1));
         lm_ggml_tensor * pool = lm_ggml_pool_2d(c, act, LM_GGML_OP_POOL_MAX, 2, 2, 2, 2, 0, 0); // [4, 4, C, B]
         feat = lm_ggml_reshape_2d(c, pool, 4 * 4 * kChannels, batch);
     }
@@ -93,7 +93,7 @@ void init_weights(const Params & p, uint32_t seed) {
         std::vector<float> v((size_t) lm_ggml_nelements(t), 0.0f);
         if (t == p.w1 || t == p.w2) {
             const int64_t fan_out = t->ne[3] > 1 ? t->ne[3] : t->ne[1]; // conv kernel: Cout; dense: rows
-            const double  fan_in  = (double) lm_ggml_nelements(t) / (double) fan_out;
+            const double fan_in = (double) lm_ggml_nelements(t) / (double) fan_out;
             std::normal_distribution<float> nd(0.0f, (float) std::sqrt((t == p.w1 ? 2.0 : 1.0) / fan_in));
             for (float & x : v) x = nd(rng);
         }
@@ -158,7 +158,7 @@ std::string load(const std::string & path, Data & out) {
 
 Options default_options(Arch arch) {
     Options o;
-    o.arch   = arch;
+    o.arch = arch;
     o.epochs = arch == Arch::CNN ? 10 : 15;
     return o;
 }
@@ -179,9 +179,9 @@ std::string train(const Options & opt, const Data & train, const Data & heldout,
     if (train.size() == 0 || heldout.size() == 0 || opt.batch < 1 || opt.epochs < 0 || opt.threads < 1) {
         return "nothing to train on, or a bad batch size, epoch or thread count";
     }
-    const int64_t batch  = opt.batch;
+    const int64_t batch = opt.batch;
     const int64_t ntrain = (train.size() + batch - 1) / batch * batch; // whole batches
-    const int64_t nheld  = heldout.size();
+    const int64_t nheld = heldout.size();
 
     Own<lm_ggml_backend> cpu(lm_ggml_backend_cpu_init());
     if (!cpu) return "no CPU backend";
@@ -189,8 +189,10 @@ std::string train(const Options & opt, const Data & train, const Data & heldout,
     // one scheduler per optimization context: each context remembers which of
     // its graphs the scheduler last allocated, so they must not share one
     lm_ggml_backend_t list[1] = {cpu.get()};
-    Own<lm_ggml_backend_sched> sched_train(lm_ggml_backend_sched_new(list, nullptr, 1, LM_GGML_DEFAULT_GRAPH_SIZE, false));
-    Own<lm_ggml_backend_sched> sched_eval(lm_ggml_backend_sched_new(list, nullptr, 1, LM_GGML_DEFAULT_GRAPH_SIZE, false));
+    Own<lm_ggml_backend_sched> sched_train(
+        lm_ggml_backend_sched_new(list, nullptr, 1, LM_GGML_DEFAULT_GRAPH_SIZE, false));
+    Own<lm_ggml_backend_sched> sched_eval(
+        lm_ggml_backend_sched_new(list, nullptr, 1, LM_GGML_DEFAULT_GRAPH_SIZE, false));
 
     // parameters and both input tensors in CPU memory; the graphs for the
     // training batch and the held-out batch in their own compute contexts
@@ -201,7 +203,7 @@ std::string train(const Options & opt, const Data & train, const Data & heldout,
     Params p;
     declare(ctx_static.get(), opt.arch, p);
     lm_ggml_tensor * in_train = lm_ggml_new_tensor_2d(ctx_static.get(), LM_GGML_TYPE_F32, kPixels, batch);
-    lm_ggml_tensor * in_eval  = lm_ggml_new_tensor_2d(ctx_static.get(), LM_GGML_TYPE_F32, kPixels, nheld);
+    lm_ggml_tensor * in_eval = lm_ggml_new_tensor_2d(ctx_static.get(), LM_GGML_TYPE_F32, kPixels, nheld);
     Own<lm_ggml_backend_buffer> buf(lm_ggml_backend_alloc_ctx_tensors(ctx_static.get(), cpu.get()));
     if (!buf) return "out of memory for the parameters";
     init_weights(p, opt.seed);
@@ -210,15 +212,15 @@ std::string train(const Options & opt, const Data & train, const Data & heldout,
     lm_ggml_opt_params pt = lm_ggml_opt_default_params(sched_train.get(), ctx_train.get(), in_train,
                                                        forward(ctx_train.get(), opt.arch, p, in_train),
                                                        LM_GGML_OPT_LOSS_TYPE_CROSS_ENTROPY);
-    pt.get_opt_pars    = adamw_pars;
+    pt.get_opt_pars = adamw_pars;
     pt.get_opt_pars_ud = &lr;
-    lm_ggml_opt_params pe = lm_ggml_opt_default_params(sched_eval.get(), ctx_eval.get(), in_eval,
-                                                       forward(ctx_eval.get(), opt.arch, p, in_eval),
-                                                       LM_GGML_OPT_LOSS_TYPE_CROSS_ENTROPY);
+    lm_ggml_opt_params pe =
+        lm_ggml_opt_default_params(sched_eval.get(), ctx_eval.get(), in_eval,
+                                   forward(ctx_eval.get(), opt.arch, p, in_eval), LM_GGML_OPT_LOSS_TYPE_CROSS_ENTROPY);
     pe.build_type = LM_GGML_OPT_BUILD_TYPE_FORWARD;
     Own<lm_ggml_opt_context> otrain(lm_ggml_opt_init(pt)), oeval(lm_ggml_opt_init(pe));
     Own<lm_ggml_opt_dataset> dtrain(make_dataset(train, ntrain)), dheld(make_dataset(heldout, nheld));
-    Own<lm_ggml_opt_result>  rtrain(lm_ggml_opt_result_init()), rheld(lm_ggml_opt_result_init());
+    Own<lm_ggml_opt_result> rtrain(lm_ggml_opt_result_init()), rheld(lm_ggml_opt_result_init());
     if (!otrain || !oeval) return "ggml-opt could not build the model's graphs (see the log above)";
     if (!dtrain || !dheld || !rtrain || !rheld) return "out of memory for the datasets";
 
@@ -232,7 +234,8 @@ std::string train(const Options & opt, const Data & train, const Data & heldout,
         int64_t nt = 0, nh = 0;
         lm_ggml_opt_result_ndata(rtrain.get(), &nt);
         lm_ggml_opt_result_ndata(rheld.get(), &nh);
-        if (nt != ntrain || nh != nheld) return "an evaluation failed in epoch " + std::to_string(e) + " (see the log above)";
+        if (nt != ntrain || nh != nheld)
+            return "an evaluation failed in epoch " + std::to_string(e) + " (see the log above)";
         EpochStats s;
         s.epoch = e;
         lm_ggml_opt_result_loss(rtrain.get(), &s.train_loss, nullptr);

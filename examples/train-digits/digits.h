@@ -11,12 +11,12 @@
 
 namespace digits {
 
-constexpr int     kPixels  = 64; // 8x8, row major
-constexpr int     kClasses = 10;
-constexpr int64_t kImages  = 1797;
+constexpr int kPixels = 64; // 8x8, row major
+constexpr int kClasses = 10;
+constexpr int64_t kImages = 1797;
 
 struct Data {
-    std::vector<float>   x; // kPixels values per image, pixel / 16 (in [0, 1])
+    std::vector<float> x;   // kPixels values per image, pixel / 16 (in [0, 1])
     std::vector<int32_t> y; // the digit
 
     int64_t size() const { return (int64_t) y.size(); }
@@ -36,13 +36,13 @@ enum class Arch {
 };
 
 struct Options {
-    Arch     arch     = Arch::MLP;
-    int      epochs   = 15;
-    int      batch    = 32;    // datapoints per optimizer step
-    float    lr       = 3e-3f; // AdamW alpha (other AdamW values: ggml-opt's defaults)
-    int      threads  = 1;     // the layers are small: more threads mostly wait at barriers
-    uint32_t seed     = 1;     // initial weights
-    bool     progress = false; // ggml-opt's progress bar on stderr
+    Arch arch = Arch::MLP;
+    int epochs = 15;
+    int batch = 32;        // datapoints per optimizer step
+    float lr = 3e-3f;      // AdamW alpha (other AdamW values: ggml-opt's defaults)
+    int threads = 1;       // the layers are small: more threads mostly wait at barriers
+    uint32_t seed = 1;     // initial weights
+    bool progress = false; // ggml-opt's progress bar on stderr
 };
 
 // The settings the example and the test use: both models reach about 97 %
@@ -50,7 +50,7 @@ struct Options {
 Options default_options(Arch arch);
 
 struct EpochStats {
-    int    epoch = 0; // from 1
+    int epoch = 0;                                     // from 1
     double train_loss = 0.0, train_accuracy = 0.0;     // over the epoch's training batches
     double heldout_loss = 0.0, heldout_accuracy = 0.0; // after the epoch, on the held-out images
 };

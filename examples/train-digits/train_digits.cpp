@@ -45,8 +45,8 @@ int main(int argc, char ** argv) {
     std::string path = TRAIN_DIGITS_DATA;
     digits::Options opt;
     opt.progress = true;
-    long epochs  = 0;
-    float lr     = 0.0f;
+    long epochs = 0;
+    float lr = 0.0f;
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
         const bool has_value = i + 1 < argc;
@@ -78,9 +78,12 @@ int main(int argc, char ** argv) {
                 std::fprintf(stderr, "train-digits: %s needs a positive number, not '%s'\n", a.c_str(), argv[i]);
                 return 1;
             }
-            if (a == "-e" || a == "--epochs") epochs = v;
-            else if (a == "-t" || a == "--threads") opt.threads = (int) v;
-            else opt.seed = (uint32_t) v;
+            if (a == "-e" || a == "--epochs")
+                epochs = v;
+            else if (a == "-t" || a == "--threads")
+                opt.threads = (int) v;
+            else
+                opt.seed = (uint32_t) v;
         } else {
             std::fprintf(stderr, "train-digits: unknown or incomplete argument '%s' (--help lists them)\n", a.c_str());
             return 1;
@@ -88,7 +91,7 @@ int main(int argc, char ** argv) {
     }
     const digits::Options tuned = digits::default_options(opt.arch);
     opt.epochs = tuned.epochs;
-    opt.lr     = tuned.lr;
+    opt.lr = tuned.lr;
     if (epochs > 0) opt.epochs = (int) epochs;
     if (lr > 0.0f) opt.lr = lr;
 
@@ -107,9 +110,9 @@ int main(int argc, char ** argv) {
     lm_ggml_time_init();
     const int64_t t0 = lm_ggml_time_us();
     const std::string terr = digits::train(opt, train, heldout, [&](const digits::EpochStats & s) {
-        std::printf("epoch %d/%d: train loss %.4f, train accuracy %.2f %%, held-out loss %.4f, held-out accuracy %.2f %%\n",
-                    s.epoch, opt.epochs, s.train_loss, 100.0 * s.train_accuracy, s.heldout_loss,
-                    100.0 * s.heldout_accuracy);
+        std::printf(
+            "epoch %d/%d: train loss %.4f, train accuracy %.2f %%, held-out loss %.4f, held-out accuracy %.2f %%\n",
+            s.epoch, opt.epochs, s.train_loss, 100.0 * s.train_accuracy, s.heldout_loss, 100.0 * s.heldout_accuracy);
         std::fflush(stdout);
     });
     if (!terr.empty()) {

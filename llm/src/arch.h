@@ -12,8 +12,8 @@ namespace lmllm {
 
 struct ArchOps {
     Arch arch;
-    const char * name;  // general.architecture
-    int rope_type;      // 0 (normal) or LM_GGML_ROPE_TYPE_NEOX
+    const char * name; // general.architecture
+    int rope_type;     // 0 (normal) or LM_GGML_ROPE_TYPE_NEOX
     // Reads what the common loader does not (model_hparams.cpp reads the rest).
     Status (*load_hparams)(const GgufFile & file, HParams & hp);
     // Creates every weight through the loader; check loader.status() after.

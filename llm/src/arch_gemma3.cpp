@@ -82,7 +82,8 @@ lm_ggml_tensor * gemma3_graph(GraphBuilder & b) {
     const int64_t hd = hp.n_embd_head_k;
     // Queries are scaled by query_pre_attn_scalar^-1/2: the head size, except
     // for the 27B model (62 layers), which uses n_embd / n_head.
-    const float q_scale = hp.n_layer == 62 ? 1.0f / std::sqrt(float(hp.n_embd / hp.n_head)) : 1.0f / std::sqrt(float(hd));
+    const float q_scale =
+        hp.n_layer == 62 ? 1.0f / std::sqrt(float(hp.n_embd / hp.n_head)) : 1.0f / std::sqrt(float(hd));
 
     lm_ggml_tensor * x = lm_ggml_scale(ctx, b.embed(), std::sqrt(float(hp.n_embd))); // (n_embd, T)
     lm_ggml_tensor * mask = b.kq_mask(false);
@@ -94,13 +95,13 @@ lm_ggml_tensor * gemma3_graph(GraphBuilder & b) {
         const float fscale = swa ? 1.0f : hp.rope_freq_scale;
 
         lm_ggml_tensor * cur = b.norm(x, l.attn_norm, int(il));
-        const auto [q_proj, k_proj, v] = b.qkv(cur, l, false);                // v: (n_embd_v_gqa, T)
+        const auto [q_proj, k_proj, v] = b.qkv(cur, l, false);                     // v: (n_embd_v_gqa, T)
         lm_ggml_tensor * q = lm_ggml_reshape_3d(ctx, q_proj, hd, hp.n_head, T);    // (hd, n_head, T)
         lm_ggml_tensor * k = lm_ggml_reshape_3d(ctx, k_proj, hd, hp.n_head_kv, T); // (hd, n_head_kv, T)
         q = b.rope(b.norm(q, l.attn_q_norm, -1), base, fscale, nullptr);
         k = b.rope(b.norm(k, l.attn_k_norm, -1), base, fscale, nullptr);
         q = lm_ggml_scale(ctx, q, q_scale);
-        cur = b.attention(il, q, k, v, swa ? mask_swa : mask, 1.0f, l.wo, nullptr);                   // (n_embd, T)
+        cur = b.attention(il, q, k, v, swa ? mask_swa : mask, 1.0f, l.wo, nullptr); // (n_embd, T)
 
         if (il + 1 == hp.n_layer) {
             cur = b.select_outputs(cur);
@@ -126,7 +127,8 @@ lm_ggml_tensor * gemma3_graph(GraphBuilder & b) {
 } // namespace
 
 const ArchOps & arch_gemma3() {
-    static const ArchOps ops = {Arch::GEMMA3, "gemma3", LM_GGML_ROPE_TYPE_NEOX, gemma3_hparams, gemma3_tensors, gemma3_graph};
+    static const ArchOps ops = {Arch::GEMMA3,   "gemma3",       LM_GGML_ROPE_TYPE_NEOX,
+                                gemma3_hparams, gemma3_tensors, gemma3_graph};
     return ops;
 }
 

@@ -49,19 +49,19 @@ lm_ggml_tensor * build_llama_graph(GraphBuilder & b) {
     const int64_t hd = hp.n_embd_head_k;
     const float kq_scale = 1.0f / std::sqrt(float(hd));
 
-    lm_ggml_tensor * x = b.embed();              // (n_embd, T)
-    lm_ggml_tensor * mask = b.kq_mask(false);    // (n_kv, PAD(T))
+    lm_ggml_tensor * x = b.embed();           // (n_embd, T)
+    lm_ggml_tensor * mask = b.kq_mask(false); // (n_kv, PAD(T))
     for (uint32_t il = 0; il < hp.n_layer; il++) {
         const LayerWeights & l = b.w.layers[il];
         lm_ggml_tensor * residual = x;
 
-        lm_ggml_tensor * cur = b.norm(x, l.attn_norm, int(il));                                         // (n_embd, T)
-        const auto [q_proj, k_proj, v] = b.qkv(cur, l, true);                   // v: (n_embd_v_gqa, T)
+        lm_ggml_tensor * cur = b.norm(x, l.attn_norm, int(il));                      // (n_embd, T)
+        const auto [q_proj, k_proj, v] = b.qkv(cur, l, true);                        // v: (n_embd_v_gqa, T)
         lm_ggml_tensor * q = lm_ggml_reshape_3d(b.ctx, q_proj, hd, hp.n_head, T);    // (hd, n_head, T)
         lm_ggml_tensor * k = lm_ggml_reshape_3d(b.ctx, k_proj, hd, hp.n_head_kv, T); // (hd, n_head_kv, T)
         q = b.rope(q, hp.rope_freq_base, hp.rope_freq_scale, l.rope_freqs);
         k = b.rope(k, hp.rope_freq_base, hp.rope_freq_scale, l.rope_freqs);
-        cur = b.attention(il, q, k, v, mask, kq_scale, l.wo, l.bo);                                     // (n_embd, T)
+        cur = b.attention(il, q, k, v, mask, kq_scale, l.wo, l.bo); // (n_embd, T)
 
         if (il + 1 == hp.n_layer) { // only the output rows go on from here
             cur = b.select_outputs(cur);
@@ -70,7 +70,7 @@ lm_ggml_tensor * build_llama_graph(GraphBuilder & b) {
         lm_ggml_tensor * ffn_in = lm_ggml_add(b.ctx, cur, residual);
         cur = b.norm(ffn_in, l.ffn_norm, int(il));
         cur = b.ffn(cur, l.ffn_up, l.ffn_gate, l.ffn_down, FfnAct::SILU);
-        x = lm_ggml_add(b.ctx, cur, ffn_in);                                                             // (n_embd, T')
+        x = lm_ggml_add(b.ctx, cur, ffn_in); // (n_embd, T')
     }
     x = b.norm(x, b.w.output_norm, -1);
     return lm_ggml_mul_mat(b.ctx, b.w.output, x); // (n_vocab, n_outputs)

@@ -8,9 +8,7 @@ namespace lmllm {
 
 namespace {
 
-Status qwen2_hparams(const GgufFile &, HParams &) {
-    return {};
-}
+Status qwen2_hparams(const GgufFile &, HParams &) { return {}; }
 
 void qwen2_tensors(TensorLoader & ld, const HParams & hp, Weights & w) {
     create_llama_tensors(ld, hp, w, /*qkv_bias =*/true);
@@ -19,7 +17,8 @@ void qwen2_tensors(TensorLoader & ld, const HParams & hp, Weights & w) {
 } // namespace
 
 const ArchOps & arch_qwen2() {
-    static const ArchOps ops = {Arch::QWEN2, "qwen2", LM_GGML_ROPE_TYPE_NEOX, qwen2_hparams, qwen2_tensors, build_llama_graph};
+    static const ArchOps ops = {Arch::QWEN2,   "qwen2",       LM_GGML_ROPE_TYPE_NEOX,
+                                qwen2_hparams, qwen2_tensors, build_llama_graph};
     return ops;
 }
 

@@ -108,7 +108,7 @@ const char * chat_template_name(ChatTemplate t) {
     switch (t) {
         case ChatTemplate::CHATML: return "chatml";
         case ChatTemplate::LLAMA3: return "llama3";
-        case ChatTemplate::GEMMA:  return "gemma";
+        case ChatTemplate::GEMMA: return "gemma";
         case ChatTemplate::LLAMA2: return "llama2";
         case ChatTemplate::UNKNOWN: break;
     }
@@ -123,7 +123,7 @@ Result<std::string> apply_chat_template(ChatTemplate t, const std::vector<ChatMe
     switch (t) {
         case ChatTemplate::CHATML: return format_chatml(messages, add_assistant);
         case ChatTemplate::LLAMA3: return format_llama3(messages, add_assistant);
-        case ChatTemplate::GEMMA:  return format_gemma(messages, add_assistant);
+        case ChatTemplate::GEMMA: return format_gemma(messages, add_assistant);
         case ChatTemplate::LLAMA2: return format_llama2(messages);
         case ChatTemplate::UNKNOWN: break;
     }

@@ -196,9 +196,7 @@ Status Context::decode(const std::vector<Token> & tokens) {
     }
 }
 
-const float * Context::logits() const {
-    return logits(-1);
-}
+const float * Context::logits() const { return logits(-1); }
 
 const float * Context::logits(int32_t i) const {
     const Impl & c = *impl_;

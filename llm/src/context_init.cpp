@@ -46,11 +46,13 @@ Status Context::Impl::init(const ContextParams & p) {
 
     // Nodes per layer stay under ~70 for every architecture here.
     max_nodes = static_cast<int32_t>(std::max<uint32_t>(1024, hp.n_layer * 96 + 256));
-    graph_buf.resize(lm_ggml_tensor_overhead() * size_t(max_nodes) + lm_ggml_graph_overhead_custom(size_t(max_nodes), false));
+    graph_buf.resize(lm_ggml_tensor_overhead() * size_t(max_nodes) +
+                     lm_ggml_graph_overhead_custom(size_t(max_nodes), false));
 
     std::vector<lm_ggml_backend_t> backends = backend_devs;
     backends.push_back(backend_cpu); // the CPU runs what others cannot: always last
-    sched = lm_ggml_backend_sched_new(backends.data(), nullptr, static_cast<int>(backends.size()), size_t(max_nodes), false);
+    sched = lm_ggml_backend_sched_new(backends.data(), nullptr, static_cast<int>(backends.size()), size_t(max_nodes),
+                                      false);
     if (sched == nullptr) {
         return Status::error("cannot create the backend scheduler");
     }
@@ -75,7 +77,8 @@ Status Context::Impl::decode(const std::vector<Token> & tokens) {
     }
     for (Token t : tokens) {
         if (t < 0 || static_cast<uint32_t>(t) >= n_vocab) {
-            return Status::error("decode: token id " + std::to_string(t) + " is out of range [0, " + std::to_string(n_vocab) + ")");
+            return Status::error("decode: token id " + std::to_string(t) + " is out of range [0, " +
+                                 std::to_string(n_vocab) + ")");
         }
     }
     const uint32_t n = static_cast<uint32_t>(tokens.size());

@@ -73,9 +73,10 @@ public:
     // q: (head_dim, n_head, n_tokens), k: (head_dim, n_head_kv, n_tokens),
     // v: (n_embd_v_gqa, n_tokens)
     lm_ggml_tensor * attention(uint32_t il, lm_ggml_tensor * q, lm_ggml_tensor * k, lm_ggml_tensor * v,
-                            lm_ggml_tensor * mask, float kq_scale, lm_ggml_tensor * wo, lm_ggml_tensor * bo);
+                               lm_ggml_tensor * mask, float kq_scale, lm_ggml_tensor * wo, lm_ggml_tensor * bo);
     // down(act(gate(x)) * up(x))
-    lm_ggml_tensor * ffn(lm_ggml_tensor * x, lm_ggml_tensor * up, lm_ggml_tensor * gate, lm_ggml_tensor * down, FfnAct act);
+    lm_ggml_tensor * ffn(lm_ggml_tensor * x, lm_ggml_tensor * up, lm_ggml_tensor * gate, lm_ggml_tensor * down,
+                         FfnAct act);
     // Keeps only the output rows (after the last layer's attention); a no-op
     // when every token is an output.
     lm_ggml_tensor * select_outputs(lm_ggml_tensor * x);

@@ -7,14 +7,17 @@
 namespace lmllm {
 
 Result<std::unique_ptr<KvCache>> KvCache::create(const Model::Impl & m, uint32_t n_ctx, lm_ggml_type type_k,
-                                                 lm_ggml_type type_v, const std::vector<lm_ggml_backend_dev_t> & layer_dev) {
+                                                 lm_ggml_type type_v,
+                                                 const std::vector<lm_ggml_backend_dev_t> & layer_dev) {
     const HParams & hp = m.hp;
     if (lm_ggml_blck_size(type_k) != 1 && (hp.n_embd_head_k % lm_ggml_blck_size(type_k)) != 0) {
-        return Status::error(std::string("K cache type ") + lm_ggml_type_name(type_k) + " does not divide the head size");
+        return Status::error(std::string("K cache type ") + lm_ggml_type_name(type_k) +
+                             " does not divide the head size");
     }
     if (lm_ggml_blck_size(type_v) != 1) {
         // V is stored transposed: element-wise writes need a plain type.
-        return Status::error(std::string("V cache type ") + lm_ggml_type_name(type_v) + " is not supported (use f16 or f32)");
+        return Status::error(std::string("V cache type ") + lm_ggml_type_name(type_v) +
+                             " is not supported (use f16 or f32)");
     }
     std::unique_ptr<KvCache> kv(new KvCache());
     kv->size_ = n_ctx;
@@ -58,7 +61,8 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const Model::Impl & m, uint32_t
             lm_ggml_format_name(kv->k_[il], "cache_k_l%u", il);
             lm_ggml_format_name(kv->v_[il], "cache_v_l%u", il);
         }
-        lm_ggml_backend_buffer_t buf = lm_ggml_backend_alloc_ctx_tensors_from_buft(ctx, lm_ggml_backend_dev_buffer_type(dev));
+        lm_ggml_backend_buffer_t buf =
+            lm_ggml_backend_alloc_ctx_tensors_from_buft(ctx, lm_ggml_backend_dev_buffer_type(dev));
         if (buf == nullptr) {
             return Status::error(std::string("cannot allocate the KV cache (") + std::to_string(n_ctx) + " cells) on " +
                                  lm_ggml_backend_dev_name(dev));
@@ -70,7 +74,7 @@ Result<std::unique_ptr<KvCache>> KvCache::create(const Model::Impl & m, uint32_t
 }
 
 std::vector<lm_ggml_backend_dev_t> KvCache::layer_devices(const Model::Impl & m, uint32_t n_ctx, lm_ggml_type type_k,
-                                                       lm_ggml_type type_v, bool flash_attn) {
+                                                          lm_ggml_type type_v, bool flash_attn) {
     std::vector<lm_ggml_backend_dev_t> out(m.hp.n_layer, m.cpu_dev);
     for (lm_ggml_backend_dev_t d : m.devs) {
         if (device_can_hold(d, m.hp, n_ctx, type_k, type_v, flash_attn)) {
@@ -100,11 +104,13 @@ bool KvCache::device_can_hold(lm_ggml_backend_dev_t dev, const HParams & hp, uin
     const size_t v_es = lm_ggml_element_size(vc);
     lm_ggml_tensor * ops[4];
     ops[0] = lm_ggml_cpy(ctx, k, lm_ggml_view_1d(ctx, kc, T * n_k, 0));
-    lm_ggml_tensor * kv3 = lm_ggml_view_3d(ctx, kc, hd_k, n_kv, hp.n_head_kv, lm_ggml_row_size(type_k, n_k), lm_ggml_row_size(type_k, hd_k), 0);
+    lm_ggml_tensor * kv3 = lm_ggml_view_3d(ctx, kc, hd_k, n_kv, hp.n_head_kv, lm_ggml_row_size(type_k, n_k),
+                                           lm_ggml_row_size(type_k, hd_k), 0);
     lm_ggml_tensor * qp = lm_ggml_permute(ctx, q, 0, 2, 1, 3);
     if (flash_attn) {
         ops[1] = lm_ggml_cpy(ctx, v, lm_ggml_view_1d(ctx, vc, T * n_v, 0));
-        lm_ggml_tensor * vr3 = lm_ggml_view_3d(ctx, vc, hd_v, n_kv, hp.n_head_kv, lm_ggml_row_size(type_v, n_v), lm_ggml_row_size(type_v, hd_v), 0);
+        lm_ggml_tensor * vr3 = lm_ggml_view_3d(ctx, vc, hd_v, n_kv, hp.n_head_kv, lm_ggml_row_size(type_v, n_v),
+                                               lm_ggml_row_size(type_v, hd_v), 0);
         lm_ggml_tensor * mask = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, n_kv, LM_GGML_PAD(T, LM_GGML_KQ_MASK_PAD));
         ops[2] = lm_ggml_flash_attn_ext(ctx, qp, kv3, vr3, mask, 1.0f, 0.0f, 0.0f);
         ops[3] = ops[2];

@@ -20,7 +20,8 @@ class KvCache {
 public:
     // Allocates the cache of layer il on layer_dev[il] (one buffer per device).
     static Result<std::unique_ptr<KvCache>> create(const Model::Impl & model, uint32_t n_ctx, lm_ggml_type type_k,
-                                                   lm_ggml_type type_v, const std::vector<lm_ggml_backend_dev_t> & layer_dev);
+                                                   lm_ggml_type type_v,
+                                                   const std::vector<lm_ggml_backend_dev_t> & layer_dev);
 
     // Whether dev can run the ops that touch the cache directly (the K/V
     // stores and the attention ops over cache views: FLASH_ATTN_EXT, or the
@@ -29,8 +30,8 @@ public:
     // The device of each layer's cache, as llama.cpp's offload_kqv: its
     // layer's device when that device can hold it (device_can_hold), else
     // the CPU.
-    static std::vector<lm_ggml_backend_dev_t> layer_devices(const Model::Impl & model, uint32_t n_ctx, lm_ggml_type type_k,
-                                                         lm_ggml_type type_v, bool flash_attn);
+    static std::vector<lm_ggml_backend_dev_t> layer_devices(const Model::Impl & model, uint32_t n_ctx,
+                                                            lm_ggml_type type_k, lm_ggml_type type_v, bool flash_attn);
     static bool device_can_hold(lm_ggml_backend_dev_t dev, const HParams & hp, uint32_t n_ctx, lm_ggml_type type_k,
                                 lm_ggml_type type_v, bool flash_attn);
     ~KvCache();

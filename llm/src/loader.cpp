@@ -60,9 +60,7 @@ GgufFile::~GgufFile() {
     }
 }
 
-bool GgufFile::has(const std::string & key) const {
-    return lm_gguf_find_key(gguf_, key.c_str()) >= 0;
-}
+bool GgufFile::has(const std::string & key) const { return lm_gguf_find_key(gguf_, key.c_str()) >= 0; }
 
 Status GgufFile::get_u32(const std::string & key, uint32_t & out, bool required) const {
     const int64_t id = lm_gguf_find_key(gguf_, key.c_str());
@@ -71,21 +69,20 @@ Status GgufFile::get_u32(const std::string & key, uint32_t & out, bool required)
     }
     int64_t v = 0;
     switch (lm_gguf_get_kv_type(gguf_, id)) {
-        case LM_GGUF_TYPE_UINT8:  v = lm_gguf_get_val_u8(gguf_, id); break;
-        case LM_GGUF_TYPE_INT8:   v = lm_gguf_get_val_i8(gguf_, id); break;
+        case LM_GGUF_TYPE_UINT8: v = lm_gguf_get_val_u8(gguf_, id); break;
+        case LM_GGUF_TYPE_INT8: v = lm_gguf_get_val_i8(gguf_, id); break;
         case LM_GGUF_TYPE_UINT16: v = lm_gguf_get_val_u16(gguf_, id); break;
-        case LM_GGUF_TYPE_INT16:  v = lm_gguf_get_val_i16(gguf_, id); break;
+        case LM_GGUF_TYPE_INT16: v = lm_gguf_get_val_i16(gguf_, id); break;
         case LM_GGUF_TYPE_UINT32: v = lm_gguf_get_val_u32(gguf_, id); break;
-        case LM_GGUF_TYPE_INT32:  v = lm_gguf_get_val_i32(gguf_, id); break;
+        case LM_GGUF_TYPE_INT32: v = lm_gguf_get_val_i32(gguf_, id); break;
         case LM_GGUF_TYPE_UINT64: {
             uint64_t u = lm_gguf_get_val_u64(gguf_, id);
             v = u > UINT32_MAX ? -1 : static_cast<int64_t>(u);
         } break;
-        case LM_GGUF_TYPE_INT64:  v = lm_gguf_get_val_i64(gguf_, id); break;
+        case LM_GGUF_TYPE_INT64: v = lm_gguf_get_val_i64(gguf_, id); break;
         case LM_GGUF_TYPE_ARRAY:
             return Status::error("key '" + key + "' is an array (per-layer values are not supported)");
-        default:
-            return Status::error("key '" + key + "' is not an integer");
+        default: return Status::error("key '" + key + "' is not an integer");
     }
     if (v < 0 || v > static_cast<int64_t>(UINT32_MAX)) {
         return Status::error("key '" + key + "' is out of range: " + std::to_string(v));
@@ -146,9 +143,7 @@ uint64_t GgufFile::tensor_file_offset(const std::string & name) const {
     return id < 0 ? 0 : lm_gguf_get_data_offset(gguf_) + lm_gguf_get_tensor_offset(gguf_, id);
 }
 
-int64_t GgufFile::n_tensors() const {
-    return lm_gguf_get_n_tensors(gguf_);
-}
+int64_t GgufFile::n_tensors() const { return lm_gguf_get_n_tensors(gguf_); }
 
 // ---------------------------------------------------------------- TensorLoader
 

@@ -17,9 +17,7 @@ namespace lmllm {
 
 namespace {
 
-std::string mib(size_t bytes) {
-    return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
-}
+std::string mib(size_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
 
 // Calls progress after each placed tensor; false from the callback cancels.
 class Progress {
@@ -51,7 +49,8 @@ Status place_cpu_mapped(Model::Impl & m, const std::vector<const TensorSource *>
     }
     const MappedFile & map = *m.mapping;
     m.buffers.reserve(m.buffers.size() + 1); // the push_back below must not throw while buf is held
-    lm_ggml_backend_buffer_t buf = lm_ggml_backend_dev_buffer_from_host_ptr(m.cpu_dev, map.mutable_data(), map.size(), max_tensor);
+    lm_ggml_backend_buffer_t buf =
+        lm_ggml_backend_dev_buffer_from_host_ptr(m.cpu_dev, map.mutable_data(), map.size(), max_tensor);
     if (buf == nullptr) {
         buf = lm_ggml_backend_cpu_buffer_from_ptr(map.mutable_data(), map.size());
     }
@@ -99,7 +98,8 @@ Status fill_tensors(Model::Impl & m, lm_ggml_backend_buffer_t buf, const std::ve
 }
 
 // One buffer of buft holding exactly srcs' tensors.
-lm_ggml_backend_buffer_t alloc_tensors(lm_ggml_backend_buffer_type_t buft, const std::vector<const TensorSource *> & srcs) {
+lm_ggml_backend_buffer_t alloc_tensors(lm_ggml_backend_buffer_type_t buft,
+                                       const std::vector<const TensorSource *> & srcs) {
     const size_t align = lm_ggml_backend_buft_get_alignment(buft);
     size_t total = 0;
     for (const TensorSource * s : srcs) {
@@ -121,8 +121,8 @@ lm_ggml_backend_buffer_t alloc_tensors(lm_ggml_backend_buffer_type_t buft, const
 Status place_copied(Model::Impl & m, lm_ggml_context * ctx, lm_ggml_backend_buffer_type_t buft, const char * where,
                     const std::vector<const TensorSource *> & srcs, const FileReader * reader, Progress & progress) {
     m.buffers.reserve(m.buffers.size() + 1); // the push_back below must not throw while buf is held
-    lm_ggml_backend_buffer_t buf = ctx != nullptr ? lm_ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft)
-                                                  : alloc_tensors(buft, srcs);
+    lm_ggml_backend_buffer_t buf =
+        ctx != nullptr ? lm_ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft) : alloc_tensors(buft, srcs);
     if (buf == nullptr) {
         size_t total = 0;
         for (const TensorSource * s : srcs) {
@@ -138,7 +138,7 @@ Status place_copied(Model::Impl & m, lm_ggml_context * ctx, lm_ggml_backend_buff
 // The CPU device's buffer type for repacked weights (CPU_REPACK), or NULL.
 lm_ggml_backend_buffer_type_t cpu_repack_buft(lm_ggml_backend_dev_t cpu) {
     lm_ggml_backend_reg_t reg = lm_ggml_backend_dev_backend_reg(cpu);
-    auto get = reg ? (lm_ggml_backend_dev_get_extra_bufts_t)lm_ggml_backend_reg_get_proc_address(
+    auto get = reg ? (lm_ggml_backend_dev_get_extra_bufts_t) lm_ggml_backend_reg_get_proc_address(
                          reg, "lm_ggml_backend_dev_get_extra_bufts")
                    : nullptr;
     for (lm_ggml_backend_buffer_type_t * p = get ? get(cpu) : nullptr; p != nullptr && *p != nullptr; ++p) {
@@ -160,9 +160,11 @@ bool cpu_reads_from(lm_ggml_backend_dev_t cpu, lm_ggml_backend_buffer_t probe, c
     }
     lm_ggml_tensor * a = lm_ggml_new_tensor(ctx, w->type, LM_GGML_MAX_DIMS, w->ne);
     a->buffer = probe;
-    bool ok = lm_ggml_backend_dev_supports_op(cpu, lm_ggml_mul_mat(ctx, a, lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, w->ne[0], 1)));
+    bool ok = lm_ggml_backend_dev_supports_op(
+        cpu, lm_ggml_mul_mat(ctx, a, lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, w->ne[0], 1)));
     if (ok && w->ne[2] == 1 && w->ne[3] == 1) {
-        ok = lm_ggml_backend_dev_supports_op(cpu, lm_ggml_get_rows(ctx, a, lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_I32, 1)));
+        ok = lm_ggml_backend_dev_supports_op(cpu,
+                                             lm_ggml_get_rows(ctx, a, lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_I32, 1)));
     }
     lm_ggml_free(ctx);
     return ok;
@@ -186,7 +188,8 @@ Status place_weights(const GgufFile & file, Model::Impl & m, const std::vector<T
         if (!m.on_cpu(s.dev)) {
             const size_t i = static_cast<size_t>(std::find(m.devs.begin(), m.devs.end(), s.dev) - m.devs.begin());
             if (i == m.devs.size()) {
-                return Status::error(std::string("internal: a weight on an unlisted device ") + lm_ggml_backend_dev_name(s.dev));
+                return Status::error(std::string("internal: a weight on an unlisted device ") +
+                                     lm_ggml_backend_dev_name(s.dev));
             }
             dev[i].push_back(&s);
         } else if (probe != nullptr && cpu_reads_from(m.cpu_dev, probe.get(), s.tensor)) {
@@ -226,8 +229,8 @@ Status place_weights(const GgufFile & file, Model::Impl & m, const std::vector<T
         }
     }
     if (!cpu_copied.empty()) {
-        Status st = place_copied(m, nullptr, lm_ggml_backend_dev_buffer_type(m.cpu_dev), "CPU", cpu_copied, reader.get(),
-                                 progress);
+        Status st = place_copied(m, nullptr, lm_ggml_backend_dev_buffer_type(m.cpu_dev), "CPU", cpu_copied,
+                                 reader.get(), progress);
         if (!st.ok()) {
             return st;
         }

@@ -42,12 +42,12 @@ Status open_ro(const std::string & path, int & fd, uint64_t & size) {
 } // namespace
 
 void MappedFile::release(uint64_t offset, size_t n) const {
-    const uint64_t page  = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     const uint64_t begin = (offset + page - 1) / page * page;
-    const uint64_t end   = std::min<uint64_t>(offset + n, size_) / page * page;
+    const uint64_t end = std::min<uint64_t>(offset + n, size_) / page * page;
     if (begin < end) {
         // advice only: a failure just leaves the pages resident
-        (void)::madvise(static_cast<uint8_t *>(addr_) + begin, end - begin, MADV_DONTNEED);
+        (void) ::madvise(static_cast<uint8_t *>(addr_) + begin, end - begin, MADV_DONTNEED);
     }
 }
 

@@ -20,9 +20,9 @@ namespace {
 
 const char * ftype_name(uint32_t ftype) {
     static const std::map<uint32_t, const char *> names = {
-        {0, "F32"}, {1, "F16"}, {2, "Q4_0"}, {3, "Q4_1"}, {7, "Q8_0"}, {8, "Q5_0"}, {9, "Q5_1"},
-        {10, "Q2_K"}, {11, "Q3_K_S"}, {12, "Q3_K_M"}, {13, "Q3_K_L"}, {14, "Q4_K_S"}, {15, "Q4_K_M"},
-        {16, "Q5_K_S"}, {17, "Q5_K_M"}, {18, "Q6_K"}, {32, "BF16"},
+        {0, "F32"},     {1, "F16"},     {2, "Q4_0"},    {3, "Q4_1"},    {7, "Q8_0"},    {8, "Q5_0"},
+        {9, "Q5_1"},    {10, "Q2_K"},   {11, "Q3_K_S"}, {12, "Q3_K_M"}, {13, "Q3_K_L"}, {14, "Q4_K_S"},
+        {15, "Q4_K_M"}, {16, "Q5_K_S"}, {17, "Q5_K_M"}, {18, "Q6_K"},   {32, "BF16"},
     };
     auto it = names.find(ftype);
     return it == names.end() ? nullptr : it->second;
@@ -190,7 +190,8 @@ Result<std::unique_ptr<Model::Impl>> load_impl(const std::string & path, const M
     }
     m->n_weight_tensors = static_cast<int32_t>(loader.sources().size());
 
-    if (Status s = place_weights(file, *m, loader.sources(), params.use_mmap, params.repack, params.progress); !s.ok()) {
+    if (Status s = place_weights(file, *m, loader.sources(), params.use_mmap, params.repack, params.progress);
+        !s.ok()) {
         return s;
     }
     return m;

@@ -50,7 +50,7 @@ struct Model::Impl {
     const ArchOps * arch = nullptr;
     std::unique_ptr<Vocab> vocab;
     std::string chat_template;
-    std::string file_type;         // e.g. "Q4_1"
+    std::string file_type; // e.g. "Q4_1"
     Weights w;
 
     lm_ggml_backend_dev_t cpu_dev = nullptr;

@@ -31,9 +31,7 @@ uint64_t initial_seed(uint64_t seed) {
 }
 
 // Uniform double in [0, 1) from the top 53 bits of one 64-bit draw.
-double uniform01(std::mt19937_64 & rng) {
-    return double(rng() >> 11) * (1.0 / 9007199254740992.0);
-}
+double uniform01(std::mt19937_64 & rng) { return double(rng() >> 11) * (1.0 / 9007199254740992.0); }
 
 Token argmax(const float * logits, int32_t n_vocab) {
     Token best = 0;
@@ -59,7 +57,8 @@ void apply_penalties(std::vector<Candidate> & cand, const SamplerParams & p, con
     for (Candidate & c : cand) {
         const auto it = count.find(c.id);
         if (it == count.end()) continue;
-        if (p.repeat_penalty != 1.0f) c.logit = c.logit > 0.0f ? c.logit / p.repeat_penalty : c.logit * p.repeat_penalty;
+        if (p.repeat_penalty != 1.0f)
+            c.logit = c.logit > 0.0f ? c.logit / p.repeat_penalty : c.logit * p.repeat_penalty;
         c.logit -= float(it->second) * p.frequency_penalty + p.presence_penalty;
     }
 }

@@ -12,25 +12,35 @@ Category category(uint32_t cpt) {
     const CategoryRange * begin = k_category_ranges;
     const CategoryRange * end = k_category_ranges + k_n_category_ranges;
     // last range whose first <= cpt (the table starts at 0, so one exists)
-    const CategoryRange * it = std::upper_bound(begin, end, cpt,
-        [](uint32_t c, const CategoryRange & r) { return c < r.first; });
+    const CategoryRange * it =
+        std::upper_bound(begin, end, cpt, [](uint32_t c, const CategoryRange & r) { return c < r.first; });
     return (it - 1)->cat;
 }
 
 bool is_whitespace(uint32_t cpt) {
     switch (cpt) {
-        case 0x0009: case 0x000A: case 0x000B: case 0x000C: case 0x000D:
-        case 0x0020: case 0x0085: case 0x00A0: case 0x1680:
-        case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
-            return true;
-        default:
-            return cpt >= 0x2000 && cpt <= 0x200A;
+        case 0x0009:
+        case 0x000A:
+        case 0x000B:
+        case 0x000C:
+        case 0x000D:
+        case 0x0020:
+        case 0x0085:
+        case 0x00A0:
+        case 0x1680:
+        case 0x2028:
+        case 0x2029:
+        case 0x202F:
+        case 0x205F:
+        case 0x3000: return true;
+        default: return cpt >= 0x2000 && cpt <= 0x200A;
     }
 }
 
 size_t seq_len(uint8_t lead) {
     switch (lead >> 4) {
-        case 0xC: case 0xD: return 2;
+        case 0xC:
+        case 0xD: return 2;
         case 0xE: return 3;
         case 0xF: return 4;
         default: return 1;
@@ -50,11 +60,14 @@ uint32_t decode_one(std::string_view s, size_t & pos) {
     size_t n = 0;
     uint32_t cpt = 0;
     if ((b0 & 0xE0) == 0xC0) {
-        n = 2; cpt = b0 & 0x1F;
+        n = 2;
+        cpt = b0 & 0x1F;
     } else if ((b0 & 0xF0) == 0xE0) {
-        n = 3; cpt = b0 & 0x0F;
+        n = 3;
+        cpt = b0 & 0x0F;
     } else if ((b0 & 0xF8) == 0xF0) {
-        n = 4; cpt = b0 & 0x07;
+        n = 4;
+        cpt = b0 & 0x07;
     } else { // stray continuation byte or 0xF8..0xFF
         pos += 1;
         return REPLACEMENT;
@@ -163,11 +176,25 @@ int cpt_to_byte(uint32_t cpt) {
 static void strict_seq(std::string_view s, size_t pos, size_t & need, size_t & have) {
     const uint8_t b0 = static_cast<uint8_t>(s[pos]);
     uint8_t lo = 0x80, hi = 0xBF; // allowed range of the second byte
-    if (b0 < 0x80) { need = have = 1; return; }
-    if (b0 >= 0xC2 && b0 <= 0xDF) { need = 2; }
-    else if (b0 >= 0xE0 && b0 <= 0xEF) { need = 3; if (b0 == 0xE0) lo = 0xA0; if (b0 == 0xED) hi = 0x9F; }
-    else if (b0 >= 0xF0 && b0 <= 0xF4) { need = 4; if (b0 == 0xF0) lo = 0x90; if (b0 == 0xF4) hi = 0x8F; }
-    else { need = 0; have = 1; return; }
+    if (b0 < 0x80) {
+        need = have = 1;
+        return;
+    }
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+        need = 2;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+        need = 3;
+        if (b0 == 0xE0) lo = 0xA0;
+        if (b0 == 0xED) hi = 0x9F;
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+        need = 4;
+        if (b0 == 0xF0) lo = 0x90;
+        if (b0 == 0xF4) hi = 0x8F;
+    } else {
+        need = 0;
+        have = 1;
+        return;
+    }
     have = 1;
     while (have < need && pos + have < s.size()) {
         const uint8_t b = static_cast<uint8_t>(s[pos + have]);

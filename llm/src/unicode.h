@@ -14,14 +14,14 @@ namespace lmllm::uni {
 // General-category family of a code point (one bit each, so sets of classes
 // can be tested with a mask). UNDEFINED: unassigned (Cn) or past U+10FFFF.
 enum Category : uint8_t {
-    UNDEFINED   = 0x01,
-    NUMBER      = 0x02, // \p{N}
-    LETTER      = 0x04, // \p{L}
-    SEPARATOR   = 0x08, // \p{Z}
-    MARK        = 0x10, // \p{M}
+    UNDEFINED = 0x01,
+    NUMBER = 0x02,      // \p{N}
+    LETTER = 0x04,      // \p{L}
+    SEPARATOR = 0x08,   // \p{Z}
+    MARK = 0x10,        // \p{M}
     PUNCTUATION = 0x20, // \p{P}
-    SYMBOL      = 0x40, // \p{S}
-    CONTROL     = 0x80, // \p{C} other than Cn
+    SYMBOL = 0x40,      // \p{S}
+    CONTROL = 0x80,     // \p{C} other than Cn
 };
 
 struct CategoryRange {

@@ -117,7 +117,8 @@ void split_gpt2(Cutter & k) {
         }
         if (f != 0 && !(f & (WS | L | N))) {
             pos += space;
-            for (uint16_t g = k.flags(pos); g != 0 && !(g & (WS | L | N)); g = k.flags(++pos)) {}
+            for (uint16_t g = k.flags(pos); g != 0 && !(g & (WS | L | N)); g = k.flags(++pos)) {
+            }
             k.cut(pos);
             continue;
         }
@@ -164,7 +165,8 @@ void split_llama3(Cutter & k, size_t max_digits) {
         const uint16_t f2 = c == ' ' ? k.flags(pos + 1) : f;
         if (f != 0 && !(f2 & (WS | L | N))) {
             pos += (c == ' ');
-            for (uint16_t g = k.flags(pos); g != 0 && !(g & (WS | L | N)); g = k.flags(++pos)) {}
+            for (uint16_t g = k.flags(pos); g != 0 && !(g & (WS | L | N)); g = k.flags(++pos)) {
+            }
             while (k.at(pos) == '\r' || k.at(pos) == '\n') {
                 ++pos;
             }
@@ -282,12 +284,12 @@ std::vector<std::string> split_words(std::string_view text, const std::vector<Sp
         for (const Span & s : spans) {
             Cutter k(cpts, s, next);
             switch (rule) {
-                case SplitRule::GPT2:           split_gpt2(k); break;
-                case SplitRule::LLAMA3:         split_llama3(k, 3); break;
-                case SplitRule::QWEN2:          split_llama3(k, 1); break;
-                case SplitRule::DIGIT_EACH:     split_class(k, cpts, in_digit_class, false); break;
-                case SplitRule::DIGIT_RUNS:     split_class(k, cpts, in_digit_class, true); break;
-                case SplitRule::PUNCT_RUNS:     split_class(k, cpts, in_punct_class, true); break;
+                case SplitRule::GPT2: split_gpt2(k); break;
+                case SplitRule::LLAMA3: split_llama3(k, 3); break;
+                case SplitRule::QWEN2: split_llama3(k, 1); break;
+                case SplitRule::DIGIT_EACH: split_class(k, cpts, in_digit_class, false); break;
+                case SplitRule::DIGIT_RUNS: split_class(k, cpts, in_digit_class, true); break;
+                case SplitRule::PUNCT_RUNS: split_class(k, cpts, in_punct_class, true); break;
                 case SplitRule::ASCII_DIGITS_3: split_ascii_digit_triples(k, cpts); break;
             }
         }

@@ -19,10 +19,10 @@ enum class SplitRule {
     LLAMA3,
     // as LLAMA3 with \p{N} (single digits) instead of \p{N}{1,3}
     QWEN2,
-    DIGIT_EACH,       // \p{N}          every number character alone
-    DIGIT_RUNS,       // \p{N}+
-    PUNCT_RUNS,       // [\p{P}\$\+<=>\^~\|]+
-    ASCII_DIGITS_3,   // [0-9][0-9][0-9]
+    DIGIT_EACH,     // \p{N}          every number character alone
+    DIGIT_RUNS,     // \p{N}+
+    PUNCT_RUNS,     // [\p{P}\$\+<=>\^~\|]+
+    ASCII_DIGITS_3, // [0-9][0-9][0-9]
 };
 
 // The rules for a tokenizer.ggml.pre name; false when the name is unknown.

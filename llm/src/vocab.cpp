@@ -16,25 +16,29 @@ namespace {
 
 bool is_int_type(lm_gguf_type t) {
     switch (t) {
-        case LM_GGUF_TYPE_UINT8: case LM_GGUF_TYPE_INT8: case LM_GGUF_TYPE_UINT16: case LM_GGUF_TYPE_INT16:
-        case LM_GGUF_TYPE_UINT32: case LM_GGUF_TYPE_INT32: case LM_GGUF_TYPE_UINT64: case LM_GGUF_TYPE_INT64:
-            return true;
-        default:
-            return false;
+        case LM_GGUF_TYPE_UINT8:
+        case LM_GGUF_TYPE_INT8:
+        case LM_GGUF_TYPE_UINT16:
+        case LM_GGUF_TYPE_INT16:
+        case LM_GGUF_TYPE_UINT32:
+        case LM_GGUF_TYPE_INT32:
+        case LM_GGUF_TYPE_UINT64:
+        case LM_GGUF_TYPE_INT64: return true;
+        default: return false;
     }
 }
 
 int64_t int_value(const lm_gguf_context * g, int64_t k) {
     switch (lm_gguf_get_kv_type(g, k)) {
-        case LM_GGUF_TYPE_UINT8:  return lm_gguf_get_val_u8(g, k);
-        case LM_GGUF_TYPE_INT8:   return lm_gguf_get_val_i8(g, k);
+        case LM_GGUF_TYPE_UINT8: return lm_gguf_get_val_u8(g, k);
+        case LM_GGUF_TYPE_INT8: return lm_gguf_get_val_i8(g, k);
         case LM_GGUF_TYPE_UINT16: return lm_gguf_get_val_u16(g, k);
-        case LM_GGUF_TYPE_INT16:  return lm_gguf_get_val_i16(g, k);
+        case LM_GGUF_TYPE_INT16: return lm_gguf_get_val_i16(g, k);
         case LM_GGUF_TYPE_UINT32: return lm_gguf_get_val_u32(g, k);
-        case LM_GGUF_TYPE_INT32:  return lm_gguf_get_val_i32(g, k);
+        case LM_GGUF_TYPE_INT32: return lm_gguf_get_val_i32(g, k);
         case LM_GGUF_TYPE_UINT64: return static_cast<int64_t>(std::min<uint64_t>(lm_gguf_get_val_u64(g, k), INT64_MAX));
-        case LM_GGUF_TYPE_INT64:  return lm_gguf_get_val_i64(g, k);
-        default:                  return -1;
+        case LM_GGUF_TYPE_INT64: return lm_gguf_get_val_i64(g, k);
+        default: return -1;
     }
 }
 
@@ -86,37 +90,69 @@ struct Meta {
 // Names llama.cpp recognises for end-of-turn and other generation-ending
 // tokens when the file does not say (first match in this order wins).
 const char * const k_eot_names[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
-    "<EOT>", "_<EOT>", "[EOT]", "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>", // NOLINT(bugprone-suspicious-missing-comma): one literal split after each hex escape
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<EOT>",
+    "_<EOT>",
+    "[EOT]",
+    "<\xef\xbd\x9c"
+    "end\xe2\x96\x81"
+    "of\xe2\x96\x81"
+    "sentence\xef\xbd\x9c>", // NOLINT(bugprone-suspicious-missing-comma): one literal split after each hex escape
     "<end_of_utterance>",
 };
 const char * const k_eog_names[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
-    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
-    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
-    "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>", "[e~[", // NOLINT(bugprone-suspicious-missing-comma): as above
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<|return|>",
+    "<|call|>",
+    "<|flush|>",
+    "<|calls|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "</s>",
+    "<|eom_id|>",
+    "<EOT>",
+    "_<EOT>",
+    "[EOT]",
+    "[EOS]",
+    "<|end_of_text|>",
+    "<end_of_utterance>",
+    "<eos>",
+    "<turn|>",
+    "<|tool_response>",
+    "<\xef\xbd\x9c"
+    "end\xe2\x96\x81"
+    "of\xe2\x96\x81"
+    "sentence\xef\xbd\x9c>",
+    "[e~[", // NOLINT(bugprone-suspicious-missing-comma): as above
 };
 // fill-in-the-middle tokens: prefix/suffix/middle become control tokens,
 // pad/repo/file-separator also end generation
-const char * const k_fim_pre_names[] = {
-    "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<PRE>", "\xe2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>"};
-const char * const k_fim_suf_names[] = {
-    "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<SUF>", "\xe2\x96\x81<SUF>", "<|code_suffix|>", "<|suffix|>"};
-const char * const k_fim_mid_names[] = {
-    "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<MID>", "\xe2\x96\x81<MID>", "<|code_middle|>", "<|middle|>"};
+const char * const k_fim_pre_names[] = {"<|fim_prefix|>",    "<fim-prefix>",    "<fim_prefix>", "<PRE>",
+                                        "\xe2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>"};
+const char * const k_fim_suf_names[] = {"<|fim_suffix|>",    "<fim-suffix>",    "<fim_suffix>", "<SUF>",
+                                        "\xe2\x96\x81<SUF>", "<|code_suffix|>", "<|suffix|>"};
+const char * const k_fim_mid_names[] = {"<|fim_middle|>",    "<fim-middle>",    "<fim_middle>", "<MID>",
+                                        "\xe2\x96\x81<MID>", "<|code_middle|>", "<|middle|>"};
 const char * const k_fim_pad_names[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"};
 const char * const k_fim_rep_names[] = {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"};
 const char * const k_fim_sep_names[] = {"<|file_sep|>"};
 
 uint32_t attr_from_type(int32_t t) {
     switch (t) {
-        case TOKEN_NORMAL:       return ATTR_NORMAL;
-        case TOKEN_UNKNOWN:      return ATTR_UNKNOWN;
-        case TOKEN_CONTROL:      return ATTR_CONTROL;
+        case TOKEN_NORMAL: return ATTR_NORMAL;
+        case TOKEN_UNKNOWN: return ATTR_UNKNOWN;
+        case TOKEN_CONTROL: return ATTR_CONTROL;
         case TOKEN_USER_DEFINED: return ATTR_USER_DEFINED;
-        case TOKEN_UNUSED:       return ATTR_UNUSED;
-        case TOKEN_BYTE:         return ATTR_BYTE;
-        default:                 return ATTR_UNDEFINED;
+        case TOKEN_UNUSED: return ATTR_UNUSED;
+        case TOKEN_BYTE: return ATTR_BYTE;
+        default: return ATTR_UNDEFINED;
     }
 }
 
@@ -181,7 +217,8 @@ Status load_tokens(Meta & m, Vocab::Impl & v) {
 Status load_merges(Meta & m, Vocab::Impl & v) {
     const int64_t k = m.get_array("tokenizer.ggml.merges", {LM_GGUF_TYPE_STRING});
     if (k < 0) {
-        return Status::error(m.error.empty() ? "vocab: tokenizer.ggml.merges is missing (needed by a gpt2 tokenizer)" : m.error);
+        return Status::error(m.error.empty() ? "vocab: tokenizer.ggml.merges is missing (needed by a gpt2 tokenizer)"
+                                             : m.error);
     }
     const size_t n = lm_gguf_get_arr_n(m.g, k);
     v.merge_rank.reserve(n);
@@ -211,8 +248,7 @@ void read_special_id(Meta & m, const Vocab::Impl & v, const char * key, Token & 
 }
 
 // The first token found by name (in list order), made a control token.
-template <size_t N>
-Token detect(Vocab::Impl & v, const char * const (&names)[N]) {
+template <size_t N> Token detect(Vocab::Impl & v, const char * const (&names)[N]) {
     for (const char * n : names) {
         const Token id = v.find(n);
         if (id >= 0) {
@@ -244,7 +280,10 @@ void finish_specials(Meta & m, Vocab::Impl & v) {
 
     // tokens the file did not name are found by their text
     if (v.eot < 0) v.eot = detect(v, k_eot_names);
-    if (v.eom < 0) { const char * const eom[] = {"<|eom_id|>"}; v.eom = detect(v, eom); }
+    if (v.eom < 0) {
+        const char * const eom[] = {"<|eom_id|>"};
+        v.eom = detect(v, eom);
+    }
     if (fim_pre < 0) fim_pre = detect(v, k_fim_pre_names);
     if (fim_suf < 0) fim_suf = detect(v, k_fim_suf_names);
     if (fim_mid < 0) fim_mid = detect(v, k_fim_mid_names);
@@ -275,9 +314,8 @@ void finish_specials(Meta & m, Vocab::Impl & v) {
             v.special_by_length.push_back(static_cast<Token>(i));
         }
     }
-    std::stable_sort(v.special_by_length.begin(), v.special_by_length.end(), [&](Token a, Token b) {
-        return v.tokens[a].text.size() > v.tokens[b].text.size();
-    });
+    std::stable_sort(v.special_by_length.begin(), v.special_by_length.end(),
+                     [&](Token a, Token b) { return v.tokens[a].text.size() > v.tokens[b].text.size(); });
 }
 
 Result<std::unique_ptr<Vocab::Impl>> load_impl(const lm_gguf_context * gguf) {
@@ -290,12 +328,16 @@ Result<std::unique_ptr<Vocab::Impl>> load_impl(const lm_gguf_context * gguf) {
     m.get_str("tokenizer.ggml.pre", v->pre);
     if (model == "llama") {
         v->type = VocabType::SPM;
-        v->bos = 1; v->eos = 2; v->unk = 0;
+        v->bos = 1;
+        v->eos = 2;
+        v->unk = 0;
         v->add_space_prefix = true;
         v->add_bos = true;
     } else if (model == "gpt2") {
         v->type = VocabType::BPE;
-        v->bos = 11; v->eos = 11; v->unk = -1;
+        v->bos = 11;
+        v->eos = 11;
+        v->unk = -1;
         if (!uni::split_rules_for(v->pre, v->split_rules)) {
             return Status::error("vocab: tokenizer.ggml.pre '" + v->pre + "' is not a supported pre-tokenizer");
         }

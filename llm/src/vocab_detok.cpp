@@ -17,9 +17,12 @@ char byte_of(const std::string & text) {
     for (size_t i = 3; i < text.size() && i < 5; ++i) {
         const char c = text[i];
         int d = -1;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            d = c - 'A' + 10;
         if (d < 0) break;
         value = value * 16 + d;
     }
@@ -94,7 +97,8 @@ std::string tidy_spaces(const std::string & in) {
         if (b[i - 1] == ' ' && x == '\'' && i + 1 < b.size()) {
             const char x1 = b[i + 1];
             const char x2 = i + 2 < b.size() ? b[i + 2] : '\0';
-            if (x1 == 's' || x1 == 'm' || (i + 2 < b.size() && ((x1 == 'r' && x2 == 'e') || (x1 == 'v' && x2 == 'e')))) {
+            if (x1 == 's' || x1 == 'm' ||
+                (i + 2 < b.size() && ((x1 == 'r' && x2 == 'e') || (x1 == 'v' && x2 == 'e')))) {
                 c.pop_back();
             }
         }
@@ -131,7 +135,8 @@ std::string Vocab::Impl::detokenize(const std::vector<Token> & ids, bool special
         if (!hidden) {
             const std::string & piece = piece_cache[id];
             const size_t skip = (strip_space && !piece.empty() && piece[0] == ' ') ? 1 : 0;
-            out.append(piece, skip, std::string::npos); // NOLINT(readability-suspicious-call-argument): from skip to the end
+            out.append(piece, skip,
+                       std::string::npos); // NOLINT(readability-suspicious-call-argument): from skip to the end
         }
         strip_space = false;
     }

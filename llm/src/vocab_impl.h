@@ -16,13 +16,13 @@ namespace lmllm {
 // Token attributes as bits (a token can gain CONTROL or UNUSED on top of
 // its GGUF type, e.g. an end-of-turn token the file left NORMAL).
 enum AttrBit : uint32_t {
-    ATTR_UNDEFINED    = 0,
-    ATTR_UNKNOWN      = 1u << 0,
-    ATTR_UNUSED       = 1u << 1,
-    ATTR_NORMAL       = 1u << 2,
-    ATTR_CONTROL      = 1u << 3,
+    ATTR_UNDEFINED = 0,
+    ATTR_UNKNOWN = 1u << 0,
+    ATTR_UNUSED = 1u << 1,
+    ATTR_NORMAL = 1u << 2,
+    ATTR_CONTROL = 1u << 3,
     ATTR_USER_DEFINED = 1u << 4,
-    ATTR_BYTE         = 1u << 5,
+    ATTR_BYTE = 1u << 5,
 };
 
 struct Vocab::Impl {
@@ -33,11 +33,11 @@ struct Vocab::Impl {
     };
 
     VocabType type = VocabType::SPM;
-    std::string pre;                       // tokenizer.ggml.pre as written
+    std::string pre; // tokenizer.ggml.pre as written
     std::vector<TokenData> tokens;
     std::unordered_map<std::string, Token> text_to_id;
     std::unordered_map<std::string, int32_t> merge_rank; // key: merge_key(left, right)
-    std::vector<uni::SplitRule> split_rules;               // BPE only
+    std::vector<uni::SplitRule> split_rules;             // BPE only
 
     Token bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, pad = -1;
     bool add_bos = false;
@@ -48,7 +48,7 @@ struct Vocab::Impl {
 
     std::vector<Token> special_by_length; // control/user-defined/unknown, longest text first
     std::set<Token> eog;
-    std::vector<std::string> piece_cache;  // token_to_piece(id, special = true)
+    std::vector<std::string> piece_cache; // token_to_piece(id, special = true)
 
     bool valid(Token id) const { return id >= 0 && static_cast<size_t>(id) < tokens.size(); }
     Token find(const std::string & text) const {

@@ -79,7 +79,7 @@ std::vector<Symbol> utf8_symbols(const std::string & s) {
 // A candidate merge of two neighbours; `size` tells a stale candidate (one
 // of the two has changed since) from a live one.
 struct Candidate {
-    double key;  // SPM: score (higher first); BPE: -rank (lower rank first)
+    double key; // SPM: score (higher first); BPE: -rank (lower rank first)
     int left, right;
     size_t size;
 };
@@ -92,8 +92,7 @@ using CandidateQueue = std::priority_queue<Candidate, std::vector<Candidate>, Ca
 
 // Repeatedly merges the best candidate; `score(l, r)` rates the pair or
 // returns false when the two may not merge.
-template <typename Score>
-void merge_all(std::vector<Symbol> & syms, Score score) {
+template <typename Score> void merge_all(std::vector<Symbol> & syms, Score score) {
     CandidateQueue queue;
     const auto offer = [&](int l, int r) {
         if (l < 0 || r < 0) return;
@@ -169,7 +168,8 @@ void tokenize_bpe(const Vocab::Impl & v, std::string_view frag, std::vector<Toke
         }
         std::vector<Symbol> syms = utf8_symbols(word);
         merge_all(syms, [&](const Symbol & l, const Symbol & r, double & key) {
-            auto it = v.merge_rank.find(Vocab::Impl::merge_key(word.substr(l.start, l.len), word.substr(r.start, r.len)));
+            auto it =
+                v.merge_rank.find(Vocab::Impl::merge_key(word.substr(l.start, l.len), word.substr(r.start, r.len)));
             if (it == v.merge_rank.end()) return false;
             key = -static_cast<double>(it->second);
             return true;

@@ -91,11 +91,18 @@ static std::string ids_str(const std::vector<llama_token> & ids) {
 static std::string escaped(const std::string & s) {
     std::string out;
     for (unsigned char c : s) {
-        if (c == '\n') out += "\\n";
-        else if (c == '\t') out += "\\t";
-        else if (c == '\r') out += "\\r";
-        else if (c < 0x20 || c == 0x7f) { char b[8]; snprintf(b, sizeof b, "\\x%02x", c); out += b; }
-        else out += (char) c;
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\t')
+            out += "\\t";
+        else if (c == '\r')
+            out += "\\r";
+        else if (c < 0x20 || c == 0x7f) {
+            char b[8];
+            snprintf(b, sizeof b, "\\x%02x", c);
+            out += b;
+        } else
+            out += (char) c;
     }
     return out;
 }
@@ -120,8 +127,8 @@ int main(int argc, char ** argv) {
     const int n_vocab = llama_vocab_n_tokens(v);
 
     printf("%s", argv[3]);
-    printf("meta bos %d\nmeta eos %d\nmeta eot %d\nmeta add_bos %d\nmeta n_tokens %d\n",
-           llama_vocab_bos(v), llama_vocab_eos(v), llama_vocab_eot(v), (int) llama_vocab_get_add_bos(v), n_vocab);
+    printf("meta bos %d\nmeta eos %d\nmeta eot %d\nmeta add_bos %d\nmeta n_tokens %d\n", llama_vocab_bos(v),
+           llama_vocab_eos(v), llama_vocab_eot(v), (int) llama_vocab_get_add_bos(v), n_vocab);
     std::string eog, control;
     for (llama_token id = 0; id < n_vocab; ++id) {
         if (llama_vocab_is_eog(v, id)) eog += " " + std::to_string(id);

@@ -51,19 +51,19 @@ void * registry_remove(lm_ggml_backend_reg_t reg, bool * found);
 } // namespace lmggml::backend
 
 // Logs one error line "<fn>: <msg>" when ptr is NULL and returns `ret`.
-#define LMGGML_CHECK_ARG(ptr, ret)                                           \
-    do {                                                                     \
-        if ((ptr) == nullptr) {                                              \
-            LM_GGML_LOG_ERROR("%s: %s is NULL\n", __func__, #ptr);           \
-            return ret;                                                      \
-        }                                                                    \
+#define LMGGML_CHECK_ARG(ptr, ret)                                                                                     \
+    do {                                                                                                               \
+        if ((ptr) == nullptr) {                                                                                        \
+            LM_GGML_LOG_ERROR("%s: %s is NULL\n", __func__, #ptr);                                                     \
+            return ret;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 // Same for functions returning void.
-#define LMGGML_CHECK_ARG_VOID(ptr)                                           \
-    do {                                                                     \
-        if ((ptr) == nullptr) {                                              \
-            LM_GGML_LOG_ERROR("%s: %s is NULL\n", __func__, #ptr);           \
-            return;                                                          \
-        }                                                                    \
+#define LMGGML_CHECK_ARG_VOID(ptr)                                                                                     \
+    do {                                                                                                               \
+        if ((ptr) == nullptr) {                                                                                        \
+            LM_GGML_LOG_ERROR("%s: %s is NULL\n", __func__, #ptr);                                                     \
+            return;                                                                                                    \
+        }                                                                                                              \
     } while (0)

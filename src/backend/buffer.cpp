@@ -33,15 +33,15 @@ lm_ggml_backend_buffer_t lm_ggml_backend_buft_alloc_buffer(lm_ggml_backend_buffe
     }
     const size_t max_size = lm_ggml_backend_buft_get_max_size(buft);
     if (size > max_size) {
-        LM_GGML_LOG_ERROR("%s: buffer type %s: size %zu exceeds the maximum %zu\n",
-                          __func__, lm_ggml_backend_buft_name(buft), size, max_size);
+        LM_GGML_LOG_ERROR("%s: buffer type %s: size %zu exceeds the maximum %zu\n", __func__,
+                          lm_ggml_backend_buft_name(buft), size, max_size);
         return nullptr;
     }
     try {
         return buft->iface.alloc_buffer(buft, size);
     } catch (...) {
-        LM_GGML_LOG_ERROR("%s: buffer type %s: allocation of %zu bytes failed\n",
-                          __func__, lm_ggml_backend_buft_name(buft), size);
+        LM_GGML_LOG_ERROR("%s: buffer type %s: allocation of %zu bytes failed\n", __func__,
+                          lm_ggml_backend_buft_name(buft), size);
         return nullptr;
     }
 }
@@ -72,8 +72,8 @@ size_t lm_ggml_backend_buft_get_alloc_size(lm_ggml_backend_buffer_type_t buft, s
     const size_t size = buft->iface.get_alloc_size(buft, tensor);
     if (size < nbytes) {
         // a backend bug; never hand out less than the tensor needs
-        LM_GGML_LOG_ERROR("%s: buffer type %s: get_alloc_size returned %zu < nbytes %zu\n",
-                          __func__, lm_ggml_backend_buft_name(buft), size, nbytes);
+        LM_GGML_LOG_ERROR("%s: buffer type %s: get_alloc_size returned %zu < nbytes %zu\n", __func__,
+                          lm_ggml_backend_buft_name(buft), size, nbytes);
         return nbytes;
     }
     return size;
@@ -94,23 +94,22 @@ lm_ggml_backend_dev_t lm_ggml_backend_buft_get_device(lm_ggml_backend_buffer_typ
 
 // ---------------------------------------------------------------- buffer
 
-lm_ggml_backend_buffer_t lm_ggml_backend_buffer_init(
-        lm_ggml_backend_buffer_type_t buft,
-        struct lm_ggml_backend_buffer_i iface,
-        void * context,
-        size_t size) {
+lm_ggml_backend_buffer_t lm_ggml_backend_buffer_init(lm_ggml_backend_buffer_type_t buft,
+                                                     struct lm_ggml_backend_buffer_i iface, void * context,
+                                                     size_t size) {
     LMGGML_CHECK_ARG(buft, nullptr);
     // [reliability] lm_fault_should_fail(): injected failure in LMGGML_FAULT_INJECTION builds
-    auto * buffer = lm_fault_should_fail() ? nullptr : new (std::nothrow) lm_ggml_backend_buffer{
-        .iface   = iface,
-        .buft    = buft,
-        .context = context,
-        .size    = size,
-        .usage   = LM_GGML_BACKEND_BUFFER_USAGE_ANY,
-    };
+    auto * buffer = lm_fault_should_fail() ? nullptr
+                                           : new (std::nothrow) lm_ggml_backend_buffer{
+                                                 .iface = iface,
+                                                 .buft = buft,
+                                                 .context = context,
+                                                 .size = size,
+                                                 .usage = LM_GGML_BACKEND_BUFFER_USAGE_ANY,
+                                             };
     if (buffer == nullptr) {
-        LM_GGML_LOG_ERROR("%s: buffer type %s: out of memory for the buffer object\n",
-                          __func__, lm_ggml_backend_buft_name(buft));
+        LM_GGML_LOG_ERROR("%s: buffer type %s: out of memory for the buffer object\n", __func__,
+                          lm_ggml_backend_buft_name(buft));
     }
     return buffer;
 }
@@ -232,23 +231,23 @@ void lm_ggml_backend_tensor_alloc(lm_ggml_backend_buffer_t buffer, struct lm_ggm
         return;
     }
     if (buffer->size == 0 || buffer->iface.get_base == nullptr) {
-        LM_GGML_LOG_ERROR("%s: buffer %s: has no memory to place tensor '%s'\n",
-                          __func__, lm_ggml_backend_buffer_name(buffer), tensor->name);
+        LM_GGML_LOG_ERROR("%s: buffer %s: has no memory to place tensor '%s'\n", __func__,
+                          lm_ggml_backend_buffer_name(buffer), tensor->name);
         return;
     }
     // Compare as integers: for device buffers the base is only an address
     // token, never dereferenced here.
-    const uintptr_t base = (uintptr_t)buffer->iface.get_base(buffer);
-    const uintptr_t a    = (uintptr_t)addr;
-    const size_t    need = lm_ggml_backend_buffer_get_alloc_size(buffer, tensor);
+    const uintptr_t base = (uintptr_t) buffer->iface.get_base(buffer);
+    const uintptr_t a = (uintptr_t) addr;
+    const size_t need = lm_ggml_backend_buffer_get_alloc_size(buffer, tensor);
     if (a < base || a - base > buffer->size || need > buffer->size - (a - base)) {
-        LM_GGML_LOG_ERROR("%s: tensor '%s': %zu bytes at offset %td do not fit buffer %s of %zu bytes\n",
-                          __func__, tensor->name, need, (ptrdiff_t)(a - base),
-                          lm_ggml_backend_buffer_name(buffer), buffer->size);
+        LM_GGML_LOG_ERROR("%s: tensor '%s': %zu bytes at offset %td do not fit buffer %s of %zu bytes\n", __func__,
+                          tensor->name, need, (ptrdiff_t) (a - base), lm_ggml_backend_buffer_name(buffer),
+                          buffer->size);
         return;
     }
     tensor->buffer = buffer;
-    tensor->data   = addr;
+    tensor->data = addr;
     lm_ggml_backend_buffer_init_tensor(buffer, tensor);
 }
 
@@ -268,7 +267,7 @@ void lm_ggml_backend_view_init(struct lm_ggml_tensor * tensor) {
         return;
     }
     tensor->buffer = src->buffer;
-    tensor->data   = (char *)src->data + tensor->view_offs;
+    tensor->data = (char *) src->data + tensor->view_offs;
     lm_ggml_backend_buffer_init_tensor(tensor->buffer, tensor);
 }
 
@@ -289,8 +288,8 @@ bool lmggml::backend::check_tensor_range(const char * fn, const lm_ggml_tensor *
     }
     const size_t nbytes = lm_ggml_nbytes(tensor);
     if (offset > nbytes || size > nbytes - offset) {
-        LM_GGML_LOG_ERROR("%s: tensor '%s': range [%zu, %zu + %zu) is outside its %zu bytes\n",
-                          fn, tensor->name, offset, offset, size, nbytes);
+        LM_GGML_LOG_ERROR("%s: tensor '%s': range [%zu, %zu + %zu) is outside its %zu bytes\n", fn, tensor->name,
+                          offset, offset, size, nbytes);
         return false;
     }
     return true;

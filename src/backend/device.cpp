@@ -58,15 +58,15 @@ void lm_ggml_backend_dev_get_props(lm_ggml_backend_dev_t device, struct lm_ggml_
         return;
     }
     // no get_props: assemble the same answer from the individual queries
-    props->name        = lm_ggml_backend_dev_name(device);
+    props->name = lm_ggml_backend_dev_name(device);
     props->description = lm_ggml_backend_dev_description(device);
     lm_ggml_backend_dev_memory(device, &props->memory_free, &props->memory_total);
     props->type = lm_ggml_backend_dev_type(device);
     props->caps = {
-        .async                = false,
-        .host_buffer          = device->iface.get_host_buffer_type != nullptr,
+        .async = false,
+        .host_buffer = device->iface.get_host_buffer_type != nullptr,
         .buffer_from_host_ptr = device->iface.buffer_from_host_ptr != nullptr,
-        .events               = device->iface.event_new != nullptr,
+        .events = device->iface.event_new != nullptr,
     };
 }
 
@@ -106,7 +106,8 @@ lm_ggml_backend_buffer_type_t lm_ggml_backend_dev_host_buffer_type(lm_ggml_backe
     return device->iface.get_host_buffer_type(device);
 }
 
-lm_ggml_backend_buffer_t lm_ggml_backend_dev_buffer_from_host_ptr(lm_ggml_backend_dev_t device, void * ptr, size_t size, size_t max_tensor_size) {
+lm_ggml_backend_buffer_t lm_ggml_backend_dev_buffer_from_host_ptr(lm_ggml_backend_dev_t device, void * ptr, size_t size,
+                                                                  size_t max_tensor_size) {
     LMGGML_CHECK_ARG(device, nullptr);
     LMGGML_CHECK_ARG(ptr, nullptr);
     if (device->iface.buffer_from_host_ptr == nullptr) {
@@ -170,8 +171,8 @@ lm_ggml_backend_dev_t lm_ggml_backend_reg_dev_get(lm_ggml_backend_reg_t reg, siz
     LMGGML_CHECK_ARG(reg, nullptr);
     const size_t count = lm_ggml_backend_reg_dev_count(reg);
     if (index >= count || reg->iface.get_device == nullptr) {
-        LM_GGML_LOG_ERROR("%s: reg %s: device index %zu out of range (%zu devices)\n",
-                          __func__, lm_ggml_backend_reg_name(reg), index, count);
+        LM_GGML_LOG_ERROR("%s: reg %s: device index %zu out of range (%zu devices)\n", __func__,
+                          lm_ggml_backend_reg_name(reg), index, count);
         return nullptr;
     }
     return reg->iface.get_device(reg, index);

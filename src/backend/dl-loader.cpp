@@ -123,8 +123,8 @@ lm_ggml_backend_reg_t lm_ggml_backend_load(const char * path) {
     // Only the version field is read: a reg of another API version may lay
     // out its interface differently, so none of its functions is called.
     if (reg->api_version != LM_GGML_BACKEND_API_VERSION) {
-        LM_GGML_LOG_ERROR("%s: %s: api_version %d, expected %d: refused\n",
-                          __func__, path, reg->api_version, LM_GGML_BACKEND_API_VERSION);
+        LM_GGML_LOG_ERROR("%s: %s: api_version %d, expected %d: refused\n", __func__, path, reg->api_version,
+                          LM_GGML_BACKEND_API_VERSION);
         dlclose(handle);
         return nullptr;
     }
@@ -134,11 +134,8 @@ lm_ggml_backend_reg_t lm_ggml_backend_load(const char * path) {
             LM_GGML_LOG_INFO("%s: %s: backend %s is already loaded\n", __func__, path, lm_ggml_backend_reg_name(reg));
             dlclose(handle);
             return reg;
-        case lmggml::backend::LoadAdd::failed:
-            dlclose(handle);
-            return nullptr;
-        case lmggml::backend::LoadAdd::added:
-            break;
+        case lmggml::backend::LoadAdd::failed: dlclose(handle); return nullptr;
+        case lmggml::backend::LoadAdd::added: break;
     }
     LM_GGML_LOG_INFO("%s: loaded backend %s from %s\n", __func__, lm_ggml_backend_reg_name(reg), path);
     return reg;
@@ -149,7 +146,7 @@ void lm_ggml_backend_unload(lm_ggml_backend_reg_t reg) {
     bool found = false;
     void * handle = lmggml::backend::registry_remove(reg, &found);
     if (!found) {
-        LM_GGML_LOG_ERROR("%s: reg %p: is not registered\n", __func__, (void *)reg);
+        LM_GGML_LOG_ERROR("%s: reg %p: is not registered\n", __func__, (void *) reg);
         return;
     }
     // The caller must have freed every backend, buffer and event of this reg:
@@ -168,7 +165,8 @@ void lm_ggml_backend_load_all_from_path(const char * dir_path) {
     }
     std::map<std::string, std::vector<fs::path>> variants; // backend name -> files
     try {
-        for (const fs::directory_entry & entry : fs::directory_iterator(dir_path, fs::directory_options::skip_permission_denied, ec)) {
+        for (const fs::directory_entry & entry :
+             fs::directory_iterator(dir_path, fs::directory_options::skip_permission_denied, ec)) {
             std::error_code ec2;
             if (!entry.is_regular_file(ec2)) {
                 continue;

@@ -6,9 +6,7 @@
 
 namespace {
 
-const char * dev_name_or_null(lm_ggml_backend_dev_t dev) {
-    return dev ? lm_ggml_backend_dev_name(dev) : "NULL";
-}
+const char * dev_name_or_null(lm_ggml_backend_dev_t dev) { return dev ? lm_ggml_backend_dev_name(dev) : "NULL"; }
 
 } // namespace
 
@@ -31,8 +29,8 @@ void lm_ggml_backend_event_free(lm_ggml_backend_event_t event) {
         return; // like free(NULL)
     }
     if (event->device == nullptr || event->device->iface.event_free == nullptr) {
-        LM_GGML_LOG_ERROR("%s: event of device %s: has no event_free (leaked)\n",
-                          __func__, dev_name_or_null(event->device));
+        LM_GGML_LOG_ERROR("%s: event of device %s: has no event_free (leaked)\n", __func__,
+                          dev_name_or_null(event->device));
         return;
     }
     event->device->iface.event_free(event->device, event);
@@ -47,8 +45,8 @@ void lm_ggml_backend_event_record(lm_ggml_backend_event_t event, lm_ggml_backend
     }
     if (event->device != backend->device) {
         // an event marks a point in one device's stream of work
-        LM_GGML_LOG_ERROR("%s: backend %s: event belongs to device %s\n",
-                          __func__, lm_ggml_backend_name(backend), dev_name_or_null(event->device));
+        LM_GGML_LOG_ERROR("%s: backend %s: event belongs to device %s\n", __func__, lm_ggml_backend_name(backend),
+                          dev_name_or_null(event->device));
         return;
     }
     backend->iface.event_record(backend, event);

@@ -21,7 +21,7 @@ bool is_view_op(lm_ggml_op op) {
 }
 
 struct copier {
-    lm_ggml_context * ctx_allocated   = nullptr; // copies that own memory
+    lm_ggml_context * ctx_allocated = nullptr;   // copies that own memory
     lm_ggml_context * ctx_unallocated = nullptr; // views (memory of their source)
     std::unordered_map<lm_ggml_tensor *, lm_ggml_tensor *> copy_of;
     std::vector<lm_ggml_tensor *> order; // originals, dependencies first
@@ -46,9 +46,9 @@ struct copier {
             return nullptr;
         }
         std::copy(std::begin(t->nb), std::end(t->nb), std::begin(c->nb)); // same layout, not just shape
-        c->op        = t->op;
-        c->flags     = t->flags;
-        c->view_src  = view_src;
+        c->op = t->op;
+        c->flags = t->flags;
+        c->view_src = view_src;
         c->view_offs = t->view_offs;
         std::copy(std::begin(t->op_params), std::end(t->op_params), std::begin(c->op_params));
         std::copy(std::begin(srcs), std::end(srcs), std::begin(c->src));
@@ -83,9 +83,12 @@ bool collect(lm_ggml_cgraph * graph, std::unordered_set<lm_ggml_tensor *> & seen
 // Places every tensor of ctx sequentially in buffers of buft; returns the
 // buffer (a multi-buffer when the tensors need more than one), or NULL.
 lm_ggml_backend_buffer_t place_tensors(lm_ggml_context * ctx, lm_ggml_backend_buffer_type_t buft) {
-    const size_t align    = std::max<size_t>(lm_ggml_backend_buft_get_alignment(buft), 1);
+    const size_t align = std::max<size_t>(lm_ggml_backend_buft_get_alignment(buft), 1);
     const size_t max_size = lm_ggml_backend_buft_get_max_size(buft);
-    struct chunk { size_t size = 0; std::vector<std::pair<lm_ggml_tensor *, size_t>> tensors; };
+    struct chunk {
+        size_t size = 0;
+        std::vector<std::pair<lm_ggml_tensor *, size_t>> tensors;
+    };
     std::vector<chunk> chunks(1);
     for (lm_ggml_tensor * t = lm_ggml_get_first_tensor(ctx); t != nullptr; t = lm_ggml_get_next_tensor(ctx, t)) {
         const size_t size = (lm_ggml_backend_buft_get_alloc_size(buft, t) + align - 1) / align * align;
@@ -105,7 +108,7 @@ lm_ggml_backend_buffer_t place_tensors(lm_ggml_context * ctx, lm_ggml_backend_bu
             return nullptr;
         }
         buffers.push_back(buf);
-        char * base = (char *)lm_ggml_backend_buffer_get_base(buf);
+        char * base = (char *) lm_ggml_backend_buffer_get_base(buf);
         for (auto [t, offset] : c.tensors) {
             lm_ggml_backend_tensor_alloc(buf, t, base + offset);
         }
@@ -132,10 +135,10 @@ graph_copy_t make_copy(lm_ggml_backend_t backend, lm_ggml_cgraph * graph) {
     if (buft == nullptr) {
         return failed;
     }
-    const size_t graph_size = (size_t)std::max(graph->size, graph->n_nodes);
+    const size_t graph_size = (size_t) std::max(graph->size, graph->n_nodes);
     const size_t mem = lm_ggml_tensor_overhead() * (seen.size() + 1) + lm_ggml_graph_overhead_custom(graph_size, false);
     copier cp;
-    cp.ctx_allocated   = lm_ggml_init({mem, nullptr, true});
+    cp.ctx_allocated = lm_ggml_init({mem, nullptr, true});
     cp.ctx_unallocated = lm_ggml_init({mem, nullptr, true});
     auto fail = [&](const char * what) {
         LM_GGML_LOG_ERROR("lm_ggml_backend_graph_copy: backend %s: %s\n", lm_ggml_backend_name(backend), what);
@@ -203,8 +206,9 @@ void lm_ggml_backend_graph_copy_free(struct lm_ggml_backend_graph_copy copy) {
     }
 }
 
-bool lm_ggml_backend_compare_graph_backend(lm_ggml_backend_t backend1, lm_ggml_backend_t backend2, struct lm_ggml_cgraph * graph,
-                                           lm_ggml_backend_eval_callback callback, void * user_data) {
+bool lm_ggml_backend_compare_graph_backend(lm_ggml_backend_t backend1, lm_ggml_backend_t backend2,
+                                           struct lm_ggml_cgraph * graph, lm_ggml_backend_eval_callback callback,
+                                           void * user_data) {
     LMGGML_CHECK_ARG(backend1, false);
     LMGGML_CHECK_ARG(backend2, false);
     LMGGML_CHECK_ARG(graph, false);

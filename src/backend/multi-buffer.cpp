@@ -35,20 +35,21 @@ void multi_buffer_clear(lm_ggml_backend_buffer_t buffer, uint8_t value) {
 
 // free_buffer doubles as the type tag (see lm_ggml_backend_buffer_is_multi_buffer)
 constexpr lm_ggml_backend_buffer_i multi_buffer_iface = {
-    .free_buffer   = multi_buffer_free,
-    .get_base      = nullptr,
-    .init_tensor   = nullptr,
+    .free_buffer = multi_buffer_free,
+    .get_base = nullptr,
+    .init_tensor = nullptr,
     .memset_tensor = nullptr,
-    .set_tensor    = nullptr,
-    .get_tensor    = nullptr,
-    .cpy_tensor    = nullptr,
-    .clear         = multi_buffer_clear,
-    .reset         = nullptr,
+    .set_tensor = nullptr,
+    .get_tensor = nullptr,
+    .cpy_tensor = nullptr,
+    .clear = multi_buffer_clear,
+    .reset = nullptr,
 };
 
 } // namespace
 
-lm_ggml_backend_buffer_t lm_ggml_backend_multi_buffer_alloc_buffer(lm_ggml_backend_buffer_t * buffers, size_t n_buffers) {
+lm_ggml_backend_buffer_t lm_ggml_backend_multi_buffer_alloc_buffer(lm_ggml_backend_buffer_t * buffers,
+                                                                   size_t n_buffers) {
     LMGGML_CHECK_ARG(buffers, nullptr);
     if (n_buffers == 0) {
         LM_GGML_LOG_ERROR("%s: n_buffers is 0\n", __func__);

@@ -18,16 +18,16 @@
 namespace {
 
 struct reg_entry {
-    lm_ggml_backend_reg_t              reg;
-    void *                             dl_handle; // NULL for built-ins
-    std::vector<lm_ggml_backend_dev_t> devices;   // as enumerated at registration
+    lm_ggml_backend_reg_t reg;
+    void * dl_handle;                           // NULL for built-ins
+    std::vector<lm_ggml_backend_dev_t> devices; // as enumerated at registration
 };
 
 struct registry {
-    std::recursive_mutex                mutex;
-    std::vector<reg_entry>              entries;
-    std::vector<lm_ggml_backend_dev_t>  devices; // all entries' devices, in order
-    std::atomic<bool>                   cpu_added{false};
+    std::recursive_mutex mutex;
+    std::vector<reg_entry> entries;
+    std::vector<lm_ggml_backend_dev_t> devices; // all entries' devices, in order
+    std::atomic<bool> cpu_added{false};
 };
 
 bool add_locked(registry & r, lm_ggml_backend_reg_t reg, void * dl_handle, const char * fn);
@@ -87,7 +87,7 @@ bool add_locked(registry & r, lm_ggml_backend_reg_t reg, void * dl_handle, const
 
 bool name_equals_ci(const char * a, const char * b) {
     for (; *a != '\0' && *b != '\0'; a++, b++) {
-        if (std::tolower((unsigned char)*a) != std::tolower((unsigned char)*b)) {
+        if (std::tolower((unsigned char) *a) != std::tolower((unsigned char) *b)) {
             return false;
         }
     }
@@ -235,7 +235,7 @@ lm_ggml_backend_t lm_ggml_backend_init_by_name(const char * name, const char * p
 lm_ggml_backend_t lm_ggml_backend_init_by_type(enum lm_ggml_backend_dev_type type, const char * params) {
     lm_ggml_backend_dev_t dev = lm_ggml_backend_dev_by_type(type);
     if (dev == nullptr) {
-        LM_GGML_LOG_ERROR("%s: no device of type %d\n", __func__, (int)type);
+        LM_GGML_LOG_ERROR("%s: no device of type %d\n", __func__, (int) type);
         return nullptr;
     }
     return lm_ggml_backend_dev_init(dev, params);

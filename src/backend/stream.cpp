@@ -27,8 +27,7 @@ lm_ggml_backend_buffer_type_t default_buft(const char * fn, lm_ggml_backend_t ba
 
 // Runs a backend callback that computes; a C++ exception escaping backend
 // code becomes a status instead of crossing the C ABI.
-template <typename F>
-lm_ggml_status guarded(const char * fn, lm_ggml_backend_t backend, F && f) {
+template <typename F> lm_ggml_status guarded(const char * fn, lm_ggml_backend_t backend, F && f) {
     try {
         return f();
     } catch (const std::bad_alloc &) {
@@ -98,7 +97,8 @@ void lm_ggml_backend_synchronize(lm_ggml_backend_t backend) {
 
 // ---------------------------------------------------------------- graphs
 
-lm_ggml_backend_graph_plan_t lm_ggml_backend_graph_plan_create(lm_ggml_backend_t backend, struct lm_ggml_cgraph * cgraph) {
+lm_ggml_backend_graph_plan_t lm_ggml_backend_graph_plan_create(lm_ggml_backend_t backend,
+                                                               struct lm_ggml_cgraph * cgraph) {
     LMGGML_CHECK_ARG(backend, nullptr);
     LMGGML_CHECK_ARG(cgraph, nullptr);
     if (backend->iface.graph_plan_create == nullptr) {

@@ -69,8 +69,8 @@ void lm_ggml_backend_tensor_memset(struct lm_ggml_tensor * tensor, uint8_t value
         return;
     }
     if (buf->iface.set_tensor == nullptr) {
-        LM_GGML_LOG_ERROR("%s: buffer %s: has neither memset_tensor nor set_tensor\n",
-                          __func__, lm_ggml_backend_buffer_name(buf));
+        LM_GGML_LOG_ERROR("%s: buffer %s: has neither memset_tensor nor set_tensor\n", __func__,
+                          lm_ggml_backend_buffer_name(buf));
         return;
     }
     // emulate with set_tensor from a host pattern, chunk by chunk
@@ -100,8 +100,8 @@ void lm_ggml_backend_tensor_copy(struct lm_ggml_tensor * src, struct lm_ggml_ten
     LMGGML_CHECK_ARG_VOID(src);
     LMGGML_CHECK_ARG_VOID(dst);
     if (!same_layout(src, dst)) {
-        LM_GGML_LOG_ERROR("%s: tensors '%s' and '%s': different type, shape or strides\n",
-                          __func__, src->name, dst->name);
+        LM_GGML_LOG_ERROR("%s: tensors '%s' and '%s': different type, shape or strides\n", __func__, src->name,
+                          dst->name);
         return;
     }
     if (src == dst) {
@@ -132,7 +132,8 @@ void lm_ggml_backend_tensor_copy(struct lm_ggml_tensor * src, struct lm_ggml_ten
 
 // ---------------------------------------------------------------- async (per stream)
 
-void lm_ggml_backend_tensor_set_async(lm_ggml_backend_t backend, struct lm_ggml_tensor * tensor, const void * data, size_t offset, size_t size) {
+void lm_ggml_backend_tensor_set_async(lm_ggml_backend_t backend, struct lm_ggml_tensor * tensor, const void * data,
+                                      size_t offset, size_t size) {
     LMGGML_CHECK_ARG_VOID(backend);
     LMGGML_CHECK_ARG_VOID(tensor);
     if (size == 0) {
@@ -151,7 +152,8 @@ void lm_ggml_backend_tensor_set_async(lm_ggml_backend_t backend, struct lm_ggml_
     backend->iface.set_tensor_async(backend, tensor, data, offset, size);
 }
 
-void lm_ggml_backend_tensor_get_async(lm_ggml_backend_t backend, const struct lm_ggml_tensor * tensor, void * data, size_t offset, size_t size) {
+void lm_ggml_backend_tensor_get_async(lm_ggml_backend_t backend, const struct lm_ggml_tensor * tensor, void * data,
+                                      size_t offset, size_t size) {
     LMGGML_CHECK_ARG_VOID(backend);
     LMGGML_CHECK_ARG_VOID(tensor);
     if (size == 0) {
@@ -177,8 +179,8 @@ void lm_ggml_backend_tensor_copy_async(lm_ggml_backend_t backend_src, lm_ggml_ba
     LMGGML_CHECK_ARG_VOID(src);
     LMGGML_CHECK_ARG_VOID(dst);
     if (!same_layout(src, dst)) {
-        LM_GGML_LOG_ERROR("%s: tensors '%s' and '%s': different type, shape or strides\n",
-                          __func__, src->name, dst->name);
+        LM_GGML_LOG_ERROR("%s: tensors '%s' and '%s': different type, shape or strides\n", __func__, src->name,
+                          dst->name);
         return;
     }
     if (src == dst) {

@@ -46,31 +46,52 @@ void Builder::set(size_t i, lm_ggml_tensor * g, const lm_ggml_tensor * src) {
 
 void Builder::add(lm_ggml_tensor * src, lm_ggml_tensor * d) {
     const size_t i = slot(src);
-    if (d == nullptr || i == LM_GGML_HASHSET_FULL) { failed_ = true; return; }
+    if (d == nullptr || i == LM_GGML_HASHSET_FULL) {
+        failed_ = true;
+        return;
+    }
     lm_ggml_tensor * have = g_->grads[i];
-    if (have == nullptr) { set(i, d, src); return; }
+    if (have == nullptr) {
+        set(i, d, src);
+        return;
+    }
     set(i, g_->grad_accs[i] ? lm_ggml_add_inplace(ctx_, have, d) : lm_ggml_add(ctx_, have, d), src);
 }
 
 void Builder::sub(lm_ggml_tensor * src, lm_ggml_tensor * d) {
     const size_t i = slot(src);
-    if (d == nullptr || i == LM_GGML_HASHSET_FULL) { failed_ = true; return; }
+    if (d == nullptr || i == LM_GGML_HASHSET_FULL) {
+        failed_ = true;
+        return;
+    }
     lm_ggml_tensor * have = g_->grads[i];
-    if (have == nullptr) { set(i, lm_ggml_neg(ctx_, d), src); return; }
+    if (have == nullptr) {
+        set(i, lm_ggml_neg(ctx_, d), src);
+        return;
+    }
     set(i, g_->grad_accs[i] ? lm_ggml_sub_inplace(ctx_, have, d) : lm_ggml_sub(ctx_, have, d), src);
 }
 
 void Builder::add1(lm_ggml_tensor * src, lm_ggml_tensor * d) {
     const size_t i = slot(src);
-    if (d == nullptr || i == LM_GGML_HASHSET_FULL) { failed_ = true; return; }
+    if (d == nullptr || i == LM_GGML_HASHSET_FULL) {
+        failed_ = true;
+        return;
+    }
     lm_ggml_tensor * have = g_->grads[i];
-    if (have == nullptr) { set(i, lm_ggml_repeat(ctx_, d, src), src); return; }
+    if (have == nullptr) {
+        set(i, lm_ggml_repeat(ctx_, d, src), src);
+        return;
+    }
     set(i, g_->grad_accs[i] ? lm_ggml_add1_inplace(ctx_, have, d) : lm_ggml_add1(ctx_, have, d), src);
 }
 
 void Builder::acc(lm_ggml_tensor * src, lm_ggml_tensor * d, size_t nb1, size_t nb2, size_t nb3, size_t offset) {
     const size_t i = slot(src);
-    if (d == nullptr || i == LM_GGML_HASHSET_FULL) { failed_ = true; return; }
+    if (d == nullptr || i == LM_GGML_HASHSET_FULL) {
+        failed_ = true;
+        return;
+    }
     lm_ggml_tensor * have = g_->grads[i];
     if (have == nullptr) {
         // zeros shaped like src (as ggml: a non-finite src would give NaN here)
@@ -78,8 +99,10 @@ void Builder::acc(lm_ggml_tensor * src, lm_ggml_tensor * d, size_t nb1, size_t n
         set(i, zero ? lm_ggml_acc(ctx_, zero, d, nb1, nb2, nb3, offset) : nullptr, src);
         return;
     }
-    set(i, g_->grad_accs[i] ? lm_ggml_acc_inplace(ctx_, have, d, nb1, nb2, nb3, offset)
-                            : lm_ggml_acc(ctx_, have, d, nb1, nb2, nb3, offset), src);
+    set(i,
+        g_->grad_accs[i] ? lm_ggml_acc_inplace(ctx_, have, d, nb1, nb2, nb3, offset)
+                         : lm_ggml_acc(ctx_, have, d, nb1, nb2, nb3, offset),
+        src);
 }
 
 namespace {
@@ -137,8 +160,8 @@ bool plan(lm_ggml_cgraph * g, std::vector<char> & needed) {
         }
         if (!need) continue;
         if (n->view_src && !is_view_op(n->op)) {
-            LM_GGML_LOG_ERROR("%s: node '%s' (%s) is in place: the backward pass does not support in-place ops\n",
-                              fn, n->name, lm_ggml_op_desc(n));
+            LM_GGML_LOG_ERROR("%s: node '%s' (%s) is in place: the backward pass does not support in-place ops\n", fn,
+                              n->name, lm_ggml_op_desc(n));
             return false;
         }
         needed[slot(n)] = 1;
@@ -171,8 +194,10 @@ bool plan(lm_ggml_cgraph * g, std::vector<char> & needed) {
 }
 
 void zero(lm_ggml_tensor * t) {
-    if (t->buffer) lm_ggml_backend_tensor_memset(t, 0, 0, lm_ggml_nbytes(t));
-    else std::memset(t->data, 0, lm_ggml_nbytes(t));
+    if (t->buffer)
+        lm_ggml_backend_tensor_memset(t, 0, 0, lm_ggml_nbytes(t));
+    else
+        std::memset(t->data, 0, lm_ggml_nbytes(t));
 }
 
 } // namespace
@@ -184,9 +209,13 @@ using namespace lmggml::backward;
 extern "C" void lm_ggml_build_backward_expand(struct lm_ggml_context * ctx_static, struct lm_ggml_context * ctx_compute,
                                               struct lm_ggml_cgraph * cgraph, bool accumulate) {
     static const char * fn = "lm_ggml_build_backward_expand";
-    if (!ctx_static || !ctx_compute || !cgraph) { lm_ggml_null_arg(fn); return; }
+    if (!ctx_static || !ctx_compute || !cgraph) {
+        lm_ggml_null_arg(fn);
+        return;
+    }
     if (!cgraph->grads || !cgraph->grad_accs) {
-        LM_GGML_LOG_ERROR("%s: the graph has no gradient slots (create it with lm_ggml_new_graph_custom(..., grads = true))\n", fn);
+        LM_GGML_LOG_ERROR(
+            "%s: the graph has no gradient slots (create it with lm_ggml_new_graph_custom(..., grads = true))\n", fn);
         return;
     }
     if (cgraph->n_nodes == 0) {
@@ -200,7 +229,7 @@ extern "C" void lm_ggml_build_backward_expand(struct lm_ggml_context * ctx_stati
     std::memset(cgraph->grads, 0, hs * sizeof(lm_ggml_tensor *));
     std::memset(cgraph->grad_accs, 0, hs * sizeof(lm_ggml_tensor *));
     const int n_forward = cgraph->n_nodes;
-    const int n_leafs   = cgraph->n_leafs;
+    const int n_leafs = cgraph->n_leafs;
     bool ok = true;
 
     for (int i = 0; i < n_forward && ok; i++) {
@@ -210,10 +239,13 @@ extern "C" void lm_ggml_build_backward_expand(struct lm_ggml_context * ctx_stati
         const bool loss = (n->flags & LM_GGML_TENSOR_FLAG_LOSS) != 0;
         if (loss || (accumulate && (n->flags & LM_GGML_TENSOR_FLAG_PARAM))) {
             lm_ggml_tensor * a = lm_ggml_dup_tensor(ctx_static, n);
-            if (!a) { ok = false; break; }
+            if (!a) {
+                ok = false;
+                break;
+            }
             lm_ggml_format_name(a, "grad acc for %s", n->name);
             cgraph->grad_accs[k] = a;
-            cgraph->grads[k]     = a;
+            cgraph->grads[k] = a;
         }
     }
 
@@ -253,7 +285,10 @@ extern "C" void lm_ggml_build_backward_expand(struct lm_ggml_context * ctx_stati
 }
 
 extern "C" void lm_ggml_graph_reset(struct lm_ggml_cgraph * cgraph) {
-    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_reset"); return; }
+    if (!cgraph) {
+        lm_ggml_null_arg("lm_ggml_graph_reset");
+        return;
+    }
     if (!cgraph->grads) {
         LM_GGML_LOG_ERROR("lm_ggml_graph_reset: the graph has no gradients\n");
         return;
@@ -275,8 +310,10 @@ extern "C" void lm_ggml_graph_reset(struct lm_ggml_cgraph * cgraph) {
         }
         if (n->flags & LM_GGML_TENSOR_FLAG_LOSS) {
             const float one = 1.0f; // dL/dL
-            if (acc->buffer) lm_ggml_backend_tensor_set(acc, &one, 0, sizeof(one));
-            else *static_cast<float *>(acc->data) = one;
+            if (acc->buffer)
+                lm_ggml_backend_tensor_set(acc, &one, 0, sizeof(one));
+            else
+                *static_cast<float *>(acc->data) = one;
         } else {
             zero(acc);
         }
@@ -285,7 +322,10 @@ extern "C" void lm_ggml_graph_reset(struct lm_ggml_cgraph * cgraph) {
 
 extern "C" struct lm_ggml_tensor * lm_ggml_graph_get_grad(const struct lm_ggml_cgraph * cgraph,
                                                           const struct lm_ggml_tensor * node) {
-    if (!cgraph || !node) { lm_ggml_null_arg("lm_ggml_graph_get_grad"); return nullptr; }
+    if (!cgraph || !node) {
+        lm_ggml_null_arg("lm_ggml_graph_get_grad");
+        return nullptr;
+    }
     if (!cgraph->grads) return nullptr;
     const size_t i = lm_ggml_hash_find(&cgraph->visited_hash_set, node);
     if (i == LM_GGML_HASHSET_FULL || !lm_ggml_bitset_get(cgraph->visited_hash_set.used, i)) return nullptr;
@@ -294,7 +334,10 @@ extern "C" struct lm_ggml_tensor * lm_ggml_graph_get_grad(const struct lm_ggml_c
 
 extern "C" struct lm_ggml_tensor * lm_ggml_graph_get_grad_acc(const struct lm_ggml_cgraph * cgraph,
                                                               const struct lm_ggml_tensor * node) {
-    if (!cgraph || !node) { lm_ggml_null_arg("lm_ggml_graph_get_grad_acc"); return nullptr; }
+    if (!cgraph || !node) {
+        lm_ggml_null_arg("lm_ggml_graph_get_grad_acc");
+        return nullptr;
+    }
     if (!cgraph->grad_accs) return nullptr;
     const size_t i = lm_ggml_hash_find(&cgraph->visited_hash_set, node);
     if (i == LM_GGML_HASHSET_FULL || !lm_ggml_bitset_get(cgraph->visited_hash_set.used, i)) return nullptr;

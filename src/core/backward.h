@@ -50,10 +50,10 @@ public:
 private:
     void set(size_t i, lm_ggml_tensor * g, const lm_ggml_tensor * src);
 
-    lm_ggml_context *         ctx_;
-    lm_ggml_cgraph *          g_;
+    lm_ggml_context * ctx_;
+    lm_ggml_cgraph * g_;
     const std::vector<char> & needed_;
-    bool                      failed_ = false;
+    bool failed_ = false;
 };
 
 } // namespace lmggml::backward

@@ -24,10 +24,8 @@ bool unary_has_rule(lm_ggml_unary_op op) {
         case LM_GGML_UNARY_OP_STEP:
         case LM_GGML_UNARY_OP_RELU:
         case LM_GGML_UNARY_OP_SILU:
-        case LM_GGML_UNARY_OP_EXP:
-            return true;
-        default:
-            return false;
+        case LM_GGML_UNARY_OP_EXP: return true;
+        default: return false;
     }
 }
 
@@ -35,20 +33,18 @@ bool unary_has_rule(lm_ggml_unary_op op) {
 
 bool ignores_src(const lm_ggml_tensor * node, int j) {
     switch (node->op) {
-        case LM_GGML_OP_IM2COL:      // the kernel is only a shape
-        case LM_GGML_OP_IM2COL_BACK:
-            return j == 0;
+        case LM_GGML_OP_IM2COL: // the kernel is only a shape
+        case LM_GGML_OP_IM2COL_BACK: return j == 0;
         case LM_GGML_OP_UNARY: {
             const lm_ggml_unary_op u = lm_ggml_get_unary_op(node);
             return j == 0 && (u == LM_GGML_UNARY_OP_SGN || u == LM_GGML_UNARY_OP_STEP); // piecewise constant
         }
-        case LM_GGML_OP_CPY:           // the destination is overwritten
-        case LM_GGML_OP_GET_ROWS:      // row indices
+        case LM_GGML_OP_CPY:      // the destination is overwritten
+        case LM_GGML_OP_GET_ROWS: // row indices
         case LM_GGML_OP_GET_ROWS_BACK:
-        case LM_GGML_OP_ROPE:          // positions
+        case LM_GGML_OP_ROPE: // positions
             return j == 1;
-        default:
-            return false;
+        default: return false;
     }
 }
 
@@ -86,26 +82,21 @@ const char * missing_rule(const lm_ggml_tensor * node, const bool need[LM_GGML_M
         case LM_GGML_OP_DIAG_MASK_INF:
         case LM_GGML_OP_DIAG_MASK_ZERO:
         case LM_GGML_OP_IM2COL:
-        case LM_GGML_OP_POOL_2D:
-            return nullptr;
-        case LM_GGML_OP_SOFT_MAX:
-            return need[1] ? "no gradient rule for the soft_max mask" : nullptr;
-        case LM_GGML_OP_ROPE:
-            return need[2] ? "no gradient rule for rope frequency factors" : nullptr;
-        case LM_GGML_OP_CROSS_ENTROPY_LOSS:
-            return need[1] ? "no gradient rule for cross_entropy_loss labels" : nullptr;
+        case LM_GGML_OP_POOL_2D: return nullptr;
+        case LM_GGML_OP_SOFT_MAX: return need[1] ? "no gradient rule for the soft_max mask" : nullptr;
+        case LM_GGML_OP_ROPE: return need[2] ? "no gradient rule for rope frequency factors" : nullptr;
+        case LM_GGML_OP_CROSS_ENTROPY_LOSS: return need[1] ? "no gradient rule for cross_entropy_loss labels" : nullptr;
         case LM_GGML_OP_UNARY:
             return unary_has_rule(lm_ggml_get_unary_op(node)) ? nullptr : "no gradient rule for this unary op";
-        default:
-            return "no gradient rule for this op";
+        default: return "no gradient rule for this op";
     }
 }
 
 void Builder::apply(lm_ggml_tensor * node, lm_ggml_tensor * grad) {
-    lm_ggml_context * c  = ctx_;
-    lm_ggml_tensor *  s0 = node->src[0];
-    lm_ggml_tensor *  s1 = node->src[1];
-    lm_ggml_tensor *  s2 = node->src[2];
+    lm_ggml_context * c = ctx_;
+    lm_ggml_tensor * s0 = node->src[0];
+    lm_ggml_tensor * s1 = node->src[1];
+    lm_ggml_tensor * s2 = node->src[2];
     const bool n0 = s0 && needs(s0);
     const bool n1 = s1 && needs(s1);
 
@@ -115,7 +106,8 @@ void Builder::apply(lm_ggml_tensor * node, lm_ggml_tensor * grad) {
         case LM_GGML_OP_CONT: // the same values, possibly in another shape (cpy, cont_4d)
             if (n0) {
                 lm_ggml_tensor * d = grad;
-                if (!lm_ggml_are_same_shape(d, s0)) d = lm_ggml_reshape(c, lm_ggml_is_contiguous(d) ? d : lm_ggml_cont(c, d), s0);
+                if (!lm_ggml_are_same_shape(d, s0))
+                    d = lm_ggml_reshape(c, lm_ggml_is_contiguous(d) ? d : lm_ggml_cont(c, d), s0);
                 add(s0, d);
             }
             break;
@@ -205,7 +197,8 @@ void Builder::apply(lm_ggml_tensor * node, lm_ggml_tensor * grad) {
             const int32_t * p = node->op_params;
             const size_t nb1 = (size_t) p[0], nb2 = (size_t) p[1], nb3 = (size_t) p[2], off = (size_t) p[3];
             lm_ggml_tensor * region = nullptr;
-            if (n0 || n1) region = lm_ggml_view_4d(c, grad, s1->ne[0], s1->ne[1], s1->ne[2], s1->ne[3], nb1, nb2, nb3, off);
+            if (n0 || n1)
+                region = lm_ggml_view_4d(c, grad, s1->ne[0], s1->ne[1], s1->ne[2], s1->ne[3], nb1, nb2, nb3, off);
             if (n0) add(s0, lm_ggml_acc(c, grad, lm_ggml_neg(c, region), nb1, nb2, nb3, off)); // the region gets 0
             if (n1) add(s1, lm_ggml_reshape(c, lm_ggml_cont(c, region), s1));
         } break;
@@ -257,9 +250,10 @@ void Builder::apply(lm_ggml_tensor * node, lm_ggml_tensor * grad) {
             const float fb = param_f32(node, 5), fs = param_f32(node, 6), ef = param_f32(node, 7),
                         af = param_f32(node, 8), bf = param_f32(node, 9), bs = param_f32(node, 10);
             // one position per token: plain rope; four per token: M-RoPE
-            lm_ggml_tensor * d = grad->ne[2] == s1->ne[0]
-                ? lm_ggml_rope_ext_back(c, grad, s1, s2, p[1], p[2], p[4], fb, fs, ef, af, bf, bs)
-                : lm_ggml_rope_multi_back(c, grad, s1, s2, p[1], sections, p[2], p[4], fb, fs, ef, af, bf, bs);
+            lm_ggml_tensor * d =
+                grad->ne[2] == s1->ne[0]
+                    ? lm_ggml_rope_ext_back(c, grad, s1, s2, p[1], p[2], p[4], fb, fs, ef, af, bf, bs)
+                    : lm_ggml_rope_multi_back(c, grad, s1, s2, p[1], sections, p[2], p[4], fb, fs, ef, af, bf, bs);
             add(s0, d);
         } break;
         case LM_GGML_OP_IM2COL:
@@ -271,8 +265,8 @@ void Builder::apply(lm_ggml_tensor * node, lm_ggml_tensor * grad) {
         case LM_GGML_OP_POOL_2D:
             if (n0) {
                 const int32_t * p = node->op_params;
-                add(s0, lm_ggml_pool_2d_back(c, grad, s0, (lm_ggml_op_pool) p[0], p[1], p[2], p[3], p[4],
-                                             (float) p[5], (float) p[6]));
+                add(s0, lm_ggml_pool_2d_back(c, grad, s0, (lm_ggml_op_pool) p[0], p[1], p[2], p[3], p[4], (float) p[5],
+                                             (float) p[6]));
             }
             break;
         case LM_GGML_OP_UNARY:

@@ -5,8 +5,8 @@
 #include "ggml-impl.h"
 
 struct lm_ggml_object {
-    size_t offs;                   // byte offset of the payload in mem_buffer
-    size_t size;                   // payload bytes (padded to LM_GGML_MEM_ALIGN)
+    size_t offs; // byte offset of the payload in mem_buffer
+    size_t size; // payload bytes (padded to LM_GGML_MEM_ALIGN)
     struct lm_ggml_object * next;
     enum lm_ggml_object_type type;
     char padding[4];
@@ -17,9 +17,9 @@ struct lm_ggml_object {
 struct lm_ggml_context {
     size_t mem_size;
     void * mem_buffer;
-    bool   mem_buffer_owned;
-    bool   no_alloc;
-    int    n_objects;
+    bool mem_buffer_owned;
+    bool no_alloc;
+    int n_objects;
     struct lm_ggml_object * objects_begin;
     struct lm_ggml_object * objects_end;
 };

@@ -9,8 +9,8 @@
 namespace lmggml {
 
 template <class Fn> struct CustomOpParams {
-    Fn     fun;
-    int    n_tasks;
+    Fn fun;
+    int n_tasks;
     void * userdata;
 };
 

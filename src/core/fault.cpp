@@ -33,12 +33,8 @@ extern "C" void lm_fault_set_fail_at(long n) {
     g_fail_at.store(n > 0 ? n : 0, std::memory_order_relaxed);
 }
 
-extern "C" long lm_fault_count(void) {
-    return g_count.load(std::memory_order_relaxed);
-}
+extern "C" long lm_fault_count(void) { return g_count.load(std::memory_order_relaxed); }
 
-extern "C" long lm_fault_injected(void) {
-    return g_injected.load(std::memory_order_relaxed);
-}
+extern "C" long lm_fault_injected(void) { return g_injected.load(std::memory_order_relaxed); }
 
 #endif // LMGGML_FAULT_INJECTION

@@ -46,11 +46,11 @@ void put_name_and_type(FILE * fp, const lm_ggml_tensor * t) {
 }
 
 struct dot_writer {
-    FILE *                 fp;
+    FILE * fp;
     const lm_ggml_cgraph * gb;
     std::unordered_map<const lm_ggml_tensor *, lm_ggml_tensor *> parent; // gradient -> first node it belongs to
-    std::unordered_set<const lm_ggml_tensor *> forward;                 // nodes of gf
-    bool                                       have_gf;
+    std::unordered_set<const lm_ggml_tensor *> forward;                  // nodes of gf
+    bool have_gf;
 
     lm_ggml_tensor * parent_of(const lm_ggml_tensor * t) const {
         auto it = parent.find(t);
@@ -70,7 +70,8 @@ struct dot_writer {
         if (lm_ggml_is_matrix(node)) {
             std::fprintf(fp, "%d [%" PRId64 ", %" PRId64 "] | <x>", i, node->ne[0], node->ne[1]);
         } else {
-            std::fprintf(fp, "%d [%" PRId64 ", %" PRId64 ", %" PRId64 "] | <x>", i, node->ne[0], node->ne[1], node->ne[2]);
+            std::fprintf(fp, "%d [%" PRId64 ", %" PRId64 ", %" PRId64 "] | <x>", i, node->ne[0], node->ne[1],
+                         node->ne[2]);
         }
         put_record_text(fp, lm_ggml_op_symbol(node->op));
         if (grad != nullptr) {
@@ -97,7 +98,7 @@ struct dot_writer {
     }
 
     void node_edge(lm_ggml_tensor * node, lm_ggml_tensor * src, int j) {
-        lm_ggml_tensor * gp  = parent_of(node);
+        lm_ggml_tensor * gp = parent_of(node);
         lm_ggml_tensor * gp0 = parent_of(src);
         std::fprintf(fp, "  \"%p\":%s -> \"%p\":%s [ arrowhead = %s; style = %s; label = \"src %d\"; ]\n",
                      gp0 ? (void *) gp0 : (void *) src, gp0 ? "g" : "x", gp ? (void *) gp : (void *) node,
@@ -177,7 +178,8 @@ extern "C" void lm_ggml_graph_dump_dot(const struct lm_ggml_cgraph * gb, const s
 extern "C" void lm_ggml_graph_export(const struct lm_ggml_cgraph * cgraph, const char * fname) {
     (void) cgraph;
     LM_GGML_LOG_ERROR("lm_ggml_graph_export: graph files are not supported (ggml has no format for them); "
-                      "'%s' not written\n", fname ? fname : "(null)");
+                      "'%s' not written\n",
+                      fname ? fname : "(null)");
 }
 
 extern "C" struct lm_ggml_cgraph * lm_ggml_graph_import(const char * fname, struct lm_ggml_context ** ctx_data,
@@ -189,6 +191,7 @@ extern "C" struct lm_ggml_cgraph * lm_ggml_graph_import(const char * fname, stru
         *ctx_eval = nullptr;
     }
     LM_GGML_LOG_ERROR("lm_ggml_graph_import: graph files are not supported (ggml has no format for them); "
-                      "'%s' not read\n", fname ? fname : "(null)");
+                      "'%s' not read\n",
+                      fname ? fname : "(null)");
     return nullptr;
 }

@@ -10,11 +10,11 @@ namespace {
 size_t graph_nbytes(size_t size, bool grads) {
     const size_t hash_size = lm_ggml_hash_size(size * 2);
     size_t n = sizeof(lm_ggml_cgraph);
-    n += sizeof(lm_ggml_tensor *) * size;                       // nodes
-    n += sizeof(lm_ggml_tensor *) * size;                       // leafs
-    n += sizeof(lm_ggml_tensor *) * hash_size;                  // hash keys
-    if (grads) n += sizeof(lm_ggml_tensor *) * hash_size * 2;   // grads, grad_accs
-    n += sizeof(uint32_t) * lm_ggml_bitset_size(hash_size);    // hash used bits
+    n += sizeof(lm_ggml_tensor *) * size;                     // nodes
+    n += sizeof(lm_ggml_tensor *) * size;                     // leafs
+    n += sizeof(lm_ggml_tensor *) * hash_size;                // hash keys
+    if (grads) n += sizeof(lm_ggml_tensor *) * hash_size * 2; // grads, grad_accs
+    n += sizeof(uint32_t) * lm_ggml_bitset_size(hash_size);   // hash used bits
     return n;
 }
 
@@ -31,7 +31,9 @@ public:
     VisitStack() = default;
     VisitStack(const VisitStack &) = delete;
     VisitStack & operator=(const VisitStack &) = delete;
-    ~VisitStack() { if (frames_ != inline_) delete[] frames_; }
+    ~VisitStack() {
+        if (frames_ != inline_) delete[] frames_;
+    }
     bool empty() const { return n_ == 0; }
     Frame & back() { return frames_[n_ - 1]; }
     void pop() { n_--; }
@@ -65,23 +67,27 @@ void visit(lm_ggml_cgraph * g, lm_ggml_tensor * root) {
     while (!stack.empty()) {
         VisitStack::Frame & f = stack.back();
         if (f.next_src < LM_GGML_MAX_SRC) {
-            const int k = g->order == LM_GGML_CGRAPH_EVAL_ORDER_LEFT_TO_RIGHT ? f.next_src : LM_GGML_MAX_SRC - 1 - f.next_src;
+            const int k =
+                g->order == LM_GGML_CGRAPH_EVAL_ORDER_LEFT_TO_RIGHT ? f.next_src : LM_GGML_MAX_SRC - 1 - f.next_src;
             f.next_src++;
             lm_ggml_tensor * src = f.t->src[k];
             if (!src) continue;
             const size_t slot = lm_ggml_hash_insert(&g->visited_hash_set, src);
-            if (slot == LM_GGML_HASHSET_FULL) LM_GGML_ABORT("graph hash set is full (graph size %d too small)", g->size);
+            if (slot == LM_GGML_HASHSET_FULL)
+                LM_GGML_ABORT("graph hash set is full (graph size %d too small)", g->size);
             if (slot != LM_GGML_HASHSET_ALREADY_EXISTS) stack.push(src);
             continue;
         }
         lm_ggml_tensor * t = f.t;
         stack.pop();
         if (t->op == LM_GGML_OP_NONE && !(t->flags & LM_GGML_TENSOR_FLAG_PARAM)) {
-            if (g->n_leafs >= g->size) LM_GGML_ABORT("graph has more than %d leafs: create it with a larger size", g->size);
+            if (g->n_leafs >= g->size)
+                LM_GGML_ABORT("graph has more than %d leafs: create it with a larger size", g->size);
             if (t->name[0] == '\0') lm_ggml_format_name(t, "leaf_%d", g->n_leafs);
             g->leafs[g->n_leafs++] = t;
         } else {
-            if (g->n_nodes >= g->size) LM_GGML_ABORT("graph has more than %d nodes: create it with a larger size", g->size);
+            if (g->n_nodes >= g->size)
+                LM_GGML_ABORT("graph has more than %d nodes: create it with a larger size", g->size);
             if (t->name[0] == '\0') lm_ggml_format_name(t, "node_%d", g->n_nodes);
             g->nodes[g->n_nodes++] = t;
         }
@@ -115,26 +121,31 @@ extern "C" struct lm_ggml_cgraph * lm_ggml_new_graph_custom(struct lm_ggml_conte
 
     // layout: [cgraph][nodes][leafs][hash keys][grads][grad_accs][hash used bits]
     lm_ggml_tensor ** p = reinterpret_cast<lm_ggml_tensor **>(mem + sizeof(lm_ggml_cgraph));
-    lm_ggml_tensor ** nodes = p;      p += size;
-    lm_ggml_tensor ** leafs = p;      p += size;
-    lm_ggml_tensor ** keys = p;       p += hash_size;
+    lm_ggml_tensor ** nodes = p;
+    p += size;
+    lm_ggml_tensor ** leafs = p;
+    p += size;
+    lm_ggml_tensor ** keys = p;
+    p += hash_size;
     lm_ggml_tensor ** grad_ptr = nullptr;
     lm_ggml_tensor ** grad_acc_ptr = nullptr;
     if (grads) {
-        grad_ptr = p;     p += hash_size;
-        grad_acc_ptr = p; p += hash_size;
+        grad_ptr = p;
+        p += hash_size;
+        grad_acc_ptr = p;
+        p += hash_size;
         std::memset(grad_ptr, 0, sizeof(lm_ggml_tensor *) * hash_size * 2);
     }
     uint32_t * used = reinterpret_cast<uint32_t *>(p);
 
     *g = lm_ggml_cgraph{};
-    g->size      = (int) size;
-    g->nodes     = nodes;
-    g->leafs     = leafs;
-    g->grads     = grad_ptr;
+    g->size = (int) size;
+    g->nodes = nodes;
+    g->leafs = leafs;
+    g->grads = grad_ptr;
     g->grad_accs = grad_acc_ptr;
     g->visited_hash_set = lm_ggml_hash_set{hash_size, used, keys};
-    g->order     = LM_GGML_CGRAPH_EVAL_ORDER_LEFT_TO_RIGHT;
+    g->order = LM_GGML_CGRAPH_EVAL_ORDER_LEFT_TO_RIGHT;
     lm_ggml_hash_set_reset(&g->visited_hash_set);
     return g;
 }
@@ -153,26 +164,32 @@ extern "C" void lm_ggml_build_forward_expand(struct lm_ggml_cgraph * cgraph, str
 
 extern "C" struct lm_ggml_cgraph lm_ggml_graph_view(struct lm_ggml_cgraph * cgraph, int i0, int i1) {
     lm_ggml_cgraph view{};
-    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_view"); return view; }
+    if (!cgraph) {
+        lm_ggml_null_arg("lm_ggml_graph_view");
+        return view;
+    }
     if (i0 < 0 || i1 < i0 || i1 > cgraph->n_nodes) { // exported (ggml-impl.h): a bad range is an error, not a crash
         LM_GGML_LOG_ERROR("lm_ggml_graph_view: nodes [%d, %d) outside the graph's %d\n", i0, i1, cgraph->n_nodes);
         return view;
     }
-    view.size    = i1 - i0;
+    view.size = i1 - i0;
     view.n_nodes = i1 - i0;
     view.n_leafs = 0;
-    view.nodes   = cgraph->nodes + i0;
-    view.order   = cgraph->order;
+    view.nodes = cgraph->nodes + i0;
+    view.order = cgraph->order;
     return view;
 }
 
 extern "C" void lm_ggml_graph_cpy(struct lm_ggml_cgraph * src, struct lm_ggml_cgraph * dst) {
-    if (!src || !dst) { lm_ggml_null_arg("lm_ggml_graph_cpy"); return; }
+    if (!src || !dst) {
+        lm_ggml_null_arg("lm_ggml_graph_cpy");
+        return;
+    }
     LM_GGML_ASSERT(dst->size >= src->n_leafs && dst->size >= src->n_nodes);
     LM_GGML_ASSERT(dst->visited_hash_set.size >= src->visited_hash_set.size);
     dst->n_leafs = src->n_leafs;
     dst->n_nodes = src->n_nodes;
-    dst->order   = src->order;
+    dst->order = src->order;
     std::memcpy(dst->leafs, src->leafs, sizeof(lm_ggml_tensor *) * src->n_leafs);
     std::memcpy(dst->nodes, src->nodes, sizeof(lm_ggml_tensor *) * src->n_nodes);
     lm_ggml_hash_set_reset(&dst->visited_hash_set);
@@ -194,14 +211,17 @@ extern "C" void lm_ggml_graph_cpy(struct lm_ggml_cgraph * src, struct lm_ggml_cg
         for (int i = 0; i < src->n_nodes; i++) {
             const size_t is = lm_ggml_hash_find(&src->visited_hash_set, src->nodes[i]);
             const size_t id = lm_ggml_hash_find(&dst->visited_hash_set, dst->nodes[i]);
-            dst->grads[id]     = src->grads[is];
+            dst->grads[id] = src->grads[is];
             dst->grad_accs[id] = src->grad_accs[is];
         }
     }
 }
 
 extern "C" struct lm_ggml_cgraph * lm_ggml_graph_dup(struct lm_ggml_context * ctx, struct lm_ggml_cgraph * cgraph) {
-    if (!ctx || !cgraph) { lm_ggml_null_arg("lm_ggml_graph_dup"); return nullptr; }
+    if (!ctx || !cgraph) {
+        lm_ggml_null_arg("lm_ggml_graph_dup");
+        return nullptr;
+    }
     lm_ggml_cgraph * result = lm_ggml_new_graph_custom(ctx, cgraph->size, cgraph->grads != nullptr);
     if (!result) return nullptr;
     lm_ggml_graph_cpy(cgraph, result);
@@ -209,17 +229,28 @@ extern "C" struct lm_ggml_cgraph * lm_ggml_graph_dup(struct lm_ggml_context * ct
 }
 
 extern "C" void lm_ggml_graph_clear(struct lm_ggml_cgraph * cgraph) {
-    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_clear"); return; }
+    if (!cgraph) {
+        lm_ggml_null_arg("lm_ggml_graph_clear");
+        return;
+    }
     cgraph->n_leafs = 0;
     cgraph->n_nodes = 0;
     lm_ggml_hash_set_reset(&cgraph->visited_hash_set);
 }
 
 extern "C" int lm_ggml_graph_size(struct lm_ggml_cgraph * cgraph) {
-    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_size"); return 0; } return cgraph->size; }
+    if (!cgraph) {
+        lm_ggml_null_arg("lm_ggml_graph_size");
+        return 0;
+    }
+    return cgraph->size;
+}
 
 extern "C" struct lm_ggml_tensor * lm_ggml_graph_node(struct lm_ggml_cgraph * cgraph, int i) {
-    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_node"); return nullptr; }
+    if (!cgraph) {
+        lm_ggml_null_arg("lm_ggml_graph_node");
+        return nullptr;
+    }
     if (i < 0) i += cgraph->n_nodes;
     if (i < 0 || i >= cgraph->n_nodes) {
         LM_GGML_LOG_ERROR("lm_ggml_graph_node: index %d out of range (graph has %d nodes)\n", i, cgraph->n_nodes);
@@ -229,12 +260,25 @@ extern "C" struct lm_ggml_tensor * lm_ggml_graph_node(struct lm_ggml_cgraph * cg
 }
 
 extern "C" struct lm_ggml_tensor ** lm_ggml_graph_nodes(struct lm_ggml_cgraph * cgraph) {
-    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_nodes"); return nullptr; } return cgraph->nodes; }
+    if (!cgraph) {
+        lm_ggml_null_arg("lm_ggml_graph_nodes");
+        return nullptr;
+    }
+    return cgraph->nodes;
+}
 extern "C" int lm_ggml_graph_n_nodes(struct lm_ggml_cgraph * cgraph) {
-    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_n_nodes"); return 0; } return cgraph->n_nodes; }
+    if (!cgraph) {
+        lm_ggml_null_arg("lm_ggml_graph_n_nodes");
+        return 0;
+    }
+    return cgraph->n_nodes;
+}
 
 extern "C" void lm_ggml_graph_add_node(struct lm_ggml_cgraph * cgraph, struct lm_ggml_tensor * tensor) {
-    if (!cgraph || !tensor) { lm_ggml_null_arg("lm_ggml_graph_add_node"); return; }
+    if (!cgraph || !tensor) {
+        lm_ggml_null_arg("lm_ggml_graph_add_node");
+        return;
+    }
     if (cgraph->n_nodes >= cgraph->size) {
         LM_GGML_ABORT("lm_ggml_graph_add_node: graph is full (%d nodes)", cgraph->size);
     }
@@ -242,7 +286,10 @@ extern "C" void lm_ggml_graph_add_node(struct lm_ggml_cgraph * cgraph, struct lm
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_graph_get_tensor(const struct lm_ggml_cgraph * cgraph, const char * name) {
-    if (!cgraph || !name) { lm_ggml_null_arg("lm_ggml_graph_get_tensor"); return nullptr; }
+    if (!cgraph || !name) {
+        lm_ggml_null_arg("lm_ggml_graph_get_tensor");
+        return nullptr;
+    }
     for (int i = 0; i < cgraph->n_leafs; i++) {
         if (std::strcmp(cgraph->leafs[i]->name, name) == 0) return cgraph->leafs[i];
     }
@@ -253,7 +300,10 @@ extern "C" struct lm_ggml_tensor * lm_ggml_graph_get_tensor(const struct lm_ggml
 }
 
 extern "C" void lm_ggml_graph_print(const struct lm_ggml_cgraph * cgraph) {
-    if (!cgraph) { lm_ggml_null_arg("lm_ggml_graph_print"); return; }
+    if (!cgraph) {
+        lm_ggml_null_arg("lm_ggml_graph_print");
+        return;
+    }
     LM_GGML_LOG_INFO("=== GRAPH: %d nodes, %d leafs ===\n", cgraph->n_nodes, cgraph->n_leafs);
     for (int i = 0; i < cgraph->n_nodes; i++) {
         const lm_ggml_tensor * t = cgraph->nodes[i];

@@ -11,9 +11,9 @@
 namespace {
 
 struct LogState {
-    std::mutex           mutex;
-    lm_ggml_log_callback callback  = lm_ggml_log_callback_default;
-    void *               user_data = nullptr;
+    std::mutex mutex;
+    lm_ggml_log_callback callback = lm_ggml_log_callback_default;
+    void * user_data = nullptr;
 };
 
 LogState & log_state() {
@@ -38,14 +38,14 @@ extern "C" void lm_ggml_log_callback_default(enum lm_ggml_log_level level, const
 extern "C" void lm_ggml_log_set(lm_ggml_log_callback log_callback, void * user_data) {
     LogState & s = log_state();
     std::lock_guard<std::mutex> lock(s.mutex);
-    s.callback  = log_callback ? log_callback : lm_ggml_log_callback_default;
+    s.callback = log_callback ? log_callback : lm_ggml_log_callback_default;
     s.user_data = log_callback ? user_data : nullptr;
 }
 
 extern "C" void lm_ggml_log_internal_v(enum lm_ggml_log_level level, const char * fmt, va_list args) {
     if (fmt == nullptr) { // exported to plugins (ggml-impl.h): report the misuse instead of crashing
         level = LM_GGML_LOG_LEVEL_ERROR;
-        fmt   = "lm_ggml_log_internal: fmt is NULL\n";
+        fmt = "lm_ggml_log_internal: fmt is NULL\n";
     }
     char buf[512];
     va_list copy;
@@ -87,9 +87,7 @@ extern "C" void lm_ggml_null_arg(const char * fn) {
     LM_GGML_LOG_ERROR("%s: a required pointer argument is NULL\n", fn);
 }
 
-extern "C" void lm_ggml_set_abort_handler(lm_ggml_abort_handler_t handler) {
-    g_abort_handler.store(handler);
-}
+extern "C" void lm_ggml_set_abort_handler(lm_ggml_abort_handler_t handler) { g_abort_handler.store(handler); }
 
 extern "C" void lm_ggml_abort(const char * file, int line, const char * fmt, ...) {
     char msg[1024];
@@ -112,9 +110,9 @@ extern "C" void lm_ggml_abort(const char * file, int line, const char * fmt, ...
 extern "C" const char * lm_ggml_status_to_string(enum lm_ggml_status status) {
     switch (status) {
         case LM_GGML_STATUS_ALLOC_FAILED: return "GGML status: error (failed to allocate memory)";
-        case LM_GGML_STATUS_FAILED:       return "GGML status: error (operation failed)";
-        case LM_GGML_STATUS_SUCCESS:      return "GGML status: success";
-        case LM_GGML_STATUS_ABORTED:      return "GGML status: warning (operation aborted)";
+        case LM_GGML_STATUS_FAILED: return "GGML status: error (operation failed)";
+        case LM_GGML_STATUS_SUCCESS: return "GGML status: success";
+        case LM_GGML_STATUS_ABORTED: return "GGML status: warning (operation aborted)";
     }
     return "GGML status: unknown";
 }
@@ -134,17 +132,20 @@ const auto g_time_origin = std::chrono::steady_clock::now();
 extern "C" void lm_ggml_time_init(void) {}
 
 extern "C" int64_t lm_ggml_time_ms(void) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - g_time_origin).count();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - g_time_origin)
+        .count();
 }
 
 extern "C" int64_t lm_ggml_time_us(void) {
-    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - g_time_origin).count();
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - g_time_origin)
+        .count();
 }
 
 extern "C" void * lm_ggml_aligned_malloc(size_t size) {
     if (size == 0) size = LM_GGML_HOST_ALIGNMENT; // a valid, freeable pointer for empty buffers
-    if (lm_fault_should_fail()) { // [reliability] injected failure (LMGGML_FAULT_INJECTION builds only)
-        LM_GGML_LOG_ERROR("lm_ggml_aligned_malloc: failed to allocate %.2f MiB (injected fault)\n", size / (1024.0 * 1024.0));
+    if (lm_fault_should_fail()) {                 // [reliability] injected failure (LMGGML_FAULT_INJECTION builds only)
+        LM_GGML_LOG_ERROR("lm_ggml_aligned_malloc: failed to allocate %.2f MiB (injected fault)\n",
+                          size / (1024.0 * 1024.0));
         return nullptr;
     }
     void * ptr = nullptr;
@@ -156,6 +157,4 @@ extern "C" void * lm_ggml_aligned_malloc(size_t size) {
     return ptr;
 }
 
-extern "C" void lm_ggml_aligned_free(void * ptr, size_t /*size*/) {
-    std::free(ptr);
-}
+extern "C" void lm_ggml_aligned_free(void * ptr, size_t /*size*/) { std::free(ptr); }

@@ -52,9 +52,9 @@ lm_ggml_tensor * soft_max_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_t
 }
 
 struct RopeParams {
-    int   n_dims;
-    int   mode;
-    int   n_ctx_orig;
+    int n_dims;
+    int mode;
+    int n_ctx_orig;
     float freq_base;
     float freq_scale;
     float ext_factor;
@@ -103,7 +103,8 @@ lm_ggml_tensor * rope_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tenso
 // The rotary dimension whose wavelength makes n_rot turns over n_ctx_orig
 // positions (YaRN): solves n_ctx_orig = n_rot * 2pi * base^(2d/n_dims) for d.
 float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
-    return (float)n_dims * logf((float)n_ctx_orig / (n_rot * 2.0f * std::numbers::pi_v<float>)) / (2.0f * logf(base));
+    return (float) n_dims * logf((float) n_ctx_orig / (n_rot * 2.0f * std::numbers::pi_v<float>) ) /
+           (2.0f * logf(base));
 }
 
 } // namespace
@@ -147,14 +148,16 @@ lm_ggml_tensor * lm_ggml_rope_inplace(lm_ggml_context * ctx, lm_ggml_tensor * a,
 lm_ggml_tensor * lm_ggml_rope_ext(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b, lm_ggml_tensor * c,
                                   int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                   float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
-    const RopeParams p = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
+    const RopeParams p = {n_dims,     mode,        n_ctx_orig, freq_base, freq_scale,
+                          ext_factor, attn_factor, beta_fast,  beta_slow};
     return rope_impl(__func__, ctx, a, b, c, p, false);
 }
 lm_ggml_tensor * lm_ggml_rope_ext_inplace(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b,
                                           lm_ggml_tensor * c, int n_dims, int mode, int n_ctx_orig, float freq_base,
                                           float freq_scale, float ext_factor, float attn_factor, float beta_fast,
                                           float beta_slow) {
-    const RopeParams p = {n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow};
+    const RopeParams p = {n_dims,     mode,        n_ctx_orig, freq_base, freq_scale,
+                          ext_factor, attn_factor, beta_fast,  beta_slow};
     return rope_impl(__func__, ctx, a, b, c, p, true);
 }
 
@@ -167,10 +170,10 @@ void lm_ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, fl
         return;
     }
     const float start = floorf(yarn_corr_dim(n_dims, n_ctx_orig, beta_fast, freq_base));
-    const float end   = ceilf(yarn_corr_dim(n_dims, n_ctx_orig, beta_slow, freq_base));
+    const float end = ceilf(yarn_corr_dim(n_dims, n_ctx_orig, beta_slow, freq_base));
     // written as ggml's MAX/MIN macros so a NaN passes through the same way
     dims[0] = 0.0f > start ? 0.0f : start;
-    dims[1] = (float)(n_dims - 1) < end ? (float)(n_dims - 1) : end;
+    dims[1] = (float) (n_dims - 1) < end ? (float) (n_dims - 1) : end;
 }
 
 // Clamp is always built in place (ggml has no separate-output form).
@@ -193,7 +196,7 @@ lm_ggml_tensor * lm_ggml_argsort(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_g
         return nullptr;
     }
     if (order != LM_GGML_SORT_ORDER_ASC && order != LM_GGML_SORT_ORDER_DESC) {
-        LM_GGML_LOG_ERROR("%s: order: %d is not an lm_ggml_sort_order\n", __func__, (int)order);
+        LM_GGML_LOG_ERROR("%s: order: %d is not an lm_ggml_sort_order\n", __func__, (int) order);
         return nullptr;
     }
     LM_GGML_ASSERT(a->ne[0] <= INT32_MAX);
@@ -201,7 +204,7 @@ lm_ggml_tensor * lm_ggml_argsort(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_g
     if (r == nullptr) {
         return nullptr;
     }
-    lm_ggml_set_op_params_i32(r, 0, (int32_t)order);
+    lm_ggml_set_op_params_i32(r, 0, (int32_t) order);
     return finish(r, LM_GGML_OP_ARGSORT, a);
 }
 
@@ -256,7 +259,7 @@ void lm_ggml_flash_attn_ext_set_prec(lm_ggml_tensor * a, lm_ggml_prec prec) {
         return;
     }
     LM_GGML_ASSERT(a->op == LM_GGML_OP_FLASH_ATTN_EXT);
-    lm_ggml_set_op_params_i32(a, 3, (int32_t)prec); // after scale, max_bias, softcap
+    lm_ggml_set_op_params_i32(a, 3, (int32_t) prec); // after scale, max_bias, softcap
 }
 
 lm_ggml_prec lm_ggml_flash_attn_ext_get_prec(const lm_ggml_tensor * a) {
@@ -264,7 +267,7 @@ lm_ggml_prec lm_ggml_flash_attn_ext_get_prec(const lm_ggml_tensor * a) {
         return LM_GGML_PREC_DEFAULT;
     }
     LM_GGML_ASSERT(a->op == LM_GGML_OP_FLASH_ATTN_EXT);
-    return (lm_ggml_prec)lm_ggml_get_op_params_i32(a, 3);
+    return (lm_ggml_prec) lm_ggml_get_op_params_i32(a, 3);
 }
 
 } // extern "C"

@@ -87,7 +87,8 @@ lm_ggml_tensor * lm_ggml_get_rows_back(lm_ggml_context * ctx, lm_ggml_tensor * a
     }
     if (!require(__func__, lm_ggml_is_matrix(a) && lm_ggml_is_vector(b) && b->type == LM_GGML_TYPE_I32,
                  "a must be a matrix and b an I32 vector") ||
-        !require(__func__, lm_ggml_is_matrix(c) && a->ne[0] == c->ne[0], "c must be a matrix with rows as long as a's")) {
+        !require(__func__, lm_ggml_is_matrix(c) && a->ne[0] == c->ne[0],
+                 "c must be a matrix with rows as long as a's")) {
         return nullptr;
     }
     // always F32, whatever a's type (as ggml)
@@ -154,7 +155,7 @@ lm_ggml_tensor * lm_ggml_pool_2d_back(lm_ggml_context * ctx, lm_ggml_tensor * a,
         return nullptr;
     }
     if (op != LM_GGML_OP_POOL_MAX && op != LM_GGML_OP_POOL_AVG) {
-        LM_GGML_LOG_ERROR("%s: op: %d is not an lm_ggml_op_pool\n", __func__, (int)op);
+        LM_GGML_LOG_ERROR("%s: op: %d is not an lm_ggml_op_pool\n", __func__, (int) op);
         return nullptr;
     }
     lm_ggml_tensor * r = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, af->ne);
@@ -162,7 +163,7 @@ lm_ggml_tensor * lm_ggml_pool_2d_back(lm_ggml_context * ctx, lm_ggml_tensor * a,
         return nullptr;
     }
     // paddings stored as truncated integers, as pool_2d does
-    const int32_t params[7] = {(int32_t)op, k0, k1, s0, s1, (int32_t)p0, (int32_t)p1};
+    const int32_t params[7] = {(int32_t) op, k0, k1, s0, s1, (int32_t) p0, (int32_t) p1};
     lm_ggml_set_op_params(r, params, sizeof(params));
     return finish(r, LM_GGML_OP_POOL_2D_BACK, a, af);
 }
@@ -183,12 +184,13 @@ lm_ggml_tensor * lm_ggml_flash_attn_back(lm_ggml_context * ctx, lm_ggml_tensor *
     const bool shapes_ok = k->ne[0] == D && v->ne[0] == M && v->ne[1] == D && d->ne[0] == D && d->ne[1] == N &&
                            v->ne[2] == k->ne[2] && k->ne[3] == q->ne[3] && v->ne[3] == q->ne[3] &&
                            d->ne[2] == q->ne[2] && d->ne[3] == q->ne[3] && k->ne[2] > 0 && q->ne[2] % k->ne[2] == 0;
-    if (!require(__func__, shapes_ok, "need q (D, N, H, B), k (D, M, Hkv, B), v (M, D, Hkv, B), d like q, H % Hkv == 0")) {
+    if (!require(__func__, shapes_ok,
+                 "need q (D, N, H, B), k (D, M, Hkv, B), v (M, D, Hkv, B), d like q, H % Hkv == 0")) {
         return nullptr;
     }
     const size_t offs_k = LM_GGML_PAD((size_t) lm_ggml_nelements(q) * sizeof(float), LM_GGML_MEM_ALIGN);
     const size_t offs_v = offs_k + LM_GGML_PAD((size_t) lm_ggml_nelements(k) * sizeof(float), LM_GGML_MEM_ALIGN);
-    const size_t end    = offs_v + LM_GGML_PAD((size_t) lm_ggml_nelements(v) * sizeof(float), LM_GGML_MEM_ALIGN);
+    const size_t end = offs_v + LM_GGML_PAD((size_t) lm_ggml_nelements(v) * sizeof(float), LM_GGML_MEM_ALIGN);
     lm_ggml_tensor * r = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, (int64_t) (end / sizeof(float)));
     if (r == nullptr) {
         return nullptr;
@@ -224,13 +226,14 @@ lm_ggml_tensor * lm_ggml_cross_entropy_loss_back(lm_ggml_context * ctx, lm_ggml_
 // Updates a, m and v in place; the result is a view of a.
 lm_ggml_tensor * lm_ggml_opt_step_adamw(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * grad,
                                         lm_ggml_tensor * m, lm_ggml_tensor * v, lm_ggml_tensor * adamw_params) {
-    if (!args_ok(__func__, {{"ctx", ctx}, {"a", a}, {"grad", grad}, {"m", m}, {"v", v},
-                            {"adamw_params", adamw_params}})) {
+    if (!args_ok(__func__,
+                 {{"ctx", ctx}, {"a", a}, {"grad", grad}, {"m", m}, {"v", v}, {"adamw_params", adamw_params}})) {
         return nullptr;
     }
     if (!require(__func__, (a->flags & LM_GGML_TENSOR_FLAG_PARAM) != 0, "a must be a parameter (lm_ggml_set_param)") ||
-        !require(__func__, lm_ggml_are_same_shape(a, grad) && lm_ggml_are_same_shape(a, m) &&
-                               lm_ggml_are_same_shape(a, v), "grad, m and v must have a's shape") ||
+        !require(__func__,
+                 lm_ggml_are_same_shape(a, grad) && lm_ggml_are_same_shape(a, m) && lm_ggml_are_same_shape(a, v),
+                 "grad, m and v must have a's shape") ||
         !require(__func__, adamw_params->type == LM_GGML_TYPE_F32 && lm_ggml_nelements(adamw_params) == 7,
                  "adamw_params must be 7 F32 values")) {
         return nullptr;

@@ -34,13 +34,13 @@ inline lm_ggml_tensor * like(lm_ggml_context * ctx, lm_ggml_tensor * a, bool inp
 }
 
 // Sets op and sources on a freshly built result; NULL passes through.
-inline lm_ggml_tensor * finish(lm_ggml_tensor * r, lm_ggml_op op,
-                               lm_ggml_tensor * s0 = nullptr, lm_ggml_tensor * s1 = nullptr,
-                               lm_ggml_tensor * s2 = nullptr, lm_ggml_tensor * s3 = nullptr) {
+inline lm_ggml_tensor * finish(lm_ggml_tensor * r, lm_ggml_op op, lm_ggml_tensor * s0 = nullptr,
+                               lm_ggml_tensor * s1 = nullptr, lm_ggml_tensor * s2 = nullptr,
+                               lm_ggml_tensor * s3 = nullptr) {
     if (r == nullptr) {
         return nullptr;
     }
-    r->op     = op;
+    r->op = op;
     r->src[0] = s0;
     r->src[1] = s1;
     r->src[2] = s2;
@@ -51,9 +51,7 @@ inline lm_ggml_tensor * finish(lm_ggml_tensor * r, lm_ggml_op op,
 // Rows are packed: element stride is the type size and dims 2, 3 follow dim 1
 // without gaps (dim 1 itself may be strided).
 inline bool is_padded_1d(const lm_ggml_tensor * t) {
-    return t->nb[0] == lm_ggml_type_size(t->type) &&
-           t->nb[2] == t->nb[1] * t->ne[1] &&
-           t->nb[3] == t->nb[2] * t->ne[2];
+    return t->nb[0] == lm_ggml_type_size(t->type) && t->nb[2] == t->nb[1] * t->ne[1] && t->nb[3] == t->nb[2] * t->ne[2];
 }
 
 // t1 is t0 repeated along dims 1..3 only (same row length).
@@ -64,8 +62,8 @@ inline bool can_repeat_rows(const lm_ggml_tensor * t0, const lm_ggml_tensor * t1
 // a (weights) can multiply b: same row length, a broadcast over b's dims 2, 3.
 // (Zero-sized broadcast dims in a are refused instead of dividing by zero.)
 inline bool can_mul_mat(const lm_ggml_tensor * a, const lm_ggml_tensor * b) {
-    return a->ne[0] == b->ne[0] && a->ne[2] != 0 && a->ne[3] != 0 &&
-           b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0;
+    return a->ne[0] == b->ne[0] && a->ne[2] != 0 && a->ne[3] != 0 && b->ne[2] % a->ne[2] == 0 &&
+           b->ne[3] % a->ne[3] == 0;
 }
 
 } // namespace lmggml::ops

@@ -11,19 +11,15 @@ using namespace lmggml::ops;
 namespace {
 
 // Output length of a convolution (integer arithmetic, as ggml).
-int64_t conv_out_size(int64_t in, int64_t k, int s, int p, int d) {
-    return (in + 2 * p - d * (k - 1) - 1) / s + 1;
-}
+int64_t conv_out_size(int64_t in, int64_t k, int s, int p, int d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
 
 // Output length of a pooling window; ggml evaluates it in float (padding
 // may be fractional for pool_2d) and truncates.
 int64_t pool_out_size(int64_t in, int k, int s, float p) {
-    return (int64_t)(((float)in + 2 * p - (float)k) / (float)s + 1);
+    return (int64_t) (((float) in + 2 * p - (float) k) / (float) s + 1);
 }
 
-bool valid_pool_op(lm_ggml_op_pool op) {
-    return op == LM_GGML_OP_POOL_MAX || op == LM_GGML_OP_POOL_AVG;
-}
+bool valid_pool_op(lm_ggml_op_pool op) { return op == LM_GGML_OP_POOL_MAX || op == LM_GGML_OP_POOL_AVG; }
 
 } // namespace
 
@@ -64,21 +60,22 @@ lm_ggml_tensor * lm_ggml_im2col(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_gg
     return finish(r, LM_GGML_OP_IM2COL, a, b);
 }
 
-lm_ggml_tensor * lm_ggml_pool_1d(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_op_pool op, int k0, int s0, int p0) {
+lm_ggml_tensor * lm_ggml_pool_1d(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_op_pool op, int k0, int s0,
+                                 int p0) {
     if (!args_ok(__func__, {{"ctx", ctx}, {"a", a}})) {
         return nullptr;
     }
     if (!valid_pool_op(op)) {
-        LM_GGML_LOG_ERROR("%s: op: %d is not an lm_ggml_op_pool\n", __func__, (int)op);
+        LM_GGML_LOG_ERROR("%s: op: %d is not an lm_ggml_op_pool\n", __func__, (int) op);
         return nullptr;
     }
     LM_GGML_ASSERT(s0 != 0);
-    const int64_t ne[4] = {pool_out_size(a->ne[0], k0, s0, (float)p0), a->ne[1], a->ne[2], a->ne[3]};
+    const int64_t ne[4] = {pool_out_size(a->ne[0], k0, s0, (float) p0), a->ne[1], a->ne[2], a->ne[3]};
     lm_ggml_tensor * r = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
     if (r == nullptr) {
         return nullptr;
     }
-    const int32_t params[4] = {(int32_t)op, k0, s0, p0};
+    const int32_t params[4] = {(int32_t) op, k0, s0, p0};
     lm_ggml_set_op_params(r, params, sizeof(params));
     return finish(r, LM_GGML_OP_POOL_1D, a);
 }
@@ -89,7 +86,7 @@ lm_ggml_tensor * lm_ggml_pool_2d(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_g
         return nullptr;
     }
     if (!valid_pool_op(op)) {
-        LM_GGML_LOG_ERROR("%s: op: %d is not an lm_ggml_op_pool\n", __func__, (int)op);
+        LM_GGML_LOG_ERROR("%s: op: %d is not an lm_ggml_op_pool\n", __func__, (int) op);
         return nullptr;
     }
     LM_GGML_ASSERT(s0 != 0 && s1 != 0);
@@ -100,7 +97,7 @@ lm_ggml_tensor * lm_ggml_pool_2d(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_g
         return nullptr;
     }
     // ggml stores the paddings as truncated integers, not as float bits
-    const int32_t params[7] = {(int32_t)op, k0, k1, s0, s1, (int32_t)p0, (int32_t)p1};
+    const int32_t params[7] = {(int32_t) op, k0, k1, s0, s1, (int32_t) p0, (int32_t) p1};
     lm_ggml_set_op_params(r, params, sizeof(params));
     return finish(r, LM_GGML_OP_POOL_2D, a);
 }
@@ -122,8 +119,8 @@ lm_ggml_tensor * lm_ggml_upscale(lm_ggml_context * ctx, lm_ggml_tensor * a, int 
     if (!args_ok(__func__, {{"ctx", ctx}, {"a", a}})) {
         return nullptr;
     }
-    return lm_ggml_upscale_ext(ctx, a, (int)(a->ne[0] * scale_factor), (int)(a->ne[1] * scale_factor), (int)a->ne[2],
-                               (int)a->ne[3]);
+    return lm_ggml_upscale_ext(ctx, a, (int) (a->ne[0] * scale_factor), (int) (a->ne[1] * scale_factor), (int) a->ne[2],
+                               (int) a->ne[3]);
 }
 
 // Zeros appended at the end of each dimension.
@@ -136,7 +133,8 @@ lm_ggml_tensor * lm_ggml_pad(lm_ggml_context * ctx, lm_ggml_tensor * a, int p0, 
 }
 
 // Sinusoidal embeddings of timesteps (N): result (dim rounded up to even, N).
-lm_ggml_tensor * lm_ggml_timestep_embedding(lm_ggml_context * ctx, lm_ggml_tensor * timesteps, int dim, int max_period) {
+lm_ggml_tensor * lm_ggml_timestep_embedding(lm_ggml_context * ctx, lm_ggml_tensor * timesteps, int dim,
+                                            int max_period) {
     if (!args_ok(__func__, {{"ctx", ctx}, {"timesteps", timesteps}})) {
         return nullptr;
     }
@@ -156,7 +154,7 @@ lm_ggml_tensor * lm_ggml_arange(lm_ggml_context * ctx, float start, float stop, 
         return nullptr;
     }
     LM_GGML_ASSERT(stop > start);
-    const int64_t steps = (int64_t)ceilf((stop - start) / step);
+    const int64_t steps = (int64_t) ceilf((stop - start) / step);
     lm_ggml_tensor * r = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, steps);
     if (r == nullptr) {
         return nullptr;

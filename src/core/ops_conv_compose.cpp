@@ -14,9 +14,7 @@ using namespace lmggml::ops;
 
 namespace {
 
-int64_t conv_out_size(int64_t in, int64_t k, int s, int p, int d) {
-    return (in + 2 * p - d * (k - 1) - 1) / s + 1;
-}
+int64_t conv_out_size(int64_t in, int64_t k, int s, int p, int d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
 
 // stride >= 1 and a non-empty output
 bool conv_dims_ok(const char * fn, const char * axis, int64_t in, int64_t k, int s, int p, int d) {
@@ -26,7 +24,7 @@ bool conv_dims_ok(const char * fn, const char * axis, int64_t in, int64_t k, int
     }
     if (conv_out_size(in, k, s, p, d) <= 0) {
         LM_GGML_LOG_ERROR("%s: %s: input of %lld is too small for a kernel of %lld (padding %d, dilation %d)\n", fn,
-                          axis, (long long)in, (long long)k, p, d);
+                          axis, (long long) in, (long long) k, p, d);
         return false;
     }
     return true;
@@ -55,7 +53,7 @@ lm_ggml_tensor * lm_ggml_conv_1d(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_g
     }
     if (a->ne[1] != b->ne[1] || a->ne[3] != 1 || b->ne[3] != 1) {
         LM_GGML_LOG_ERROR("%s: kernel (K, IC, OC) and input (IL, IC, N) disagree: IC %lld vs %lld\n", __func__,
-                          (long long)a->ne[1], (long long)b->ne[1]);
+                          (long long) a->ne[1], (long long) b->ne[1]);
         return nullptr;
     }
     if (!contiguous_ok(__func__, "a", a) || !conv_dims_ok(__func__, "dim 0", b->ne[0], a->ne[0], s0, p0, d0)) {
@@ -65,8 +63,9 @@ lm_ggml_tensor * lm_ggml_conv_1d(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_g
     if (im2col == nullptr) {
         return nullptr;
     }
-    lm_ggml_tensor * r = lm_ggml_mul_mat(ctx, lm_ggml_reshape_2d(ctx, im2col, im2col->ne[0], im2col->ne[2] * im2col->ne[1]),
-                                         lm_ggml_reshape_2d(ctx, a, a->ne[0] * a->ne[1], a->ne[2]));
+    lm_ggml_tensor * r =
+        lm_ggml_mul_mat(ctx, lm_ggml_reshape_2d(ctx, im2col, im2col->ne[0], im2col->ne[2] * im2col->ne[1]),
+                        lm_ggml_reshape_2d(ctx, a, a->ne[0] * a->ne[1], a->ne[2]));
     return lm_ggml_reshape_3d(ctx, r, im2col->ne[1], a->ne[2], im2col->ne[2]);
 }
 
@@ -75,7 +74,7 @@ lm_ggml_tensor * lm_ggml_conv_1d_ph(lm_ggml_context * ctx, lm_ggml_tensor * a, l
     if (!args_ok(__func__, {{"ctx", ctx}, {"a", a}, {"b", b}})) {
         return nullptr;
     }
-    return lm_ggml_conv_1d(ctx, a, b, s, (int)(a->ne[0] / 2), d);
+    return lm_ggml_conv_1d(ctx, a, b, s, (int) (a->ne[0] / 2), d);
 }
 
 // Depthwise: a (K, 1, C), b (IL, C, 1). Each channel is convolved with its
@@ -98,7 +97,7 @@ lm_ggml_tensor * lm_ggml_conv_1d_dw(lm_ggml_context * ctx, lm_ggml_tensor * a, l
     const int64_t OL = conv_out_size(b->ne[0], a->ne[0], s0, p0, d0);
     if (OL * a->ne[1] * a->ne[2] != b->ne[0] * b->ne[1]) {
         LM_GGML_LOG_ERROR("%s: output length %lld differs from the input length %lld (the result keeps b's shape)\n",
-                          __func__, (long long)OL, (long long)b->ne[0]);
+                          __func__, (long long) OL, (long long) b->ne[0]);
         return nullptr;
     }
     lm_ggml_tensor * new_a = lm_ggml_reshape_4d(ctx, a, a->ne[0], 1, a->ne[1], a->ne[2]);
@@ -108,12 +107,11 @@ lm_ggml_tensor * lm_ggml_conv_1d_dw(lm_ggml_context * ctx, lm_ggml_tensor * a, l
     return lm_ggml_reshape_3d(ctx, r, b->ne[0], b->ne[1], 1);
 }
 
-lm_ggml_tensor * lm_ggml_conv_1d_dw_ph(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b, int s0,
-                                       int d0) {
+lm_ggml_tensor * lm_ggml_conv_1d_dw_ph(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b, int s0, int d0) {
     if (!args_ok(__func__, {{"ctx", ctx}, {"a", a}, {"b", b}})) {
         return nullptr;
     }
-    return lm_ggml_conv_1d_dw(ctx, a, b, s0, (int)(a->ne[0] / 2), d0);
+    return lm_ggml_conv_1d_dw(ctx, a, b, s0, (int) (a->ne[0] / 2), d0);
 }
 
 // a: kernel (K, OC, IC), b: input (IL, IC); result (OL, OC, 1, 1) F32 with
@@ -125,12 +123,11 @@ lm_ggml_tensor * lm_ggml_conv_transpose_1d(lm_ggml_context * ctx, lm_ggml_tensor
     }
     if (!lm_ggml_is_matrix(b) || a->ne[2] != b->ne[1] || a->ne[3] != 1) {
         LM_GGML_LOG_ERROR("%s: kernel (K, OC, IC) and input (IL, IC) disagree: IC %lld vs %lld\n", __func__,
-                          (long long)a->ne[2], (long long)b->ne[1]);
+                          (long long) a->ne[2], (long long) b->ne[1]);
         return nullptr;
     }
     if (p0 != 0 || d0 != 1 || s0 <= 0) {
-        LM_GGML_LOG_ERROR("%s: only p0 = 0, d0 = 1 and s0 > 0 are supported (got %d, %d, %d)\n", __func__, p0, d0,
-                          s0);
+        LM_GGML_LOG_ERROR("%s: only p0 = 0, d0 = 1 and s0 > 0 are supported (got %d, %d, %d)\n", __func__, p0, d0, s0);
         return nullptr;
     }
     const int64_t ne[4] = {(b->ne[0] - 1) * s0 + a->ne[0], a->ne[1], b->ne[2], 1};
@@ -146,14 +143,14 @@ lm_ggml_tensor * lm_ggml_conv_transpose_1d(lm_ggml_context * ctx, lm_ggml_tensor
 // a: kernel (KW, KH, IC, OC), b: input (IW, IH, IC, N).
 // im2col (IC*KH*KW, OW, OH, N) in a's type, times a as (IC*KH*KW, OC):
 // (OW*OH*N, OC) -> (OW, OH, N, OC) -> permuted and made contiguous: (OW, OH, OC, N).
-lm_ggml_tensor * lm_ggml_conv_2d(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b, int s0, int s1,
-                                 int p0, int p1, int d0, int d1) {
+lm_ggml_tensor * lm_ggml_conv_2d(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b, int s0, int s1, int p0,
+                                 int p1, int d0, int d1) {
     if (!args_ok(__func__, {{"ctx", ctx}, {"a", a}, {"b", b}})) {
         return nullptr;
     }
     if (a->ne[2] != b->ne[2]) {
-        LM_GGML_LOG_ERROR("%s: kernel (KW, KH, IC, OC) and input (IW, IH, IC, N) disagree: IC %lld vs %lld\n",
-                          __func__, (long long)a->ne[2], (long long)b->ne[2]);
+        LM_GGML_LOG_ERROR("%s: kernel (KW, KH, IC, OC) and input (IW, IH, IC, N) disagree: IC %lld vs %lld\n", __func__,
+                          (long long) a->ne[2], (long long) b->ne[2]);
         return nullptr;
     }
     if (!contiguous_ok(__func__, "a", a) || !conv_dims_ok(__func__, "dim 0", b->ne[0], a->ne[0], s0, p0, d0) ||
@@ -176,7 +173,7 @@ lm_ggml_tensor * lm_ggml_conv_2d_sk_p0(lm_ggml_context * ctx, lm_ggml_tensor * a
     if (!args_ok(__func__, {{"ctx", ctx}, {"a", a}, {"b", b}})) {
         return nullptr;
     }
-    return lm_ggml_conv_2d(ctx, a, b, (int)a->ne[0], (int)a->ne[1], 0, 0, 1, 1);
+    return lm_ggml_conv_2d(ctx, a, b, (int) a->ne[0], (int) a->ne[1], 0, 0, 1, 1);
 }
 
 // stride 1, half-kernel padding
@@ -184,7 +181,7 @@ lm_ggml_tensor * lm_ggml_conv_2d_s1_ph(lm_ggml_context * ctx, lm_ggml_tensor * a
     if (!args_ok(__func__, {{"ctx", ctx}, {"a", a}, {"b", b}})) {
         return nullptr;
     }
-    return lm_ggml_conv_2d(ctx, a, b, 1, 1, (int)(a->ne[0] / 2), (int)(a->ne[1] / 2), 1, 1);
+    return lm_ggml_conv_2d(ctx, a, b, 1, 1, (int) (a->ne[0] / 2), (int) (a->ne[1] / 2), 1, 1);
 }
 
 // Depthwise: a (KW, KH, 1, C), b (IW, IH, C, N). im2col of b as (IW, IH, 1, C*N)
@@ -197,8 +194,8 @@ lm_ggml_tensor * lm_ggml_conv_2d_dw(lm_ggml_context * ctx, lm_ggml_tensor * a, l
     }
     const int64_t n_kernels = a->ne[2] * a->ne[3];
     if (n_kernels == 0 || b->ne[2] % n_kernels != 0) {
-        LM_GGML_LOG_ERROR("%s: %lld kernels do not divide the %lld input channels\n", __func__,
-                          (long long)n_kernels, (long long)b->ne[2]);
+        LM_GGML_LOG_ERROR("%s: %lld kernels do not divide the %lld input channels\n", __func__, (long long) n_kernels,
+                          (long long) b->ne[2]);
         return nullptr;
     }
     if (!contiguous_ok(__func__, "a", a) || !contiguous_ok(__func__, "b", b) ||
@@ -208,8 +205,8 @@ lm_ggml_tensor * lm_ggml_conv_2d_dw(lm_ggml_context * ctx, lm_ggml_tensor * a, l
     }
     lm_ggml_tensor * new_a = lm_ggml_reshape_4d(ctx, a, a->ne[0], a->ne[1], 1, n_kernels);
     lm_ggml_tensor * im2col =
-        lm_ggml_im2col(ctx, new_a, lm_ggml_reshape_4d(ctx, b, b->ne[0], b->ne[1], 1, b->ne[2] * b->ne[3]), s0, s1,
-                       p0, p1, d0, d1, true, LM_GGML_TYPE_F16);
+        lm_ggml_im2col(ctx, new_a, lm_ggml_reshape_4d(ctx, b, b->ne[0], b->ne[1], 1, b->ne[2] * b->ne[3]), s0, s1, p0,
+                       p1, d0, d1, true, LM_GGML_TYPE_F16);
     if (im2col == nullptr || new_a == nullptr) {
         return nullptr;
     }
@@ -228,16 +225,15 @@ lm_ggml_tensor * lm_ggml_conv_transpose_2d_p0(lm_ggml_context * ctx, lm_ggml_ten
         return nullptr;
     }
     if (a->ne[3] != b->ne[2]) {
-        LM_GGML_LOG_ERROR("%s: kernel (KW, KH, OC, IC) and input (IW, IH, IC, N) disagree: IC %lld vs %lld\n",
-                          __func__, (long long)a->ne[3], (long long)b->ne[2]);
+        LM_GGML_LOG_ERROR("%s: kernel (KW, KH, OC, IC) and input (IW, IH, IC, N) disagree: IC %lld vs %lld\n", __func__,
+                          (long long) a->ne[3], (long long) b->ne[2]);
         return nullptr;
     }
     if (stride <= 0) {
         LM_GGML_LOG_ERROR("%s: stride %d must be positive\n", __func__, stride);
         return nullptr;
     }
-    const int64_t ne[4] = {(b->ne[0] - 1) * stride + a->ne[0], (b->ne[1] - 1) * stride + a->ne[1], a->ne[2],
-                           b->ne[3]};
+    const int64_t ne[4] = {(b->ne[0] - 1) * stride + a->ne[0], (b->ne[1] - 1) * stride + a->ne[1], a->ne[2], b->ne[3]};
     lm_ggml_tensor * r = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
     if (r == nullptr) {
         return nullptr;

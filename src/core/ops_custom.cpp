@@ -13,8 +13,8 @@ namespace {
 // dup(a) / view(a) with fun's bytes at the start of op_params, and sources
 // a, b, c (those given).
 template <class Fn>
-lm_ggml_tensor * map_f32(lm_ggml_context * ctx, lm_ggml_op op, Fn fun, bool inplace,
-                         lm_ggml_tensor * a, lm_ggml_tensor * b = nullptr, lm_ggml_tensor * c = nullptr) {
+lm_ggml_tensor * map_f32(lm_ggml_context * ctx, lm_ggml_op op, Fn fun, bool inplace, lm_ggml_tensor * a,
+                         lm_ggml_tensor * b = nullptr, lm_ggml_tensor * c = nullptr) {
     lm_ggml_tensor * r = like(ctx, a, inplace);
     if (r == nullptr) {
         return nullptr;
@@ -26,8 +26,8 @@ lm_ggml_tensor * map_f32(lm_ggml_context * ctx, lm_ggml_op op, Fn fun, bool inpl
 
 // As map_f32, with the {fun, n_tasks, userdata} block.
 template <class Fn>
-lm_ggml_tensor * map_custom(const char * fn, lm_ggml_context * ctx, lm_ggml_op op, Fn fun, int n_tasks,
-                            void * userdata, bool inplace, lm_ggml_tensor * a, lm_ggml_tensor * b = nullptr,
+lm_ggml_tensor * map_custom(const char * fn, lm_ggml_context * ctx, lm_ggml_op op, Fn fun, int n_tasks, void * userdata,
+                            bool inplace, lm_ggml_tensor * a, lm_ggml_tensor * b = nullptr,
                             lm_ggml_tensor * c = nullptr) {
     if (n_tasks != LM_GGML_N_TASKS_MAX && n_tasks <= 0) {
         LM_GGML_LOG_ERROR("%s: n_tasks: %d, must be > 0 or LM_GGML_N_TASKS_MAX\n", fn, n_tasks);

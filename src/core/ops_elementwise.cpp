@@ -9,8 +9,8 @@ using namespace lmggml::ops;
 namespace {
 
 // a (op) b with b repeated to a's shape
-lm_ggml_tensor * broadcast_binary(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a,
-                                  lm_ggml_tensor * b, lm_ggml_op op, bool inplace) {
+lm_ggml_tensor * broadcast_binary(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b,
+                                  lm_ggml_op op, bool inplace) {
     if (!args_ok(fn, {{"ctx", ctx}, {"a", a}, {"b", b}})) {
         return nullptr;
     }
@@ -19,8 +19,8 @@ lm_ggml_tensor * broadcast_binary(const char * fn, lm_ggml_context * ctx, lm_ggm
 }
 
 // f(a) element by element, no parameters
-lm_ggml_tensor * elementwise_unary(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a,
-                                   lm_ggml_op op, bool inplace) {
+lm_ggml_tensor * elementwise_unary(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_op op,
+                                   bool inplace) {
     if (!args_ok(fn, {{"ctx", ctx}, {"a", a}})) {
         return nullptr;
     }
@@ -28,8 +28,8 @@ lm_ggml_tensor * elementwise_unary(const char * fn, lm_ggml_context * ctx, lm_gg
 }
 
 // b added into the region of a described by (nb1, nb2, nb3, offset)
-lm_ggml_tensor * acc_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b,
-                          size_t nb1, size_t nb2, size_t nb3, size_t offset, bool inplace) {
+lm_ggml_tensor * acc_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b, size_t nb1,
+                          size_t nb2, size_t nb3, size_t offset, bool inplace) {
     if (!args_ok(fn, {{"ctx", ctx}, {"a", a}, {"b", b}})) {
         return nullptr;
     }
@@ -43,7 +43,7 @@ lm_ggml_tensor * acc_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor
         return nullptr;
     }
     // ggml keeps these as int32 words; kernels widen them back to size_t
-    const int32_t params[5] = {(int32_t)nb1, (int32_t)nb2, (int32_t)nb3, (int32_t)offset, inplace ? 1 : 0};
+    const int32_t params[5] = {(int32_t) nb1, (int32_t) nb2, (int32_t) nb3, (int32_t) offset, inplace ? 1 : 0};
     lm_ggml_set_op_params(r, params, sizeof(params));
     return finish(r, LM_GGML_OP_ACC, a, b);
 }
@@ -94,12 +94,12 @@ lm_ggml_tensor * lm_ggml_add1_inplace(lm_ggml_context * ctx, lm_ggml_tensor * a,
     return finish(like(ctx, a, true), LM_GGML_OP_ADD1, a, b);
 }
 
-lm_ggml_tensor * lm_ggml_acc(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b,
-                             size_t nb1, size_t nb2, size_t nb3, size_t offset) {
+lm_ggml_tensor * lm_ggml_acc(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b, size_t nb1, size_t nb2,
+                             size_t nb3, size_t offset) {
     return acc_impl(__func__, ctx, a, b, nb1, nb2, nb3, offset, false);
 }
-lm_ggml_tensor * lm_ggml_acc_inplace(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b,
-                                     size_t nb1, size_t nb2, size_t nb3, size_t offset) {
+lm_ggml_tensor * lm_ggml_acc_inplace(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b, size_t nb1,
+                                     size_t nb2, size_t nb3, size_t offset) {
     return acc_impl(__func__, ctx, a, b, nb1, nb2, nb3, offset, true);
 }
 

@@ -8,15 +8,15 @@ using namespace lmggml::ops;
 namespace {
 
 // b written into the region of a described by (nb1, nb2, nb3, offset)
-lm_ggml_tensor * set_impl(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b,
-                          size_t nb1, size_t nb2, size_t nb3, size_t offset, bool inplace) {
+lm_ggml_tensor * set_impl(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b, size_t nb1, size_t nb2,
+                          size_t nb3, size_t offset, bool inplace) {
     LM_GGML_ASSERT(lm_ggml_nelements(a) >= lm_ggml_nelements(b));
     lm_ggml_tensor * r = like(ctx, a, inplace);
     if (r == nullptr) {
         return nullptr;
     }
-    LM_GGML_ASSERT(offset < (size_t)(1 << 30)); // stored in an int32 word
-    const int32_t params[5] = {(int32_t)nb1, (int32_t)nb2, (int32_t)nb3, (int32_t)offset, inplace ? 1 : 0};
+    LM_GGML_ASSERT(offset < (size_t) (1 << 30)); // stored in an int32 word
+    const int32_t params[5] = {(int32_t) nb1, (int32_t) nb2, (int32_t) nb3, (int32_t) offset, inplace ? 1 : 0};
     lm_ggml_set_op_params(r, params, sizeof(params));
     return finish(r, LM_GGML_OP_SET, a, b);
 }

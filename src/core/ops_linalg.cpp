@@ -25,14 +25,15 @@ void lm_ggml_mul_mat_set_prec(lm_ggml_tensor * a, lm_ggml_prec prec) {
         return;
     }
     LM_GGML_ASSERT(a->op == LM_GGML_OP_MUL_MAT);
-    lm_ggml_set_op_params_i32(a, 0, (int32_t)prec);
+    lm_ggml_set_op_params_i32(a, 0, (int32_t) prec);
 }
 
 // as:  (K, M, n_expert) one matrix per expert
 // b:   (K, n_b, n_tokens) with n_expert_used % n_b == 0 (n_b = 1 broadcasts)
 // ids: (n_expert_used, n_tokens) I32 expert indices
 // result: (M, n_expert_used, n_tokens) F32
-lm_ggml_tensor * lm_ggml_mul_mat_id(lm_ggml_context * ctx, lm_ggml_tensor * as, lm_ggml_tensor * b, lm_ggml_tensor * ids) {
+lm_ggml_tensor * lm_ggml_mul_mat_id(lm_ggml_context * ctx, lm_ggml_tensor * as, lm_ggml_tensor * b,
+                                    lm_ggml_tensor * ids) {
     if (!args_ok(__func__, {{"ctx", ctx}, {"as", as}, {"b", b}, {"ids", ids}})) {
         return nullptr;
     }

@@ -15,7 +15,7 @@ lm_ggml_tensor * lm_ggml_diag(lm_ggml_context * ctx, lm_ggml_tensor * a) {
         return nullptr;
     }
     if (a->ne[1] != 1) {
-        LM_GGML_LOG_ERROR("%s: a must be a row vector per matrix (ne[1] is %lld)\n", __func__, (long long)a->ne[1]);
+        LM_GGML_LOG_ERROR("%s: a must be a row vector per matrix (ne[1] is %lld)\n", __func__, (long long) a->ne[1]);
         return nullptr;
     }
     const int64_t ne[4] = {a->ne[0], a->ne[0], a->ne[2], a->ne[3]};
@@ -39,10 +39,10 @@ lm_ggml_tensor * lm_ggml_count_equal(lm_ggml_context * ctx, lm_ggml_tensor * a, 
 // token (4*n_tokens I32: all t, then all h, w, e); sections[4] say how many
 // rotary pairs take each of the 4 positions. Same op_params as
 // lm_ggml_rope_ext with the sections in words 11..14. Never in place.
-lm_ggml_tensor * lm_ggml_rope_multi(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b,
-                                    lm_ggml_tensor * c, int n_dims, int sections[4], int mode, int n_ctx_orig,
-                                    float freq_base, float freq_scale, float ext_factor, float attn_factor,
-                                    float beta_fast, float beta_slow) {
+lm_ggml_tensor * lm_ggml_rope_multi(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b, lm_ggml_tensor * c,
+                                    int n_dims, int sections[4], int mode, int n_ctx_orig, float freq_base,
+                                    float freq_scale, float ext_factor, float attn_factor, float beta_fast,
+                                    float beta_slow) {
     if (!args_ok(__func__, {{"ctx", ctx}, {"a", a}, {"b", b}, {"sections", sections}})) {
         return nullptr;
     }
@@ -52,7 +52,7 @@ lm_ggml_tensor * lm_ggml_rope_multi(lm_ggml_context * ctx, lm_ggml_tensor * a, l
     }
     if (!lm_ggml_is_vector(b) || b->type != LM_GGML_TYPE_I32 || b->ne[0] != a->ne[2] * 4) {
         LM_GGML_LOG_ERROR("%s: b must be an I32 vector of 4 positions per token (%lld), has %lld %s\n", __func__,
-                          (long long)(a->ne[2] * 4), (long long)b->ne[0], lm_ggml_type_name(b->type));
+                          (long long) (a->ne[2] * 4), (long long) b->ne[0], lm_ggml_type_name(b->type));
         return nullptr;
     }
     if (c != nullptr && (c->type != LM_GGML_TYPE_F32 || c->ne[0] < n_dims / 2)) {
@@ -85,8 +85,8 @@ lm_ggml_tensor * lm_ggml_rope_custom(lm_ggml_context * ctx, lm_ggml_tensor * a, 
     return lm_ggml_rope_ext(ctx, a, b, nullptr, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor,
                             attn_factor, beta_fast, beta_slow);
 }
-lm_ggml_tensor * lm_ggml_rope_custom_inplace(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b,
-                                             int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+lm_ggml_tensor * lm_ggml_rope_custom_inplace(lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_tensor * b, int n_dims,
+                                             int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                              float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
     return lm_ggml_rope_ext_inplace(ctx, a, b, nullptr, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor,
                                     attn_factor, beta_fast, beta_slow);

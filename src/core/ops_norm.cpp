@@ -8,8 +8,8 @@ using namespace lmggml::ops;
 namespace {
 
 // NORM and RMS_NORM share one layout: eps as f32 in op_params[0]
-lm_ggml_tensor * row_norm(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a, float eps,
-                          lm_ggml_op op, bool inplace) {
+lm_ggml_tensor * row_norm(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a, float eps, lm_ggml_op op,
+                          bool inplace) {
     if (!args_ok(fn, {{"ctx", ctx}, {"a", a}})) {
         return nullptr;
     }
@@ -21,8 +21,8 @@ lm_ggml_tensor * row_norm(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor
     return finish(r, op, a);
 }
 
-lm_ggml_tensor * group_norm_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a, int n_groups,
-                                 float eps, bool inplace) {
+lm_ggml_tensor * group_norm_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a, int n_groups, float eps,
+                                 bool inplace) {
     if (!args_ok(fn, {{"ctx", ctx}, {"a", a}})) {
         return nullptr;
     }

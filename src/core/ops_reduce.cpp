@@ -35,7 +35,7 @@ lm_ggml_tensor * lm_ggml_argmax(lm_ggml_context * ctx, lm_ggml_tensor * a) {
         return nullptr;
     }
     LM_GGML_ASSERT(lm_ggml_is_matrix(a));
-    LM_GGML_ASSERT(a->ne[0] <= INT32_MAX); // indices are I32
+    LM_GGML_ASSERT(a->ne[0] <= INT32_MAX);                                                       // indices are I32
     return finish(lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_I32, a->ne[1]), LM_GGML_OP_ARGMAX, a); // (n_rows)
 }
 

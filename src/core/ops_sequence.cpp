@@ -17,10 +17,10 @@ lm_ggml_tensor * linear_attn_result(lm_ggml_context * ctx, lm_ggml_tensor * k, l
                                     std::initializer_list<const lm_ggml_tensor *> per_token) {
     LM_GGML_ASSERT(lm_ggml_is_contiguous(k));
     LM_GGML_ASSERT(lm_ggml_is_contiguous(state));
-    const int64_t S        = k->ne[0];
-    const int64_t H        = k->ne[1];
+    const int64_t S = k->ne[0];
+    const int64_t H = k->ne[1];
     const int64_t n_tokens = k->ne[2];
-    const int64_t n_seqs   = state->ne[1];
+    const int64_t n_seqs = state->ne[1];
     for (const lm_ggml_tensor * t : per_token) {
         LM_GGML_ASSERT(lm_ggml_is_contiguous(t));
         LM_GGML_ASSERT(t->ne[0] == S && t->ne[1] == H && t->ne[2] == n_tokens);
@@ -42,9 +42,9 @@ lm_ggml_tensor * lm_ggml_ssm_conv(lm_ggml_context * ctx, lm_ggml_tensor * sx, lm
     }
     LM_GGML_ASSERT(lm_ggml_is_3d(sx));
     LM_GGML_ASSERT(lm_ggml_is_matrix(c));
-    const int64_t d_conv  = c->ne[0];
+    const int64_t d_conv = c->ne[0];
     const int64_t d_inner = c->ne[1];
-    const int64_t n_t     = sx->ne[0] - d_conv + 1;
+    const int64_t n_t = sx->ne[0] - d_conv + 1;
     LM_GGML_ASSERT(sx->ne[1] == d_inner);
     LM_GGML_ASSERT(n_t >= 0);
     return finish(lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, d_inner, n_t, sx->ne[2]), LM_GGML_OP_SSM_CONV, sx, c);
@@ -70,8 +70,8 @@ lm_ggml_tensor * lm_ggml_ssm_scan(lm_ggml_context * ctx, lm_ggml_tensor * s, lm_
     LM_GGML_ASSERT(lm_ggml_are_same_shape(B, C));
     const int64_t d_state = s->ne[0];
     const int64_t d_inner = s->ne[1];
-    const int64_t n_t     = x->ne[1];
-    const int64_t n_s     = x->ne[2];
+    const int64_t n_t = x->ne[1];
+    const int64_t n_s = x->ne[2];
     LM_GGML_ASSERT(s->ne[2] == n_s);
     LM_GGML_ASSERT(x->ne[0] == d_inner);
     LM_GGML_ASSERT(A->ne[0] == d_state && A->ne[1] == d_inner);

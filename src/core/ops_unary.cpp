@@ -7,13 +7,13 @@ using namespace lmggml::ops;
 
 namespace {
 
-lm_ggml_tensor * unary_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a,
-                            lm_ggml_unary_op op, bool inplace) {
+lm_ggml_tensor * unary_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a, lm_ggml_unary_op op,
+                            bool inplace) {
     if (!args_ok(fn, {{"ctx", ctx}, {"a", a}})) {
         return nullptr;
     }
-    if ((unsigned)op >= (unsigned)LM_GGML_UNARY_OP_COUNT) {
-        LM_GGML_LOG_ERROR("%s: op: %d is not an lm_ggml_unary_op\n", fn, (int)op);
+    if ((unsigned) op >= (unsigned) LM_GGML_UNARY_OP_COUNT) {
+        LM_GGML_LOG_ERROR("%s: op: %d is not an lm_ggml_unary_op\n", fn, (int) op);
         return nullptr;
     }
     // kernels walk rows; elements inside a row must be packed
@@ -22,19 +22,19 @@ lm_ggml_tensor * unary_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tens
     if (r == nullptr) {
         return nullptr;
     }
-    lm_ggml_set_op_params_i32(r, 0, (int32_t)op);
+    lm_ggml_set_op_params_i32(r, 0, (int32_t) op);
     return finish(r, LM_GGML_OP_UNARY, a);
 }
 
 } // namespace
 
 // Public wrappers: one plain and one _inplace function per activation.
-#define LMGGML_UNARY_FN(name, OP)                                                  \
-    lm_ggml_tensor * lm_ggml_##name(lm_ggml_context * ctx, lm_ggml_tensor * a) {         \
-        return unary_impl(__func__, ctx, a, LM_GGML_UNARY_OP_##OP, false);         \
-    }                                                                              \
-    lm_ggml_tensor * lm_ggml_##name##_inplace(lm_ggml_context * ctx, lm_ggml_tensor * a) { \
-        return unary_impl(__func__, ctx, a, LM_GGML_UNARY_OP_##OP, true);          \
+#define LMGGML_UNARY_FN(name, OP)                                                                                      \
+    lm_ggml_tensor * lm_ggml_##name(lm_ggml_context * ctx, lm_ggml_tensor * a) {                                       \
+        return unary_impl(__func__, ctx, a, LM_GGML_UNARY_OP_##OP, false);                                             \
+    }                                                                                                                  \
+    lm_ggml_tensor * lm_ggml_##name##_inplace(lm_ggml_context * ctx, lm_ggml_tensor * a) {                             \
+        return unary_impl(__func__, ctx, a, LM_GGML_UNARY_OP_##OP, true);                                              \
     }
 
 extern "C" {

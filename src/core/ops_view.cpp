@@ -29,8 +29,8 @@ lm_ggml_tensor * reshape_impl(lm_ggml_context * ctx, lm_ggml_tensor * a, int n_d
 // View of a at `offset` bytes with shape ne. nb (NULL for 1-D views) holds
 // nb[1..3]; nb0 stays the element size. Strides are taken as given, like
 // ggml (a zero stride repeats the same row).
-lm_ggml_tensor * view_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a, int n_dims,
-                           const int64_t * ne, const size_t * nb, size_t offset) {
+lm_ggml_tensor * view_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tensor * a, int n_dims, const int64_t * ne,
+                           const size_t * nb, size_t offset) {
     if (!args_ok(fn, {{"ctx", ctx}, {"a", a}})) {
         return nullptr;
     }
@@ -51,8 +51,8 @@ lm_ggml_tensor * view_impl(const char * fn, lm_ggml_context * ctx, lm_ggml_tenso
     // memory they alias, since every kernel would read out of bounds.
     const lm_ggml_tensor * base = r->view_src;
     if (base != nullptr && r->view_offs + lm_ggml_nbytes(r) > lm_ggml_nbytes(base)) {
-        LM_GGML_LOG_ERROR("%s: view of '%s': offset %zu + extent %zu exceeds the %zu bytes it aliases\n", fn,
-                          a->name, r->view_offs, lm_ggml_nbytes(r), lm_ggml_nbytes(base));
+        LM_GGML_LOG_ERROR("%s: view of '%s': offset %zu + extent %zu exceeds the %zu bytes it aliases\n", fn, a->name,
+                          r->view_offs, lm_ggml_nbytes(r), lm_ggml_nbytes(base));
         return nullptr;
     }
     return finish(r, LM_GGML_OP_VIEW, a);
@@ -112,14 +112,14 @@ lm_ggml_tensor * lm_ggml_view_2d(lm_ggml_context * ctx, lm_ggml_tensor * a, int6
                                  size_t offset) {
     const int64_t ne[2] = {ne0, ne1};
     // nb2 = nb3 = nb1*ne1, as ggml sets them (ne2 = ne3 = 1)
-    const size_t nb[4] = {0, nb1, nb1 * (size_t)ne1, nb1 * (size_t)ne1};
+    const size_t nb[4] = {0, nb1, nb1 * (size_t) ne1, nb1 * (size_t) ne1};
     return view_impl(__func__, ctx, a, 2, ne, nb, offset);
 }
 
 lm_ggml_tensor * lm_ggml_view_3d(lm_ggml_context * ctx, lm_ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2,
                                  size_t nb1, size_t nb2, size_t offset) {
     const int64_t ne[3] = {ne0, ne1, ne2};
-    const size_t nb[4] = {0, nb1, nb2, nb2 * (size_t)ne2};
+    const size_t nb[4] = {0, nb1, nb2, nb2 * (size_t) ne2};
     return view_impl(__func__, ctx, a, 3, ne, nb, offset);
 }
 
@@ -131,7 +131,8 @@ lm_ggml_tensor * lm_ggml_view_4d(lm_ggml_context * ctx, lm_ggml_tensor * a, int6
 }
 
 // Source dimension i becomes result dimension axis_i (ne and nb move together).
-lm_ggml_tensor * lm_ggml_permute(lm_ggml_context * ctx, lm_ggml_tensor * a, int axis0, int axis1, int axis2, int axis3) {
+lm_ggml_tensor * lm_ggml_permute(lm_ggml_context * ctx, lm_ggml_tensor * a, int axis0, int axis1, int axis2,
+                                 int axis3) {
     if (!args_ok(__func__, {{"ctx", ctx}, {"a", a}})) {
         return nullptr;
     }

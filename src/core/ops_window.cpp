@@ -52,7 +52,7 @@ lm_ggml_tensor * lm_ggml_pad_reflect_1d(lm_ggml_context * ctx, lm_ggml_tensor * 
         return nullptr;
     }
     if (p0 < 0 || p1 < 0 || p0 >= a->ne[0] || p1 >= a->ne[0]) {
-        LM_GGML_LOG_ERROR("%s: paddings %d, %d must lie in [0, %lld)\n", __func__, p0, p1, (long long)a->ne[0]);
+        LM_GGML_LOG_ERROR("%s: paddings %d, %d must lie in [0, %lld)\n", __func__, p0, p1, (long long) a->ne[0]);
         return nullptr;
     }
     if (!f32_ok(__func__, "a", a)) {
@@ -80,17 +80,17 @@ lm_ggml_tensor * lm_ggml_win_part(lm_ggml_context * ctx, lm_ggml_tensor * a, int
     }
     if (a->ne[3] != 1 || w <= 0) {
         LM_GGML_LOG_ERROR("%s: needs a 3-D a and a window size > 0 (ne[3] %lld, w %d)\n", __func__,
-                          (long long)a->ne[3], w);
+                          (long long) a->ne[3], w);
         return nullptr;
     }
     if (!f32_ok(__func__, "a", a)) {
         return nullptr;
     }
-    const int px  = (int)((w - a->ne[1] % w) % w);
-    const int py  = (int)((w - a->ne[2] % w) % w);
-    const int npx = (int)((px + a->ne[1]) / w);
-    const int npy = (int)((py + a->ne[2]) / w);
-    const int64_t ne[4] = {a->ne[0], w, w, (int64_t)npx * npy};
+    const int px = (int) ((w - a->ne[1] % w) % w);
+    const int py = (int) ((w - a->ne[2] % w) % w);
+    const int npx = (int) ((px + a->ne[1]) / w);
+    const int npy = (int) ((py + a->ne[2]) / w);
+    const int64_t ne[4] = {a->ne[0], w, w, (int64_t) npx * npy};
     lm_ggml_tensor * r = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
     if (r == nullptr) {
         return nullptr;
@@ -110,10 +110,10 @@ lm_ggml_tensor * lm_ggml_win_unpart(lm_ggml_context * ctx, lm_ggml_tensor * a, i
         return nullptr;
     }
     if (w <= 0 || w0 < 0 || h0 < 0 || a->ne[1] != w || a->ne[2] != w ||
-        a->ne[3] < ((int64_t)(w0 + w - 1) / w) * ((h0 + w - 1) / w)) {
-        LM_GGML_LOG_ERROR("%s: a (%lld, %lld, %lld, %lld) does not hold %dx%d windows of %d covering %dx%d\n",
-                          __func__, (long long)a->ne[0], (long long)a->ne[1], (long long)a->ne[2],
-                          (long long)a->ne[3], w, w, w, w0, h0);
+        a->ne[3] < ((int64_t) (w0 + w - 1) / w) * ((h0 + w - 1) / w)) {
+        LM_GGML_LOG_ERROR("%s: a (%lld, %lld, %lld, %lld) does not hold %dx%d windows of %d covering %dx%d\n", __func__,
+                          (long long) a->ne[0], (long long) a->ne[1], (long long) a->ne[2], (long long) a->ne[3], w, w,
+                          w, w0, h0);
         return nullptr;
     }
     const int64_t ne[3] = {a->ne[0], w0, h0};
@@ -131,9 +131,9 @@ lm_ggml_tensor * lm_ggml_get_rel_pos(lm_ggml_context * ctx, lm_ggml_tensor * a, 
     if (!args_ok(__func__, {{"ctx", ctx}, {"a", a}})) {
         return nullptr;
     }
-    if (qh != kh || qh <= 0 || 2 * (int64_t)qh - 1 != a->ne[1]) {
-        LM_GGML_LOG_ERROR("%s: needs qh == kh > 0 and a->ne[1] == 2*qh - 1 (qh %d, kh %d, ne[1] %lld)\n", __func__,
-                          qh, kh, (long long)a->ne[1]);
+    if (qh != kh || qh <= 0 || 2 * (int64_t) qh - 1 != a->ne[1]) {
+        LM_GGML_LOG_ERROR("%s: needs qh == kh > 0 and a->ne[1] == 2*qh - 1 (qh %d, kh %d, ne[1] %lld)\n", __func__, qh,
+                          kh, (long long) a->ne[1]);
         return nullptr;
     }
     const int64_t ne[3] = {a->ne[0], kh, qh};

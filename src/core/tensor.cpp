@@ -8,9 +8,7 @@
 
 namespace {
 
-bool checked_mul(size_t a, size_t b, size_t * out) {
-    return !__builtin_mul_overflow(a, b, out);
-}
+bool checked_mul(size_t a, size_t b, size_t * out) { return !__builtin_mul_overflow(a, b, out); }
 
 // bytes of a contiguous tensor of this shape; false on overflow
 bool contiguous_size(enum lm_ggml_type type, const int64_t ne[4], size_t * out) {
@@ -64,8 +62,8 @@ extern "C" struct lm_ggml_tensor * lm_ggml_new_tensor_impl(struct lm_ggml_contex
     size_t data_size = 0;
     if (!contiguous_size(type, shape, &data_size)) {
         LM_GGML_LOG_ERROR("lm_ggml_new_tensor: size of a %s tensor [%lld, %lld, %lld, %lld] overflows\n",
-                          lm_ggml_type_name(type), (long long) shape[0], (long long) shape[1],
-                          (long long) shape[2], (long long) shape[3]);
+                          lm_ggml_type_name(type), (long long) shape[0], (long long) shape[1], (long long) shape[2],
+                          (long long) shape[3]);
         return nullptr;
     }
     if (view_src && (view_offs > lm_ggml_nbytes(view_src) || data_size > lm_ggml_nbytes(view_src) - view_offs)) {
@@ -86,12 +84,12 @@ extern "C" struct lm_ggml_tensor * lm_ggml_new_tensor_impl(struct lm_ggml_contex
 
     lm_ggml_tensor * t = reinterpret_cast<lm_ggml_tensor *>(static_cast<char *>(ctx->mem_buffer) + obj->offs);
     std::memset(t, 0, sizeof(*t));
-    t->type      = type;
-    t->buffer    = view_src ? view_src->buffer : nullptr;
-    t->op        = LM_GGML_OP_NONE;
-    t->view_src  = view_src;
+    t->type = type;
+    t->buffer = view_src ? view_src->buffer : nullptr;
+    t->op = LM_GGML_OP_NONE;
+    t->view_src = view_src;
     t->view_offs = view_offs;
-    t->data      = own_data ? static_cast<void *>(t + 1) : data;
+    t->data = own_data ? static_cast<void *>(t + 1) : data;
     for (int i = 0; i < LM_GGML_MAX_DIMS; i++) t->ne[i] = shape[i];
     t->nb[0] = lm_ggml_type_size(type);
     t->nb[1] = t->nb[0] * (size_t) (t->ne[0] / lm_ggml_blck_size(type));
@@ -128,13 +126,19 @@ extern "C" struct lm_ggml_tensor * lm_ggml_new_tensor_4d(struct lm_ggml_context 
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_dup_tensor(struct lm_ggml_context * ctx, const struct lm_ggml_tensor * src) {
-    if (!ctx || !src) { lm_ggml_null_arg("lm_ggml_dup_tensor"); return nullptr; }
+    if (!ctx || !src) {
+        lm_ggml_null_arg("lm_ggml_dup_tensor");
+        return nullptr;
+    }
     if (!src) return nullptr;
     return lm_ggml_new_tensor(ctx, src->type, LM_GGML_MAX_DIMS, src->ne);
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_view_tensor(struct lm_ggml_context * ctx, struct lm_ggml_tensor * src) {
-    if (!ctx || !src) { lm_ggml_null_arg("lm_ggml_view_tensor"); return nullptr; }
+    if (!ctx || !src) {
+        lm_ggml_null_arg("lm_ggml_view_tensor");
+        return nullptr;
+    }
     if (!src) return nullptr;
     lm_ggml_tensor * t = lm_ggml_new_tensor_impl(ctx, src->type, LM_GGML_MAX_DIMS, src->ne, src, 0);
     if (!t) return nullptr;
@@ -144,12 +148,18 @@ extern "C" struct lm_ggml_tensor * lm_ggml_view_tensor(struct lm_ggml_context * 
 }
 
 extern "C" const char * lm_ggml_get_name(const struct lm_ggml_tensor * tensor) {
-    if (!tensor) { lm_ggml_null_arg("lm_ggml_get_name"); return nullptr; }
+    if (!tensor) {
+        lm_ggml_null_arg("lm_ggml_get_name");
+        return nullptr;
+    }
     return tensor->name;
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_set_name(struct lm_ggml_tensor * tensor, const char * name) {
-    if (!tensor || !name) { lm_ggml_null_arg("lm_ggml_set_name"); return nullptr; }
+    if (!tensor || !name) {
+        lm_ggml_null_arg("lm_ggml_set_name");
+        return nullptr;
+    }
     if (!tensor) return nullptr;
     size_t i = 0;
     for (; name && name[i] && i < sizeof(tensor->name) - 1; i++) tensor->name[i] = name[i];
@@ -158,7 +168,10 @@ extern "C" struct lm_ggml_tensor * lm_ggml_set_name(struct lm_ggml_tensor * tens
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_format_name(struct lm_ggml_tensor * tensor, const char * fmt, ...) {
-    if (!tensor || !fmt) { lm_ggml_null_arg("lm_ggml_format_name"); return nullptr; }
+    if (!tensor || !fmt) {
+        lm_ggml_null_arg("lm_ggml_format_name");
+        return nullptr;
+    }
     if (!tensor) return nullptr;
     va_list args;
     va_start(args, fmt);
@@ -168,11 +181,24 @@ extern "C" struct lm_ggml_tensor * lm_ggml_format_name(struct lm_ggml_tensor * t
 }
 
 extern "C" void lm_ggml_set_input(struct lm_ggml_tensor * tensor) {
-    if (!tensor) { lm_ggml_null_arg("lm_ggml_set_input"); return; } tensor->flags |= LM_GGML_TENSOR_FLAG_INPUT; }
+    if (!tensor) {
+        lm_ggml_null_arg("lm_ggml_set_input");
+        return;
+    }
+    tensor->flags |= LM_GGML_TENSOR_FLAG_INPUT;
+}
 extern "C" void lm_ggml_set_output(struct lm_ggml_tensor * tensor) {
-    if (!tensor) { lm_ggml_null_arg("lm_ggml_set_output"); return; } tensor->flags |= LM_GGML_TENSOR_FLAG_OUTPUT; }
+    if (!tensor) {
+        lm_ggml_null_arg("lm_ggml_set_output");
+        return;
+    }
+    tensor->flags |= LM_GGML_TENSOR_FLAG_OUTPUT;
+}
 extern "C" void lm_ggml_set_loss(struct lm_ggml_tensor * tensor) {
-    if (!tensor) { lm_ggml_null_arg("lm_ggml_set_loss"); return; }
+    if (!tensor) {
+        lm_ggml_null_arg("lm_ggml_set_loss");
+        return;
+    }
     if (tensor->type != LM_GGML_TYPE_F32 || !lm_ggml_is_scalar(tensor)) { // the backward pass seeds it with 1.0f
         LM_GGML_LOG_ERROR("lm_ggml_set_loss: '%s': a loss must be an F32 scalar\n", tensor->name);
         return;
@@ -181,17 +207,26 @@ extern "C" void lm_ggml_set_loss(struct lm_ggml_tensor * tensor) {
 }
 
 extern "C" void lm_ggml_set_param(struct lm_ggml_context * /*ctx*/, struct lm_ggml_tensor * tensor) {
-    if (!tensor) { lm_ggml_null_arg("lm_ggml_set_param"); return; }
+    if (!tensor) {
+        lm_ggml_null_arg("lm_ggml_set_param");
+        return;
+    }
     tensor->flags |= LM_GGML_TENSOR_FLAG_PARAM;
 }
 
 extern "C" void * lm_ggml_get_data(const struct lm_ggml_tensor * tensor) {
-    if (!tensor) { lm_ggml_null_arg("lm_ggml_get_data"); return nullptr; }
+    if (!tensor) {
+        lm_ggml_null_arg("lm_ggml_get_data");
+        return nullptr;
+    }
     return tensor->data;
 }
 
 extern "C" float * lm_ggml_get_data_f32(const struct lm_ggml_tensor * tensor) {
-    if (!tensor) { lm_ggml_null_arg("lm_ggml_get_data_f32"); return nullptr; }
+    if (!tensor) {
+        lm_ggml_null_arg("lm_ggml_get_data_f32");
+        return nullptr;
+    }
     if (tensor->type != LM_GGML_TYPE_F32) {
         LM_GGML_LOG_ERROR("lm_ggml_get_data_f32: tensor '%s' is %s, not f32\n", tensor->name,
                           lm_ggml_type_name(tensor->type));
@@ -202,7 +237,10 @@ extern "C" float * lm_ggml_get_data_f32(const struct lm_ggml_tensor * tensor) {
 
 extern "C" void lm_ggml_unravel_index(const struct lm_ggml_tensor * tensor, int64_t i, int64_t * i0, int64_t * i1,
                                       int64_t * i2, int64_t * i3) {
-    if (!tensor) { lm_ggml_null_arg("lm_ggml_unravel_index"); return; }
+    if (!tensor) {
+        lm_ggml_null_arg("lm_ggml_unravel_index");
+        return;
+    }
     const int64_t ne2 = tensor->ne[2], ne1 = tensor->ne[1], ne0 = tensor->ne[0];
     const int64_t i3_ = i / (ne2 * ne1 * ne0);
     const int64_t i2_ = (i - i3_ * ne2 * ne1 * ne0) / (ne1 * ne0);
@@ -215,7 +253,10 @@ extern "C" void lm_ggml_unravel_index(const struct lm_ggml_tensor * tensor, int6
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_set_zero(struct lm_ggml_tensor * tensor) {
-    if (!tensor) { lm_ggml_null_arg("lm_ggml_set_zero"); return nullptr; }
+    if (!tensor) {
+        lm_ggml_null_arg("lm_ggml_set_zero");
+        return nullptr;
+    }
     if (!tensor || lm_ggml_is_empty(tensor)) return tensor;
     if (tensor->buffer) {
         lm_ggml_backend_tensor_memset(tensor, 0, 0, lm_ggml_nbytes(tensor));

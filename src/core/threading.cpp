@@ -13,10 +13,6 @@ std::mutex & critical_mutex() {
 
 } // namespace
 
-extern "C" void lm_ggml_critical_section_start(void) {
-    critical_mutex().lock();
-}
+extern "C" void lm_ggml_critical_section_start(void) { critical_mutex().lock(); }
 
-extern "C" void lm_ggml_critical_section_end(void) {
-    critical_mutex().unlock();
-}
+extern "C" void lm_ggml_critical_section_end(void) { critical_mutex().unlock(); }

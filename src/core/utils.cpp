@@ -11,9 +11,7 @@ extern "C" int64_t lm_ggml_cycles(void) {
     return (int64_t) std::clock(); // processor time of the process, in clock ticks
 }
 
-extern "C" int64_t lm_ggml_cycles_per_ms(void) {
-    return (int64_t) (CLOCKS_PER_SEC / 1000);
-}
+extern "C" int64_t lm_ggml_cycles_per_ms(void) { return (int64_t) (CLOCKS_PER_SEC / 1000); }
 
 #if defined(_WIN32)
 #include <windows.h>
@@ -82,31 +80,30 @@ extern "C" double lm_ggml_type_sizef(enum lm_ggml_type type) {
 
 extern "C" enum lm_ggml_type lm_ggml_ftype_to_lm_ggml_type(enum lm_ggml_ftype ftype) {
     switch (ftype) {
-        case LM_GGML_FTYPE_ALL_F32:        return LM_GGML_TYPE_F32;
-        case LM_GGML_FTYPE_MOSTLY_F16:     return LM_GGML_TYPE_F16;
-        case LM_GGML_FTYPE_MOSTLY_BF16:    return LM_GGML_TYPE_BF16;
-        case LM_GGML_FTYPE_MOSTLY_Q4_0:    return LM_GGML_TYPE_Q4_0;
-        case LM_GGML_FTYPE_MOSTLY_Q4_1:    return LM_GGML_TYPE_Q4_1;
-        case LM_GGML_FTYPE_MOSTLY_Q5_0:    return LM_GGML_TYPE_Q5_0;
-        case LM_GGML_FTYPE_MOSTLY_Q5_1:    return LM_GGML_TYPE_Q5_1;
-        case LM_GGML_FTYPE_MOSTLY_Q8_0:    return LM_GGML_TYPE_Q8_0;
-        case LM_GGML_FTYPE_MOSTLY_Q2_K:    return LM_GGML_TYPE_Q2_K;
-        case LM_GGML_FTYPE_MOSTLY_Q3_K:    return LM_GGML_TYPE_Q3_K;
-        case LM_GGML_FTYPE_MOSTLY_Q4_K:    return LM_GGML_TYPE_Q4_K;
-        case LM_GGML_FTYPE_MOSTLY_Q5_K:    return LM_GGML_TYPE_Q5_K;
-        case LM_GGML_FTYPE_MOSTLY_Q6_K:    return LM_GGML_TYPE_Q6_K;
+        case LM_GGML_FTYPE_ALL_F32: return LM_GGML_TYPE_F32;
+        case LM_GGML_FTYPE_MOSTLY_F16: return LM_GGML_TYPE_F16;
+        case LM_GGML_FTYPE_MOSTLY_BF16: return LM_GGML_TYPE_BF16;
+        case LM_GGML_FTYPE_MOSTLY_Q4_0: return LM_GGML_TYPE_Q4_0;
+        case LM_GGML_FTYPE_MOSTLY_Q4_1: return LM_GGML_TYPE_Q4_1;
+        case LM_GGML_FTYPE_MOSTLY_Q5_0: return LM_GGML_TYPE_Q5_0;
+        case LM_GGML_FTYPE_MOSTLY_Q5_1: return LM_GGML_TYPE_Q5_1;
+        case LM_GGML_FTYPE_MOSTLY_Q8_0: return LM_GGML_TYPE_Q8_0;
+        case LM_GGML_FTYPE_MOSTLY_Q2_K: return LM_GGML_TYPE_Q2_K;
+        case LM_GGML_FTYPE_MOSTLY_Q3_K: return LM_GGML_TYPE_Q3_K;
+        case LM_GGML_FTYPE_MOSTLY_Q4_K: return LM_GGML_TYPE_Q4_K;
+        case LM_GGML_FTYPE_MOSTLY_Q5_K: return LM_GGML_TYPE_Q5_K;
+        case LM_GGML_FTYPE_MOSTLY_Q6_K: return LM_GGML_TYPE_Q6_K;
         case LM_GGML_FTYPE_MOSTLY_IQ2_XXS: return LM_GGML_TYPE_IQ2_XXS;
-        case LM_GGML_FTYPE_MOSTLY_IQ2_XS:  return LM_GGML_TYPE_IQ2_XS;
+        case LM_GGML_FTYPE_MOSTLY_IQ2_XS: return LM_GGML_TYPE_IQ2_XS;
         case LM_GGML_FTYPE_MOSTLY_IQ3_XXS: return LM_GGML_TYPE_IQ3_XXS;
-        case LM_GGML_FTYPE_MOSTLY_IQ1_S:   return LM_GGML_TYPE_IQ1_S;
-        case LM_GGML_FTYPE_MOSTLY_IQ1_M:   return LM_GGML_TYPE_IQ1_M;
-        case LM_GGML_FTYPE_MOSTLY_IQ4_NL:  return LM_GGML_TYPE_IQ4_NL;
-        case LM_GGML_FTYPE_MOSTLY_IQ4_XS:  return LM_GGML_TYPE_IQ4_XS;
-        case LM_GGML_FTYPE_MOSTLY_IQ3_S:   return LM_GGML_TYPE_IQ3_S;
-        case LM_GGML_FTYPE_MOSTLY_IQ2_S:   return LM_GGML_TYPE_IQ2_S;
+        case LM_GGML_FTYPE_MOSTLY_IQ1_S: return LM_GGML_TYPE_IQ1_S;
+        case LM_GGML_FTYPE_MOSTLY_IQ1_M: return LM_GGML_TYPE_IQ1_M;
+        case LM_GGML_FTYPE_MOSTLY_IQ4_NL: return LM_GGML_TYPE_IQ4_NL;
+        case LM_GGML_FTYPE_MOSTLY_IQ4_XS: return LM_GGML_TYPE_IQ4_XS;
+        case LM_GGML_FTYPE_MOSTLY_IQ3_S: return LM_GGML_TYPE_IQ3_S;
+        case LM_GGML_FTYPE_MOSTLY_IQ2_S: return LM_GGML_TYPE_IQ2_S;
         case LM_GGML_FTYPE_UNKNOWN:
-        case LM_GGML_FTYPE_MOSTLY_Q4_1_SOME_F16:
-            break; // no single tensor type (ggml aborts; we answer COUNT)
+        case LM_GGML_FTYPE_MOSTLY_Q4_1_SOME_F16: break; // no single tensor type (ggml aborts; we answer COUNT)
     }
     LM_GGML_LOG_ERROR("lm_ggml_ftype_to_lm_ggml_type: file type %d has no single tensor type\n", (int) ftype);
     return LM_GGML_TYPE_COUNT;

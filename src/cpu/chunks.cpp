@@ -21,13 +21,13 @@ constexpr uint64_t pack(uint32_t epoch, uint64_t front, uint64_t back) {
     return (uint64_t) epoch << 32 | front << 16 | back;
 }
 constexpr uint32_t epoch_of(uint64_t s) { return (uint32_t) (s >> 32); }
-constexpr int64_t  front_of(uint64_t s) { return (int64_t) ((s >> 16) & 0xffff); }
-constexpr int64_t  back_of(uint64_t s) { return (int64_t) (s & 0xffff); }
+constexpr int64_t front_of(uint64_t s) { return (int64_t) ((s >> 16) & 0xffff); }
+constexpr int64_t back_of(uint64_t s) { return (int64_t) (s & 0xffff); }
 
 void share_of(int64_t n, int ith, int nth, int64_t * b, int64_t * e) {
     const int64_t per = (n + nth - 1) / nth;
-    *b                = std::min<int64_t>(per * ith, n);
-    *e                = std::min<int64_t>(*b + per, n);
+    *b = std::min<int64_t>(per * ith, n);
+    *e = std::min<int64_t>(*b + per, n);
 }
 
 // Takes a run from the front (owner) or the back (thief) of slot s for
@@ -40,11 +40,12 @@ bool take(std::atomic<uint64_t> & s, uint32_t epoch, bool front, int64_t max_tak
         if (epoch_of(cur) != epoch || f >= b) {
             return false;
         }
-        const int64_t  n    = std::max<int64_t>(1, std::min(max_take, (b - f) / 2));
-        const uint64_t next = front ? pack(epoch, (uint64_t) (f + n), (uint64_t) b) : pack(epoch, (uint64_t) f, (uint64_t) (b - n));
+        const int64_t n = std::max<int64_t>(1, std::min(max_take, (b - f) / 2));
+        const uint64_t next =
+            front ? pack(epoch, (uint64_t) (f + n), (uint64_t) b) : pack(epoch, (uint64_t) f, (uint64_t) (b - n));
         if (s.compare_exchange_weak(cur, next, std::memory_order_relaxed, std::memory_order_relaxed)) {
             *begin = front ? f : b - n;
-            *end   = front ? f + n : b;
+            *end = front ? f + n : b;
             return true;
         }
     }
@@ -55,8 +56,8 @@ bool take(std::atomic<uint64_t> & s, uint32_t epoch, bool front, int64_t max_tak
 void lm_cpu_chunks_begin(const lm_cpu_params * params, int64_t n, int64_t max_take, lm_cpu_chunk_iter * it) {
     share_of(n, params->ith, params->nth, &it->next, &it->end);
     it->max_take = std::max<int64_t>(1, max_take);
-    it->victim   = 0;
-    it->dynamic  = params->chunks != nullptr && params->nth > 1 && n <= kMaxDynamicChunks && params->node_seq > 0;
+    it->victim = 0;
+    it->dynamic = params->chunks != nullptr && params->nth > 1 && n <= kMaxDynamicChunks && params->node_seq > 0;
     if (it->dynamic) {
         params->chunks[params->ith].v.store(pack(params->node_seq, (uint64_t) it->next, (uint64_t) it->end),
                                             std::memory_order_relaxed);
@@ -68,8 +69,8 @@ int lm_cpu_chunks_next(const lm_cpu_params * params, lm_cpu_chunk_iter * it, int
         if (it->next >= it->end) {
             return 0;
         }
-        *begin   = it->next;
-        *end     = std::min(it->end, it->next + it->max_take);
+        *begin = it->next;
+        *end = std::min(it->end, it->next + it->max_take);
         it->next = *end;
         return 1;
     }

@@ -19,26 +19,26 @@
 namespace {
 
 struct cpu_backend_context {
-    int                    n_threads  = LM_GGML_DEFAULT_N_THREADS;
-    lm_ggml_threadpool *   user_pool  = nullptr; // set by the application, not owned
-    lm_ggml_threadpool *   own_pool   = nullptr; // owned; n_threads workers
-    uint8_t *              work_data  = nullptr; // owned, grows to the largest plan
-    size_t                 work_size  = 0;
-    lm_ggml_abort_callback abort_callback      = nullptr;
-    void *                 abort_callback_data = nullptr;
-    lm_cpu_plan_cache      last; // the last graph computed (plan-cache.h)
+    int n_threads = LM_GGML_DEFAULT_N_THREADS;
+    lm_ggml_threadpool * user_pool = nullptr; // set by the application, not owned
+    lm_ggml_threadpool * own_pool = nullptr;  // owned; n_threads workers
+    uint8_t * work_data = nullptr;            // owned, grows to the largest plan
+    size_t work_size = 0;
+    lm_ggml_abort_callback abort_callback = nullptr;
+    void * abort_callback_data = nullptr;
+    lm_cpu_plan_cache last; // the last graph computed (plan-cache.h)
 };
 
 // A plan keeps a shallow copy of the graph (the caller keeps the nodes alive)
 // and its own work buffer.
 struct cpu_plan {
-    lm_ggml_cplan  cplan;
+    lm_ggml_cplan cplan;
     lm_ggml_cgraph cgraph;
 };
 
 lm_ggml_guid_t cpu_guid() {
-    static lm_ggml_guid guid = { 0xaa, 0x67, 0xc7, 0x43, 0x96, 0xe6, 0xa3, 0x8a,
-                                 0xe3, 0xaf, 0xea, 0x92, 0x36, 0xbc, 0xfc, 0x89 };
+    static lm_ggml_guid guid = {0xaa, 0x67, 0xc7, 0x43, 0x96, 0xe6, 0xa3, 0x8a,
+                                0xe3, 0xaf, 0xea, 0x92, 0x36, 0xbc, 0xfc, 0x89};
     return &guid;
 }
 
@@ -74,7 +74,7 @@ lm_ggml_threadpool * acquire_pool(cpu_backend_context * ctx, int * n_threads, en
 }
 
 const char * cpu_backend_get_name(lm_ggml_backend_t backend) {
-    (void)backend;
+    (void) backend;
     return "CPU";
 }
 
@@ -86,7 +86,8 @@ void cpu_backend_free(lm_ggml_backend_t backend) {
     delete backend;
 }
 
-lm_ggml_backend_graph_plan_t cpu_backend_graph_plan_create(lm_ggml_backend_t backend, const struct lm_ggml_cgraph * cgraph) {
+lm_ggml_backend_graph_plan_t cpu_backend_graph_plan_create(lm_ggml_backend_t backend,
+                                                           const struct lm_ggml_cgraph * cgraph) {
     cpu_backend_context * ctx = context_of(backend);
     if (cgraph == nullptr) {
         LM_GGML_LOG_ERROR("lm_ggml_backend_graph_plan_create: CPU: cgraph is NULL\n");
@@ -103,7 +104,7 @@ lm_ggml_backend_graph_plan_t cpu_backend_graph_plan_create(lm_ggml_backend_t bac
         LM_GGML_LOG_ERROR("lm_ggml_backend_graph_plan_create: CPU: out of memory\n");
         return nullptr;
     }
-    plan->cplan  = lm_ggml_graph_plan(cgraph, n_threads, pool);
+    plan->cplan = lm_ggml_graph_plan(cgraph, n_threads, pool);
     plan->cgraph = *cgraph;
     if (plan->cplan.work_size > 0) {
         plan->cplan.work_data = new (std::nothrow) uint8_t[plan->cplan.work_size];
@@ -118,7 +119,7 @@ lm_ggml_backend_graph_plan_t cpu_backend_graph_plan_create(lm_ggml_backend_t bac
 }
 
 void cpu_backend_graph_plan_free(lm_ggml_backend_t backend, lm_ggml_backend_graph_plan_t plan) {
-    (void)backend;
+    (void) backend;
     cpu_plan * p = static_cast<cpu_plan *>(plan);
     if (p == nullptr) {
         return;
@@ -149,7 +150,7 @@ enum lm_ggml_status cpu_backend_graph_plan_compute(lm_ggml_backend_t backend, lm
     } else if (cplan.n_threads > n_threads) {
         cplan.n_threads = n_threads; // fewer threads than planned: the buffer is big enough
     }
-    cplan.abort_callback      = ctx->abort_callback;
+    cplan.abort_callback = ctx->abort_callback;
     cplan.abort_callback_data = ctx->abort_callback_data;
     return lm_ggml_graph_compute(&p->cgraph, &cplan);
 }
@@ -181,7 +182,7 @@ enum lm_ggml_status cpu_backend_graph_compute(lm_ggml_backend_t backend, struct 
         return status;
     }
     const bool every_node = ctx->abort_callback != nullptr;
-    bool       known      = false;
+    bool known = false;
     try {
         known = lm_cpu_plan_cache_update(ctx->last, cgraph, n_threads, every_node);
     } catch (const std::bad_alloc &) {
@@ -190,24 +191,26 @@ enum lm_ggml_status cpu_backend_graph_compute(lm_ggml_backend_t backend, struct 
     if (!known) {
         lm_cpu_plan_cache_clear(ctx->last);
     }
-    lm_ggml_cplan cplan = known ? lm_cpu_plan_cache_cplan(ctx->last, pool) : lm_ggml_graph_plan(cgraph, n_threads, pool);
+    lm_ggml_cplan cplan =
+        known ? lm_cpu_plan_cache_cplan(ctx->last, pool) : lm_ggml_graph_plan(cgraph, n_threads, pool);
     if (!reserve_work(ctx, cplan.work_size)) {
         return LM_GGML_STATUS_ALLOC_FAILED;
     }
-    cplan.work_data           = ctx->work_data;
-    cplan.work_size           = ctx->work_size > cplan.work_size ? ctx->work_size : cplan.work_size;
-    cplan.abort_callback      = ctx->abort_callback;
+    cplan.work_data = ctx->work_data;
+    cplan.work_size = ctx->work_size > cplan.work_size ? ctx->work_size : cplan.work_size;
+    cplan.abort_callback = ctx->abort_callback;
     cplan.abort_callback_data = ctx->abort_callback_data;
     if (known) {
-        return lm_cpu_graph_compute_planned(cgraph, &cplan, true, ctx->last.sync.empty() ? nullptr : ctx->last.sync.data(),
-                                            nullptr);
+        return lm_cpu_graph_compute_planned(cgraph, &cplan, true,
+                                            ctx->last.sync.empty() ? nullptr : ctx->last.sync.data(), nullptr);
     }
-    const bool      remember = cgraph != nullptr && lm_cpu_plan_cache_seen_twice(ctx->last, cgraph);
+    const bool remember = cgraph != nullptr && lm_cpu_plan_cache_seen_twice(ctx->last, cgraph);
     lm_cpu_plan_out made;
     status = lm_cpu_graph_compute_planned(cgraph, &cplan, false, nullptr, remember ? &made : nullptr);
     if (remember && status == LM_GGML_STATUS_SUCCESS) {
         try {
-            lm_cpu_plan_cache_store(ctx->last, cgraph, n_threads, every_node, std::move(made.sync), std::move(made.access));
+            lm_cpu_plan_cache_store(ctx->last, cgraph, n_threads, every_node, std::move(made.sync),
+                                    std::move(made.access));
         } catch (const std::bad_alloc &) {
             lm_cpu_plan_cache_clear(ctx->last); // no memory to remember it: plan again next time
         }
@@ -216,19 +219,19 @@ enum lm_ggml_status cpu_backend_graph_compute(lm_ggml_backend_t backend, struct 
 }
 
 constexpr struct lm_ggml_backend_i cpu_backend_iface = {
-    .get_name           = cpu_backend_get_name,
-    .free               = cpu_backend_free,
-    .set_tensor_async   = nullptr, // synchronous backend: the wrappers fall back to set/get
-    .get_tensor_async   = nullptr,
-    .cpy_tensor_async   = nullptr,
-    .synchronize        = nullptr,
-    .graph_plan_create  = cpu_backend_graph_plan_create,
-    .graph_plan_free    = cpu_backend_graph_plan_free,
-    .graph_plan_update  = nullptr,
+    .get_name = cpu_backend_get_name,
+    .free = cpu_backend_free,
+    .set_tensor_async = nullptr, // synchronous backend: the wrappers fall back to set/get
+    .get_tensor_async = nullptr,
+    .cpy_tensor_async = nullptr,
+    .synchronize = nullptr,
+    .graph_plan_create = cpu_backend_graph_plan_create,
+    .graph_plan_free = cpu_backend_graph_plan_free,
+    .graph_plan_update = nullptr,
     .graph_plan_compute = cpu_backend_graph_plan_compute,
-    .graph_compute      = cpu_backend_graph_compute,
-    .event_record       = nullptr,
-    .event_wait         = nullptr,
+    .graph_compute = cpu_backend_graph_compute,
+    .event_record = nullptr,
+    .event_wait = nullptr,
 };
 
 // Setters take any backend; a non-CPU one is reported and ignored.
@@ -247,9 +250,9 @@ lm_ggml_backend_t lm_ggml_backend_cpu_init(void) {
     lm_ggml_cpu_init(); // feature detection and op table now, not in the first graph
     cpu_backend_context * ctx = new (std::nothrow) cpu_backend_context;
     lm_ggml_backend * backend = new (std::nothrow) lm_ggml_backend{
-        .guid    = cpu_guid(),
-        .iface   = cpu_backend_iface,
-        .device  = lm_cpu_device(),
+        .guid = cpu_guid(),
+        .iface = cpu_backend_iface,
+        .device = lm_cpu_device(),
         .context = ctx,
     };
     if (ctx == nullptr || backend == nullptr) {
@@ -271,8 +274,8 @@ void lm_ggml_backend_cpu_set_n_threads(lm_ggml_backend_t backend_cpu, int n_thre
         return;
     }
     if (n_threads < 1 || n_threads > LM_GGML_MAX_N_THREADS) {
-        LM_GGML_LOG_ERROR("lm_ggml_backend_cpu_set_n_threads: n_threads: %d, must be in [1, %d]\n",
-                          n_threads, LM_GGML_MAX_N_THREADS);
+        LM_GGML_LOG_ERROR("lm_ggml_backend_cpu_set_n_threads: n_threads: %d, must be in [1, %d]\n", n_threads,
+                          LM_GGML_MAX_N_THREADS);
         return;
     }
     ctx->n_threads = n_threads;
@@ -300,6 +303,6 @@ void lm_ggml_backend_cpu_set_abort_callback(lm_ggml_backend_t backend_cpu, lm_gg
     if (ctx == nullptr) {
         return;
     }
-    ctx->abort_callback      = abort_callback;
+    ctx->abort_callback = abort_callback;
     ctx->abort_callback_data = abort_callback_data;
 }

@@ -14,7 +14,7 @@
 #include <cstring>
 
 #if defined(__linux__)
-#    include <sys/mman.h>
+#include <sys/mman.h>
 #endif
 
 namespace {
@@ -24,46 +24,41 @@ constexpr size_t kMinHostPtrAlignment = 32;
 
 // lm_ggml_aligned_malloc(0) may return NULL: a zero-byte buffer still gets a
 // real (tiny) allocation so its base is valid.
-size_t backing_size(size_t size) {
-    return size > 0 ? size : LM_GGML_HOST_ALIGNMENT;
-}
+size_t backing_size(size_t size) { return size > 0 ? size : LM_GGML_HOST_ALIGNMENT; }
 
 // Large buffers get whole 2 MiB pages (see lm_cpu_buffer_alloc).
 constexpr size_t kHugePage = 2u << 20;
-constexpr size_t kHugeMin  = 2 * kHugePage;
+constexpr size_t kHugeMin = 2 * kHugePage;
 
-void * cpu_buffer_get_base(lm_ggml_backend_buffer_t buffer) {
-    return buffer->context;
-}
+void * cpu_buffer_get_base(lm_ggml_backend_buffer_t buffer) { return buffer->context; }
 
-void cpu_buffer_free(lm_ggml_backend_buffer_t buffer) {
-    lm_cpu_buffer_free(buffer->context, buffer->size);
-}
+void cpu_buffer_free(lm_ggml_backend_buffer_t buffer) { lm_cpu_buffer_free(buffer->context, buffer->size); }
 
 void cpu_buffer_memset_tensor(lm_ggml_backend_buffer_t buffer, struct lm_ggml_tensor * tensor, uint8_t value,
                               size_t offset, size_t size) {
-    (void)buffer;
-    memset((char *)tensor->data + offset, value, size);
+    (void) buffer;
+    memset((char *) tensor->data + offset, value, size);
 }
 
 void cpu_buffer_set_tensor(lm_ggml_backend_buffer_t buffer, struct lm_ggml_tensor * tensor, const void * data,
                            size_t offset, size_t size) {
-    (void)buffer;
-    memcpy((char *)tensor->data + offset, data, size);
+    (void) buffer;
+    memcpy((char *) tensor->data + offset, data, size);
 }
 
 void cpu_buffer_get_tensor(lm_ggml_backend_buffer_t buffer, const struct lm_ggml_tensor * tensor, void * data,
                            size_t offset, size_t size) {
-    (void)buffer;
-    memcpy(data, (const char *)tensor->data + offset, size);
+    (void) buffer;
+    memcpy(data, (const char *) tensor->data + offset, size);
 }
 
 // Copies from any host memory: a host buffer, or a context-allocated tensor
 // (no buffer). Anything else is left to the caller's fallback path.
 bool cpu_buffer_cpy_tensor(lm_ggml_backend_buffer_t buffer, const struct lm_ggml_tensor * src,
                            struct lm_ggml_tensor * dst) {
-    (void)buffer;
-    const bool src_on_host = src->buffer != nullptr ? lm_ggml_backend_buffer_is_host(src->buffer) : src->data != nullptr;
+    (void) buffer;
+    const bool src_on_host =
+        src->buffer != nullptr ? lm_ggml_backend_buffer_is_host(src->buffer) : src->data != nullptr;
     if (!src_on_host) {
         return false;
     }
@@ -71,42 +66,40 @@ bool cpu_buffer_cpy_tensor(lm_ggml_backend_buffer_t buffer, const struct lm_ggml
     return true;
 }
 
-void cpu_buffer_clear(lm_ggml_backend_buffer_t buffer, uint8_t value) {
-    memset(buffer->context, value, buffer->size);
-}
+void cpu_buffer_clear(lm_ggml_backend_buffer_t buffer, uint8_t value) { memset(buffer->context, value, buffer->size); }
 
 constexpr struct lm_ggml_backend_buffer_i cpu_buffer_iface = {
-    .free_buffer   = cpu_buffer_free,
-    .get_base      = cpu_buffer_get_base,
-    .init_tensor   = nullptr, // nothing per tensor
+    .free_buffer = cpu_buffer_free,
+    .get_base = cpu_buffer_get_base,
+    .init_tensor = nullptr, // nothing per tensor
     .memset_tensor = cpu_buffer_memset_tensor,
-    .set_tensor    = cpu_buffer_set_tensor,
-    .get_tensor    = cpu_buffer_get_tensor,
-    .cpy_tensor    = cpu_buffer_cpy_tensor,
-    .clear         = cpu_buffer_clear,
-    .reset         = nullptr,
+    .set_tensor = cpu_buffer_set_tensor,
+    .get_tensor = cpu_buffer_get_tensor,
+    .cpy_tensor = cpu_buffer_cpy_tensor,
+    .clear = cpu_buffer_clear,
+    .reset = nullptr,
 };
 
 // Same as above, but the memory belongs to the caller: nothing to free.
 constexpr struct lm_ggml_backend_buffer_i cpu_mapped_buffer_iface = {
-    .free_buffer   = nullptr,
-    .get_base      = cpu_buffer_get_base,
-    .init_tensor   = nullptr,
+    .free_buffer = nullptr,
+    .get_base = cpu_buffer_get_base,
+    .init_tensor = nullptr,
     .memset_tensor = cpu_buffer_memset_tensor,
-    .set_tensor    = cpu_buffer_set_tensor,
-    .get_tensor    = cpu_buffer_get_tensor,
-    .cpy_tensor    = cpu_buffer_cpy_tensor,
-    .clear         = cpu_buffer_clear,
-    .reset         = nullptr,
+    .set_tensor = cpu_buffer_set_tensor,
+    .get_tensor = cpu_buffer_get_tensor,
+    .cpy_tensor = cpu_buffer_cpy_tensor,
+    .clear = cpu_buffer_clear,
+    .reset = nullptr,
 };
 
 const char * cpu_buft_get_name(lm_ggml_backend_buffer_type_t buft) {
-    (void)buft;
+    (void) buft;
     return "CPU";
 }
 
 const char * cpu_mapped_buft_get_name(lm_ggml_backend_buffer_type_t buft) {
-    (void)buft;
+    (void) buft;
     return "CPU_Mapped";
 }
 
@@ -125,27 +118,28 @@ lm_ggml_backend_buffer_t cpu_buft_alloc_buffer(lm_ggml_backend_buffer_type_t buf
 }
 
 size_t cpu_buft_get_alignment(lm_ggml_backend_buffer_type_t buft) {
-    (void)buft;
+    (void) buft;
     return LM_GGML_HOST_ALIGNMENT;
 }
 
 bool cpu_buft_is_host(lm_ggml_backend_buffer_type_t buft) {
-    (void)buft;
+    (void) buft;
     return true;
 }
 
 // The CPU's buffer types differ only in their name.
 lm_ggml_backend_buffer_type cpu_buft_named(const char * (*get_name)(lm_ggml_backend_buffer_type_t)) {
     return {
-        .iface = {
-            .get_name       = get_name,
-            .alloc_buffer   = cpu_buft_alloc_buffer,
-            .get_alignment  = cpu_buft_get_alignment,
-            .get_max_size   = nullptr, // SIZE_MAX
-            .get_alloc_size = nullptr, // lm_ggml_nbytes
-            .is_host        = cpu_buft_is_host,
-        },
-        .device  = lm_cpu_device(),
+        .iface =
+            {
+                .get_name = get_name,
+                .alloc_buffer = cpu_buft_alloc_buffer,
+                .get_alignment = cpu_buft_get_alignment,
+                .get_max_size = nullptr,   // SIZE_MAX
+                .get_alloc_size = nullptr, // lm_ggml_nbytes
+                .is_host = cpu_buft_is_host,
+            },
+        .device = lm_cpu_device(),
         .context = nullptr,
     };
 }
@@ -172,10 +166,10 @@ void * lm_cpu_buffer_alloc(size_t size) {
     if (raw == nullptr) {
         return nullptr;
     }
-    char * p = reinterpret_cast<char *>((reinterpret_cast<uintptr_t>(raw) + kHugePage) & ~(uintptr_t)(kHugePage - 1));
+    char * p = reinterpret_cast<char *>((reinterpret_cast<uintptr_t>(raw) + kHugePage) & ~(uintptr_t) (kHugePage - 1));
     memcpy(p - sizeof(raw), &raw, sizeof(raw)); // p - raw >= 64: raw is 64-byte aligned and p > raw
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    (void)madvise(p, size & ~(kHugePage - 1), MADV_HUGEPAGE); // advice: failure keeps small pages
+    (void) madvise(p, size & ~(kHugePage - 1), MADV_HUGEPAGE); // advice: failure keeps small pages
 #endif
     return p;
 }
@@ -205,9 +199,9 @@ lm_ggml_backend_buffer_t lm_ggml_backend_cpu_buffer_from_ptr(void * ptr, size_t 
         LM_GGML_LOG_ERROR("lm_ggml_backend_cpu_buffer_from_ptr: ptr is NULL\n");
         return nullptr;
     }
-    if ((uintptr_t)ptr % kMinHostPtrAlignment != 0) {
-        LM_GGML_LOG_ERROR("lm_ggml_backend_cpu_buffer_from_ptr: ptr %p: not aligned to %zu bytes\n",
-                          ptr, kMinHostPtrAlignment);
+    if ((uintptr_t) ptr % kMinHostPtrAlignment != 0) {
+        LM_GGML_LOG_ERROR("lm_ggml_backend_cpu_buffer_from_ptr: ptr %p: not aligned to %zu bytes\n", ptr,
+                          kMinHostPtrAlignment);
         return nullptr;
     }
     return lm_ggml_backend_buffer_init(cpu_mapped_buffer_type(), cpu_mapped_buffer_iface, ptr, size);

@@ -9,7 +9,7 @@ struct lm_cpu_features {
     bool avx512, avx512_vbmi, avx512_vnni, avx512_bf16, amx_int8;
     // ARM
     bool neon, arm_fma, fp16_va, dotprod, matmul_int8, sve;
-    int  sve_cnt; // SVE vector length in bytes, 0 without SVE
+    int sve_cnt; // SVE vector length in bytes, 0 without SVE
     // others
     bool riscv_v, vsx, wasm_simd;
 };

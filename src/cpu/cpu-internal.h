@@ -13,7 +13,7 @@ lm_ggml_backend_dev_t lm_cpu_device(void);
 // pages where the OS offers them). NULL when out of memory. Free with the
 // size it was allocated with.
 void * lm_cpu_buffer_alloc(size_t size);
-void   lm_cpu_buffer_free(void * data, size_t size);
+void lm_cpu_buffer_free(void * data, size_t size);
 
 // Ops that only reinterpret memory (NONE, RESHAPE, VIEW, PERMUTE, TRANSPOSE):
 // nothing to compute.

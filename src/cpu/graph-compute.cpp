@@ -51,11 +51,11 @@ const char * op_label(const lm_ggml_tensor * node) {
     if (node->op == LM_GGML_OP_UNARY) {
         const int32_t u = lm_ggml_get_op_params_i32(node, 0);
         if (u >= 0 && u < LM_GGML_UNARY_OP_COUNT) {
-            return lm_ggml_unary_op_name((enum lm_ggml_unary_op)u);
+            return lm_ggml_unary_op_name((enum lm_ggml_unary_op) u);
         }
         return "UNARY(?)";
     }
-    if ((int)node->op >= 0 && node->op < LM_GGML_OP_COUNT) {
+    if ((int) node->op >= 0 && node->op < LM_GGML_OP_COUNT) {
         return lm_ggml_op_name(node->op);
     }
     return "?";
@@ -64,23 +64,23 @@ const char * op_label(const lm_ggml_tensor * node) {
 // Shared by all threads of one lm_ggml_graph_compute call.
 struct compute_state {
     const lm_ggml_cgraph * cgraph;
-    uint8_t *              wdata;
-    size_t                 wsize;
-    lm_cpu_chunk_slot *    chunks; // one per thread (kernel.h: lm_cpu_chunks_*)
-    lm_cpu_node_sync *     sync;   // per node (graph-sync.h); NULL with one thread
+    uint8_t * wdata;
+    size_t wsize;
+    lm_cpu_chunk_slot * chunks; // one per thread (kernel.h: lm_cpu_chunks_*)
+    lm_cpu_node_sync * sync;    // per node (graph-sync.h); NULL with one thread
     // Set when the threads validate the graph and place the barriers
     // themselves before the walk (prepare): access is one per node.
-    bool                   prepare;
-    bool                   every_node; // a barrier before every node (abort callback)
-    lm_cpu_node_access *   access;
-    std::atomic<int>       first_invalid{INT_MAX};
-    bool                   invalid = false; // written by thread 0 between prepare's barriers
+    bool prepare;
+    bool every_node; // a barrier before every node (abort callback)
+    lm_cpu_node_access * access;
+    std::atomic<int> first_invalid{INT_MAX};
+    bool invalid = false; // written by thread 0 between prepare's barriers
     lm_ggml_abort_callback abort_callback;
-    void *                 abort_callback_data;
+    void * abort_callback_data;
     // Index of the node after which to stop (INT_MAX: none). An index, not
     // a flag: a slow thread that checks after node i-1 while thread 0 is
     // already asking about node i must not stop one node early.
-    std::atomic<int>       stop_after{INT_MAX};
+    std::atomic<int> stop_after{INT_MAX};
 };
 
 // Operands up to this size of a node thread 0 runs alone are prefetched while
@@ -165,9 +165,9 @@ bool idle_prefetch_range(const lm_ggml_tensor * node, int ith, int nth, IdlePref
     }
     // the chunked walks start each thread at its even share of the rows
     const int64_t r0 = w->ne[1] * ith / nth, r1 = w->ne[1] * (ith + 1) / nth;
-    const char *  p  = static_cast<const char *>(w->data);
-    pf->next         = p + (size_t) r0 * w->nb[1];
-    pf->end          = p + std::min((size_t) r1 * w->nb[1], (size_t) r0 * w->nb[1] + kIdlePrefetchBytes);
+    const char * p = static_cast<const char *>(w->data);
+    pf->next = p + (size_t) r0 * w->nb[1];
+    pf->end = p + std::min((size_t) r1 * w->nb[1], (size_t) r0 * w->nb[1] + kIdlePrefetchBytes);
     return true;
 }
 
@@ -178,7 +178,7 @@ bool validate_node(const lm_ggml_tensor * node, int i, bool log);
 // its slice of the nodes and records what they touch, then thread 0 places
 // the barriers (or reports the first invalid node). True: walk the graph.
 bool prepare(compute_state * st, int ith, int nth, lm_cpu_barrier * barrier) {
-    const int n     = st->cgraph->n_nodes;
+    const int n = st->cgraph->n_nodes;
     const int begin = (int) ((int64_t) n * ith / nth), end = (int) ((int64_t) n * (ith + 1) / nth);
     for (int i = begin; i < end; ++i) {
         const lm_ggml_tensor * node = st->cgraph->nodes[i];
@@ -210,11 +210,11 @@ bool prepare(compute_state * st, int ith, int nth, lm_cpu_barrier * barrier) {
 
 void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
     compute_state * st = static_cast<compute_state *>(ctx);
-    lm_cpu_params       params = { ith, nth, st->wsize, st->wdata, barrier, st->chunks, 0 };
+    lm_cpu_params params = {ith, nth, st->wsize, st->wdata, barrier, st->chunks, 0};
     // a node on thread 0 alone gets thread 0's slice of the scratch, so it
     // never touches the slices other threads' nodes may be using meanwhile
-    const size_t        slice0 = nth > 1 ? lm_cpu_scratch_slice(st->wsize, nth) : st->wsize;
-    const lm_cpu_params solo   = { 0, 1, slice0, st->wdata, barrier, nullptr, 0 };
+    const size_t slice0 = nth > 1 ? lm_cpu_scratch_slice(st->wsize, nth) : st->wsize;
+    const lm_cpu_params solo = {0, 1, slice0, st->wdata, barrier, nullptr, 0};
     if (st->prepare && !prepare(st, ith, nth, barrier)) {
         return;
     }
@@ -225,7 +225,7 @@ void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
         if (lm_cpu_node_is_noop(node)) {
             continue;
         }
-        const bool on_one     = nth == 1 || st->sync[i].solo;
+        const bool on_one = nth == 1 || st->sync[i].solo;
         const bool at_barrier = nth > 1 && st->sync[i].sync_before;
         if (at_barrier) {
             IdlePrefetch pf;
@@ -274,36 +274,37 @@ bool validate_node(const lm_ggml_tensor * node, int i, bool log) {
     const lm_cpu_op_desc * desc = lm_cpu_find_op(node);
     if (desc == nullptr || desc->forward == nullptr) {
         if (log) {
-            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s has no CPU kernel\n",
-                              i, node->name, op_label(node));
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s has no CPU kernel\n", i, node->name,
+                              op_label(node));
         }
         return false;
     }
     if (desc->supports != nullptr && !desc->supports(node)) {
         if (log) {
-            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s does not support type %s on CPU\n",
-                              i, node->name, op_label(node), lm_ggml_type_name(node->type));
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s does not support type %s on CPU\n", i,
+                              node->name, op_label(node), lm_ggml_type_name(node->type));
         }
         return false;
     }
     if (!lm_cpu_repack_op_ok(node)) {
         if (log) {
-            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': op %s cannot read a repacked (CPU_REPACK) tensor this way\n",
-                              i, node->name, op_label(node));
+            LM_GGML_LOG_ERROR(
+                "lm_ggml_graph_compute: node %d '%s': op %s cannot read a repacked (CPU_REPACK) tensor this way\n", i,
+                node->name, op_label(node));
         }
         return false;
     }
     if (node->data == nullptr) {
         if (log) {
-            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': tensor has no data (not allocated)\n",
-                              i, node->name);
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': tensor has no data (not allocated)\n", i,
+                              node->name);
         }
         return false;
     }
     if (node->buffer != nullptr && !lm_ggml_backend_buffer_is_host(node->buffer)) {
         if (log) {
-            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': tensor is not in host memory (buffer %s)\n",
-                              i, node->name, lm_ggml_backend_buffer_name(node->buffer));
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': tensor is not in host memory (buffer %s)\n", i,
+                              node->name, lm_ggml_backend_buffer_name(node->buffer));
         }
         return false;
     }
@@ -314,15 +315,16 @@ bool validate_node(const lm_ggml_tensor * node, int i, bool log) {
         }
         if (src->data == nullptr && !lm_ggml_is_empty_ne(src->ne)) {
             if (log) {
-                LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': src[%d] '%s' has no data (not allocated)\n",
-                                  i, node->name, s, src->name);
+                LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': src[%d] '%s' has no data (not allocated)\n", i,
+                                  node->name, s, src->name);
             }
             return false;
         }
         if (src->buffer != nullptr && !lm_cpu_buft_readable(src->buffer->buft)) {
             if (log) {
-                LM_GGML_LOG_ERROR("lm_ggml_graph_compute: node %d '%s': src[%d] '%s' is not in host memory (buffer %s)\n",
-                                  i, node->name, s, src->name, lm_ggml_backend_buffer_name(src->buffer));
+                LM_GGML_LOG_ERROR(
+                    "lm_ggml_graph_compute: node %d '%s': src[%d] '%s' is not in host memory (buffer %s)\n", i,
+                    node->name, s, src->name, lm_ggml_backend_buffer_name(src->buffer));
             }
             return false;
         }
@@ -370,8 +372,8 @@ const struct lm_cpu_op_table * lm_cpu_get_op_table(void) {
 }
 
 bool lm_cpu_is_layout_op(enum lm_ggml_op op) {
-    return op == LM_GGML_OP_NONE || op == LM_GGML_OP_RESHAPE || op == LM_GGML_OP_VIEW ||
-           op == LM_GGML_OP_PERMUTE || op == LM_GGML_OP_TRANSPOSE;
+    return op == LM_GGML_OP_NONE || op == LM_GGML_OP_RESHAPE || op == LM_GGML_OP_VIEW || op == LM_GGML_OP_PERMUTE ||
+           op == LM_GGML_OP_TRANSPOSE;
 }
 
 bool lm_cpu_node_is_noop(const struct lm_ggml_tensor * node) {
@@ -380,7 +382,7 @@ bool lm_cpu_node_is_noop(const struct lm_ggml_tensor * node) {
 
 const struct lm_cpu_op_desc * lm_cpu_find_op(const struct lm_ggml_tensor * node) {
     const lm_cpu_op_table * table = lm_cpu_get_op_table();
-    if ((int)node->op < 0 || node->op >= LM_GGML_OP_COUNT) {
+    if ((int) node->op < 0 || node->op >= LM_GGML_OP_COUNT) {
         return nullptr;
     }
     if (node->op == LM_GGML_OP_UNARY) {
@@ -417,13 +419,11 @@ void lm_cpu_barrier_wait(const struct lm_cpu_params * params) {
     }
 }
 
-bool lm_cpu_validate_node(const lm_ggml_tensor * node, int i, bool log) {
-    return validate_node(node, i, log);
-}
+bool lm_cpu_validate_node(const lm_ggml_tensor * node, int i, bool log) { return validate_node(node, i, log); }
 
 void lm_cpu_node_plan(const lm_ggml_tensor * node, int n_threads, int * n_tasks, size_t * work) {
     *n_tasks = 1;
-    *work    = 0;
+    *work = 0;
     const lm_cpu_op_desc * desc = lm_cpu_find_op(node);
     if (desc == nullptr || desc->forward == nullptr) {
         return; // reported by lm_ggml_graph_compute
@@ -450,14 +450,14 @@ struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, in
     }
 
     size_t work_size = 0;
-    int    max_tasks = 1;
+    int max_tasks = 1;
     for (int i = 0; i < cgraph->n_nodes; i++) {
         const lm_ggml_tensor * node = cgraph->nodes[i];
         if (node == nullptr || lm_cpu_node_is_noop(node)) {
             continue;
         }
-        int    n_tasks = 1;
-        size_t cur     = 0;
+        int n_tasks = 1;
+        size_t cur = 0;
         lm_cpu_node_plan(node, n_threads, &n_tasks, &cur);
         max_tasks = n_tasks > max_tasks ? n_tasks : max_tasks;
         work_size = cur > work_size ? cur : work_size;
@@ -465,13 +465,13 @@ struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, in
     if (work_size > 0) {
         // room to align the start to a cache line, and per-thread padding
         // for kernels that give each thread its own slice
-        work_size += kCacheLine * (size_t)n_threads;
+        work_size += kCacheLine * (size_t) n_threads;
     }
 
     cplan.threadpool = threadpool;
-    cplan.n_threads  = max_tasks < n_threads ? max_tasks : n_threads;
-    cplan.work_size  = work_size;
-    cplan.work_data  = nullptr;
+    cplan.n_threads = max_tasks < n_threads ? max_tasks : n_threads;
+    cplan.work_size = work_size;
+    cplan.work_data = nullptr;
     return cplan;
 }
 
@@ -492,14 +492,16 @@ enum lm_ggml_status lm_cpu_graph_compute_planned(lm_ggml_cgraph * cgraph, lm_ggm
     }
     if (cplan->work_size > 0 && cplan->work_data == nullptr) {
         LM_GGML_LOG_ERROR("lm_ggml_graph_compute: cplan: work_size is %zu but work_data is NULL "
-                          "(allocate work_size bytes, or use lm_ggml_graph_compute_with_ctx)\n", cplan->work_size);
+                          "(allocate work_size bytes, or use lm_ggml_graph_compute_with_ctx)\n",
+                          cplan->work_size);
         return LM_GGML_STATUS_FAILED;
     }
     try {
         lm_ggml_cpu_init();
         const bool threads = cplan->n_threads > 1;
         if (known && threads && known_sync == nullptr) {
-            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: a known graph on %d threads needs its barrier plan\n", cplan->n_threads);
+            LM_GGML_LOG_ERROR("lm_ggml_graph_compute: a known graph on %d threads needs its barrier plan\n",
+                              cplan->n_threads);
             return LM_GGML_STATUS_FAILED;
         }
         // with several threads and no known plan, the threads validate and
@@ -510,8 +512,8 @@ enum lm_ggml_status lm_cpu_graph_compute_planned(lm_ggml_cgraph * cgraph, lm_ggm
         }
 
         std::unique_ptr<lm_cpu_chunk_slot[]> chunks(new lm_cpu_chunk_slot[(size_t) cplan->n_threads]);
-        lm_cpu_plan_out                      own;
-        lm_cpu_plan_out &                    made = out != nullptr ? *out : own;
+        lm_cpu_plan_out own;
+        lm_cpu_plan_out & made = out != nullptr ? *out : own;
         made.sync.clear();
         made.access.clear();
         if (prepare) {
@@ -519,26 +521,26 @@ enum lm_ggml_status lm_cpu_graph_compute_planned(lm_ggml_cgraph * cgraph, lm_ggm
             made.access.resize((size_t) cgraph->n_nodes);
         }
         compute_state st;
-        st.chunks  = chunks.get();
+        st.chunks = chunks.get();
         // the walk only reads the plan; prepare writes the one it makes
-        st.sync    = known ? const_cast<lm_cpu_node_sync *>(known_sync) : (prepare ? made.sync.data() : nullptr);
+        st.sync = known ? const_cast<lm_cpu_node_sync *>(known_sync) : (prepare ? made.sync.data() : nullptr);
         st.prepare = prepare;
         // with an abort callback, a barrier before every node: no node
         // after the one it stopped at may run, on any thread
         st.every_node = cplan->abort_callback != nullptr;
-        st.access     = prepare ? made.access.data() : nullptr;
+        st.access = prepare ? made.access.data() : nullptr;
         st.cgraph = cgraph;
-        st.wdata  = nullptr;
-        st.wsize  = 0;
+        st.wdata = nullptr;
+        st.wsize = 0;
         if (cplan->work_size > 0) {
             // kernels get a cache-line aligned start; the plan's padding pays for it
-            const uintptr_t raw     = (uintptr_t)cplan->work_data;
-            const uintptr_t aligned = (raw + kCacheLine - 1) & ~(uintptr_t)(kCacheLine - 1);
-            const size_t    skip    = (size_t)(aligned - raw);
-            st.wdata = (uint8_t *)aligned;
+            const uintptr_t raw = (uintptr_t) cplan->work_data;
+            const uintptr_t aligned = (raw + kCacheLine - 1) & ~(uintptr_t) (kCacheLine - 1);
+            const size_t skip = (size_t) (aligned - raw);
+            st.wdata = (uint8_t *) aligned;
             st.wsize = cplan->work_size > skip ? cplan->work_size - skip : 0;
         }
-        st.abort_callback      = cplan->abort_callback;
+        st.abort_callback = cplan->abort_callback;
         st.abort_callback_data = cplan->abort_callback_data;
 
         const enum lm_ggml_status status = run_graph(st, cplan->threadpool, cplan->n_threads);
@@ -560,14 +562,15 @@ enum lm_ggml_status lm_cpu_graph_compute_planned(lm_ggml_cgraph * cgraph, lm_ggm
 
 // The work buffer comes from ctx's arena (lm_ggml_new_buffer), so ctx needs
 // room for it; it lives as long as ctx.
-enum lm_ggml_status lm_ggml_graph_compute_with_ctx(struct lm_ggml_context * ctx, struct lm_ggml_cgraph * cgraph, int n_threads) {
+enum lm_ggml_status lm_ggml_graph_compute_with_ctx(struct lm_ggml_context * ctx, struct lm_ggml_cgraph * cgraph,
+                                                   int n_threads) {
     if (ctx == nullptr || cgraph == nullptr) {
         LM_GGML_LOG_ERROR("lm_ggml_graph_compute_with_ctx: %s is NULL\n", ctx == nullptr ? "ctx" : "cgraph");
         return LM_GGML_STATUS_FAILED;
     }
     lm_ggml_cplan cplan = lm_ggml_graph_plan(cgraph, n_threads, nullptr);
     if (cplan.work_size > 0) {
-        cplan.work_data = (uint8_t *)lm_ggml_new_buffer(ctx, cplan.work_size);
+        cplan.work_data = (uint8_t *) lm_ggml_new_buffer(ctx, cplan.work_size);
         if (cplan.work_data == nullptr) {
             LM_GGML_LOG_ERROR("lm_ggml_graph_compute_with_ctx: ctx: no room for a %zu-byte work buffer\n",
                               cplan.work_size);

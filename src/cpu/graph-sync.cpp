@@ -82,7 +82,7 @@ void lm_cpu_node_access_of(const lm_ggml_tensor * node, const lm_cpu_op_desc * d
         return;
     }
     const int n_tasks = lm_cpu_node_n_tasks(desc, node, n_threads);
-    a->write          = span_of(node);
+    a->write = span_of(node);
     for (int s = 0; s < LM_GGML_MAX_SRC; ++s) {
         const Span r = span_of(node->src[s]);
         if (r.lo == r.hi) {
@@ -105,7 +105,7 @@ void lm_cpu_node_access_of(const lm_ggml_tensor * node, const lm_cpu_op_desc * d
         // fenced off from every other node
         a->many_reads = true;
     }
-    a->solo    = n_tasks == 1;
+    a->solo = n_tasks == 1;
     a->scratch = desc->work_size != nullptr && desc->work_size(node, n_tasks) > 0;
     // a node on thread 0 alone only gets thread 0's slice (graph_walk)
     a->priv = a->solo || (desc->private_scratch != nullptr && desc->private_scratch(node, n_tasks));
@@ -128,15 +128,17 @@ void lm_cpu_place_barriers(const lm_cpu_node_access * access, int n_nodes, bool 
             n_seg = 0;
         }
         segment[n_seg++] = i;
-        plan[i]          = {a.solo, sync};
+        plan[i] = {a.solo, sync};
     }
 }
 
-void lm_cpu_plan_sync(const lm_ggml_cgraph * cgraph, int n_threads, bool every_node, std::vector<lm_cpu_node_sync> & plan) {
+void lm_cpu_plan_sync(const lm_ggml_cgraph * cgraph, int n_threads, bool every_node,
+                      std::vector<lm_cpu_node_sync> & plan) {
     std::vector<lm_cpu_node_access> access((size_t) cgraph->n_nodes);
     for (int i = 0; i < cgraph->n_nodes; ++i) {
         const lm_ggml_tensor * node = cgraph->nodes[i];
-        lm_cpu_node_access_of(node, lm_cpu_node_is_noop(node) ? nullptr : lm_cpu_find_op(node), n_threads, &access[(size_t) i]);
+        lm_cpu_node_access_of(node, lm_cpu_node_is_noop(node) ? nullptr : lm_cpu_find_op(node), n_threads,
+                              &access[(size_t) i]);
     }
     plan.resize((size_t) cgraph->n_nodes);
     lm_cpu_place_barriers(access.data(), cgraph->n_nodes, every_node, plan.data());

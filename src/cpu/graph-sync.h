@@ -42,12 +42,12 @@ struct lm_cpu_span {
 struct lm_cpu_node_access {
     lm_cpu_span write;
     lm_cpu_span reads[kMaxNodeReads];
-    int         n_reads    = 0;
-    bool        noop       = false; // layout op or empty: skipped by the walk
-    bool        many_reads = false; // more sources than reads[] holds
-    bool        solo       = false; // runs on thread 0 alone
-    bool        scratch    = false; // uses scratch
-    bool        priv       = false; // ... only its threads' own slices (lm_cpu_thread_scratch)
+    int n_reads = 0;
+    bool noop = false;       // layout op or empty: skipped by the walk
+    bool many_reads = false; // more sources than reads[] holds
+    bool solo = false;       // runs on thread 0 alone
+    bool scratch = false;    // uses scratch
+    bool priv = false;       // ... only its threads' own slices (lm_cpu_thread_scratch)
 };
 
 // The access of one node; desc is the node's op (validated; ignored for a

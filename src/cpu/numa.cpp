@@ -24,13 +24,13 @@ namespace {
 constexpr long kMaxCpu = 1 << 20;
 
 struct numa_global {
-    std::mutex                               mutex;
+    std::mutex mutex;
     std::shared_ptr<const lm_cpu_numa_state> state = std::make_shared<const lm_cpu_numa_state>();
-    std::atomic<uint32_t>                    epoch{0};  // bumped by every install
-    std::atomic<bool>                        placing{false}; // some thread gets CPUs
-    std::atomic<size_t>                      n_nodes{0};
-    bool                                     public_init_done = false;
-    std::atomic<bool>                        warned_bind{false};
+    std::atomic<uint32_t> epoch{0};   // bumped by every install
+    std::atomic<bool> placing{false}; // some thread gets CPUs
+    std::atomic<size_t> n_nodes{0};
+    bool public_init_done = false;
+    std::atomic<bool> warned_bind{false};
 };
 
 // Never destroyed: pool workers may still look at it while statics die at exit.
@@ -141,7 +141,9 @@ bool lm_cpu_numa_parse_cpulist(const char * text, std::vector<int> & cpus) {
         return false;
     }
     const char * p = text;
-    auto skip_space = [&p] { while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++; };
+    auto skip_space = [&p] {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    };
     auto number = [&p](long & v) {
         if (*p < '0' || *p > '9') return false;
         char * end = nullptr;
@@ -201,8 +203,8 @@ std::vector<std::vector<int>> lm_cpu_numa_read_nodes(const char * sysfs_root) {
 lm_cpu_numa_state lm_cpu_numa_detect(const char * sysfs_root, enum lm_ggml_numa_strategy strategy, int cpu,
                                      const std::vector<int> & process_cpus) {
     lm_cpu_numa_state s;
-    s.strategy     = strategy;
-    s.nodes        = lm_cpu_numa_read_nodes(sysfs_root);
+    s.strategy = strategy;
+    s.nodes = lm_cpu_numa_read_nodes(sysfs_root);
     s.process_cpus = process_cpus;
     for (size_t n = 0; n < s.nodes.size() && cpu >= 0; n++) {
         if (std::binary_search(s.nodes[n].begin(), s.nodes[n].end(), cpu)) {
@@ -237,10 +239,8 @@ std::vector<int> lm_cpu_numa_thread_cpus(const lm_cpu_numa_state & s, int ith) {
                 return {};
             }
             return s.nodes[(size_t) s.current_node];
-        case LM_GGML_NUMA_STRATEGY_NUMACTL:
-            return s.process_cpus;
-        default:
-            return {}; // DISABLED, MIRROR
+        case LM_GGML_NUMA_STRATEGY_NUMACTL: return s.process_cpus;
+        default: return {}; // DISABLED, MIRROR
     }
 }
 
@@ -248,9 +248,7 @@ void lm_cpu_numa_init_from(const char * sysfs_root, enum lm_ggml_numa_strategy s
     install(lm_cpu_numa_detect(sysfs_root, strategy, current_cpu(), current_affinity()));
 }
 
-lm_cpu_numa_state lm_cpu_numa_current(void) {
-    return *snapshot();
-}
+lm_cpu_numa_state lm_cpu_numa_current(void) { return *snapshot(); }
 
 bool lm_cpu_numa_bind_current_thread(const std::vector<int> & cpus) {
     if (cpus.empty()) {
@@ -304,7 +302,7 @@ lm_cpu_numa_caller_scope::lm_cpu_numa_caller_scope() {
     if (cpus.empty()) {
         return;
     }
-    saved_   = current_affinity();
+    saved_ = current_affinity();
     restore_ = !saved_.empty() && lm_cpu_numa_bind_current_thread(cpus);
 }
 
@@ -334,11 +332,10 @@ void lm_ggml_numa_init(enum lm_ggml_numa_strategy numa) {
     if (lm_ggml_is_numa()) {
         std::string text;
         if (read_small_file("/proc/sys/kernel/numa_balancing", text) && text != "0\n") {
-            LM_GGML_LOG_WARN("lm_ggml_numa_init: /proc/sys/kernel/numa_balancing is enabled; it has been observed to hurt performance\n");
+            LM_GGML_LOG_WARN("lm_ggml_numa_init: /proc/sys/kernel/numa_balancing is enabled; it has been observed to "
+                             "hurt performance\n");
         }
     }
 }
 
-bool lm_ggml_is_numa(void) {
-    return global().n_nodes.load(std::memory_order_relaxed) > 1;
-}
+bool lm_ggml_is_numa(void) { return global().n_nodes.load(std::memory_order_relaxed) > 1; }

@@ -16,10 +16,10 @@
 #include <vector>
 
 struct lm_cpu_numa_state {
-    enum lm_ggml_numa_strategy    strategy = LM_GGML_NUMA_STRATEGY_DISABLED;
-    std::vector<std::vector<int>> nodes;           // CPUs of node 0, 1, ... (sysfs order)
-    int                           current_node = -1; // node of the initialising CPU; -1 unknown
-    std::vector<int>              process_cpus;    // the initialising thread's affinity
+    enum lm_ggml_numa_strategy strategy = LM_GGML_NUMA_STRATEGY_DISABLED;
+    std::vector<std::vector<int>> nodes; // CPUs of node 0, 1, ... (sysfs order)
+    int current_node = -1;               // node of the initialising CPU; -1 unknown
+    std::vector<int> process_cpus;       // the initialising thread's affinity
 };
 
 // Parses a sysfs CPU list ("0-3,8,10-11\n"). An empty list is valid.
@@ -65,7 +65,8 @@ public:
     ~lm_cpu_numa_caller_scope();
     lm_cpu_numa_caller_scope(const lm_cpu_numa_caller_scope &) = delete;
     lm_cpu_numa_caller_scope & operator=(const lm_cpu_numa_caller_scope &) = delete;
+
 private:
-    bool             restore_ = false;
+    bool restore_ = false;
     std::vector<int> saved_;
 };

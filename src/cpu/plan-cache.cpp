@@ -18,7 +18,7 @@ uint64_t word(const void * p) { return (uint64_t) (uintptr_t) p; }
 // at the first difference.
 struct Appender {
     std::vector<uint64_t> & out;
-    bool                    put(uint64_t w) {
+    bool put(uint64_t w) {
         out.push_back(w);
         return true;
     }
@@ -27,7 +27,7 @@ struct Appender {
 struct Comparer {
     const uint64_t * next;
     const uint64_t * end;
-    bool             put(uint64_t w) { return next != end && *next++ == w; }
+    bool put(uint64_t w) { return next != end && *next++ == w; }
 };
 
 // The fields of t that validation, barrier placement and the kernels'
@@ -36,7 +36,8 @@ template <class Sink> bool put_tensor(Sink & s, const lm_ggml_tensor * t) {
     if (!s.put(word(t)) || t == nullptr) {
         return t == nullptr;
     }
-    bool ok = s.put((uint64_t) (uint32_t) t->op | (uint64_t) (uint32_t) t->type << 32) && s.put((uint64_t) (uint32_t) t->flags);
+    bool ok = s.put((uint64_t) (uint32_t) t->op | (uint64_t) (uint32_t) t->type << 32) &&
+              s.put((uint64_t) (uint32_t) t->flags);
     for (int d = 0; d < LM_GGML_MAX_DIMS && ok; ++d) {
         ok = s.put((uint64_t) t->ne[d]) && s.put((uint64_t) t->nb[d]);
     }
@@ -49,15 +50,15 @@ bool computed(const lm_ggml_tensor * node) { return node != nullptr && !lm_cpu_n
 // Words of one node at most: its fields, op parameters, source pointers;
 // where its view_src and its source pointers are among them.
 constexpr size_t kTensorWords = 15;
-constexpr size_t kViewWord    = kTensorWords - 1;
-constexpr size_t kSrcWords    = kTensorWords + LM_GGML_MAX_OP_PARAMS / sizeof(uint64_t);
-constexpr size_t kNodeWords   = kSrcWords + LM_GGML_MAX_SRC;
+constexpr size_t kViewWord = kTensorWords - 1;
+constexpr size_t kSrcWords = kTensorWords + LM_GGML_MAX_OP_PARAMS / sizeof(uint64_t);
+constexpr size_t kNodeWords = kSrcWords + LM_GGML_MAX_SRC;
 
 // Fills a node's words into a fixed buffer.
 struct Buffer {
     uint64_t w[kNodeWords];
-    size_t   n = 0;
-    bool     put(uint64_t x) {
+    size_t n = 0;
+    bool put(uint64_t x) {
         w[n++] = x;
         return true;
     }
@@ -118,12 +119,12 @@ bool replan_node(lm_cpu_plan_cache & c, const lm_ggml_tensor * node, int i) {
     if (!lm_cpu_validate_node(node, i, false)) {
         return false;
     }
-    int    n_tasks = 1;
-    size_t work    = 0;
+    int n_tasks = 1;
+    size_t work = 0;
     lm_cpu_node_plan(node, c.n_threads, &n_tasks, &work);
     // maxima never shrink here: a larger scratch or thread count stays correct
     c.max_tasks = std::max(c.max_tasks, n_tasks);
-    c.max_work  = std::max(c.max_work, work);
+    c.max_work = std::max(c.max_work, work);
     if (!c.access.empty()) {
         lm_cpu_node_access_of(node, lm_cpu_find_op(node), walk_threads(c), &c.access[(size_t) i]);
     }
@@ -151,9 +152,9 @@ bool lm_cpu_plan_cache_update(lm_cpu_plan_cache & c, const lm_ggml_cgraph * g, i
     bool any = false;
     for (int i = 0; i < n; ++i) {
         const lm_ggml_tensor * node = g->nodes[i];
-        uint64_t *             k0   = c.key.data() + c.start[(size_t) i];
-        const size_t           len  = c.start[(size_t) i + 1] - c.start[(size_t) i];
-        Buffer                 b;
+        uint64_t * k0 = c.key.data() + c.start[(size_t) i];
+        const size_t len = c.start[(size_t) i + 1] - c.start[(size_t) i];
+        Buffer b;
         put_node(b, node);
         if (b.n == len && std::memcmp(b.w, k0, len * sizeof(uint64_t)) == 0) {
             continue;
@@ -162,18 +163,19 @@ bool lm_cpu_plan_cache_update(lm_cpu_plan_cache & c, const lm_ggml_cgraph * g, i
         // another kind of node, nor view or read other tensors (the read
         // lists and the outside tensors would be out of date)
         if (b.n != len || b.w[0] != k0[0] || b.w[kViewWord] != k0[kViewWord] ||
-            (len == kNodeWords && std::memcmp(b.w + kSrcWords, k0 + kSrcWords, LM_GGML_MAX_SRC * sizeof(uint64_t)) != 0)) {
+            (len == kNodeWords &&
+             std::memcmp(b.w + kSrcWords, k0 + kSrcWords, LM_GGML_MAX_SRC * sizeof(uint64_t)) != 0)) {
             return false;
         }
         std::memcpy(k0, b.w, len * sizeof(uint64_t));
         changed[(size_t) i] = 1;
-        any                 = true;
+        any = true;
     }
     if (!any) {
         return true;
     }
-    const int  threads_before = walk_threads(c);
-    bool       replanned      = false;
+    const int threads_before = walk_threads(c);
+    bool replanned = false;
     for (int i = 0; i < n; ++i) {
         bool touched = false;
         for (uint32_t r = c.read_start[(size_t) i]; r < c.read_start[(size_t) i + 1] && !touched; ++r) {
@@ -199,15 +201,16 @@ bool lm_cpu_plan_cache_update(lm_cpu_plan_cache & c, const lm_ggml_cgraph * g, i
 lm_ggml_cplan lm_cpu_plan_cache_cplan(const lm_cpu_plan_cache & c, lm_ggml_threadpool * pool) {
     lm_ggml_cplan cplan{};
     cplan.threadpool = pool;
-    cplan.n_threads  = walk_threads(c);
-    cplan.work_size  = c.max_work > 0 ? c.max_work + kCacheLine * (size_t) c.n_threads : 0;
+    cplan.n_threads = walk_threads(c);
+    cplan.work_size = c.max_work > 0 ? c.max_work + kCacheLine * (size_t) c.n_threads : 0;
     return cplan;
 }
 
 bool lm_cpu_plan_cache_seen_twice(lm_cpu_plan_cache & c, const lm_ggml_cgraph * g) {
-    const int      n      = g->n_nodes;
-    const uint64_t now[4] = {word(g), (uint64_t) n, word(n > 0 ? g->nodes[0] : nullptr), word(n > 0 ? g->nodes[n - 1] : nullptr)};
-    const bool     twice  = std::memcmp(now, c.seen, sizeof(now)) == 0;
+    const int n = g->n_nodes;
+    const uint64_t now[4] = {word(g), (uint64_t) n, word(n > 0 ? g->nodes[0] : nullptr),
+                             word(n > 0 ? g->nodes[n - 1] : nullptr)};
+    const bool twice = std::memcmp(now, c.seen, sizeof(now)) == 0;
     std::memcpy(c.seen, now, sizeof(now));
     return twice;
 }
@@ -216,7 +219,7 @@ void lm_cpu_plan_cache_store(lm_cpu_plan_cache & c, const lm_ggml_cgraph * g, in
                              std::vector<lm_cpu_node_sync> && sync, std::vector<lm_cpu_node_access> && access) {
     lm_cpu_plan_cache_clear(c);
     const int n = g->n_nodes;
-    Appender  a{c.key};
+    Appender a{c.key};
     c.start.reserve((size_t) n + 1);
     std::unordered_map<const lm_ggml_tensor *, int32_t> index; // node -> its (first) index
     for (int i = 0; i < n; ++i) {
@@ -246,19 +249,19 @@ void lm_cpu_plan_cache_store(lm_cpu_plan_cache & c, const lm_ggml_cgraph * g, in
         }
     }
     c.read_start.push_back((uint32_t) c.reads.size());
-    c.n_threads  = n_threads;
+    c.n_threads = n_threads;
     c.every_node = every_node;
-    c.max_tasks  = 1;
-    c.max_work   = 0;
+    c.max_tasks = 1;
+    c.max_work = 0;
     for (int i = 0; i < n; ++i) {
         if (!computed(g->nodes[i])) continue;
-        int    n_tasks = 1;
-        size_t work    = 0;
+        int n_tasks = 1;
+        size_t work = 0;
         lm_cpu_node_plan(g->nodes[i], n_threads, &n_tasks, &work);
         c.max_tasks = std::max(c.max_tasks, n_tasks);
-        c.max_work  = std::max(c.max_work, work);
+        c.max_work = std::max(c.max_work, work);
     }
-    c.sync   = std::move(sync);
+    c.sync = std::move(sync);
     c.access = std::move(access);
 }
 

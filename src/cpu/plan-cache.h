@@ -28,25 +28,25 @@
 
 struct lm_cpu_plan_cache {
     // node i's fields are key[start[i] .. start[i + 1]); then the outside tensors'
-    std::vector<uint64_t>                      key;
-    std::vector<uint32_t>                      start;
-    std::vector<const lm_ggml_tensor *>        outside; // sources that are not nodes, in key order
+    std::vector<uint64_t> key;
+    std::vector<uint32_t> start;
+    std::vector<const lm_ggml_tensor *> outside; // sources that are not nodes, in key order
     // where each outside tensor was reached: (node index, read slot of
     // for_each_read). update() reaches it again through the graph it is given
     // and only compares the stored pointer's value: the tensors of the graph
     // planned last may have been freed since (a new context at the same size).
-    std::vector<std::pair<int32_t, int32_t>>   outside_at;
+    std::vector<std::pair<int32_t, int32_t>> outside_at;
     // the nodes each node reads fields of (itself first): node i's are
     // reads[read_start[i] .. read_start[i + 1]), indices into the graph
-    std::vector<int32_t>                       reads;
-    std::vector<uint32_t>                      read_start;
-    std::vector<uint8_t>                       changed; // update's scratch, per node: its words changed
-    std::vector<lm_cpu_node_access>            access;  // per node (several threads)
-    std::vector<lm_cpu_node_sync>              sync;    // per node (several threads)
-    int                                        n_threads  = 0; // requested (lm_ggml_graph_plan's argument)
-    bool                                       every_node = false;
-    int                                        max_tasks  = 1; // lm_ggml_graph_plan's maxima over the nodes
-    size_t                                     max_work   = 0;
+    std::vector<int32_t> reads;
+    std::vector<uint32_t> read_start;
+    std::vector<uint8_t> changed;           // update's scratch, per node: its words changed
+    std::vector<lm_cpu_node_access> access; // per node (several threads)
+    std::vector<lm_cpu_node_sync> sync;     // per node (several threads)
+    int n_threads = 0;                      // requested (lm_ggml_graph_plan's argument)
+    bool every_node = false;
+    int max_tasks = 1; // lm_ggml_graph_plan's maxima over the nodes
+    size_t max_work = 0;
     // A few words of the last graph missed: a graph is only remembered when
     // seen twice in a row, so a backend that computes a different graph each
     // time (several splits) does not pay for keys never used.
@@ -83,7 +83,7 @@ void lm_cpu_plan_cache_clear(lm_cpu_plan_cache & cache);
 //   out        otherwise, when not NULL: receives the barrier plan and the node
 //              accesses the threads made (left empty with one thread).
 struct lm_cpu_plan_out {
-    std::vector<lm_cpu_node_sync>   sync;
+    std::vector<lm_cpu_node_sync> sync;
     std::vector<lm_cpu_node_access> access;
 };
 enum lm_ggml_status lm_cpu_graph_compute_planned(lm_ggml_cgraph * cgraph, lm_ggml_cplan * cplan, bool known,

@@ -22,11 +22,11 @@
 #include <climits>
 
 #if defined(__linux__)
-#    include <linux/futex.h>
-#    include <pthread.h>
-#    include <sched.h>
-#    include <sys/syscall.h>
-#    include <unistd.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 namespace {
@@ -41,13 +41,13 @@ inline void cpu_relax() {
 
 // Spins before sleeping: inside a graph (barrier) threads usually meet within
 // microseconds; between graphs the budget scales with params.poll (0..100).
-constexpr int      kBarrierSpin   = 1 << 12;
+constexpr int kBarrierSpin = 1 << 12;
 constexpr uint32_t kPollRoundUnit = 1024;
 
 constexpr uint64_t pack_state(uint32_t generation, uint32_t n_active) {
-    return ((uint64_t)generation << 32) | n_active;
+    return ((uint64_t) generation << 32) | n_active;
 }
-constexpr int state_n_active(uint64_t s) { return (int)(s & 0xffffffffu); }
+constexpr int state_n_active(uint64_t s) { return (int) (s & 0xffffffffu); }
 
 } // namespace
 
@@ -63,8 +63,8 @@ static void phase_sleep(std::atomic<uint32_t> & phase, uint32_t ph) {
 #if defined(__linux__)
     syscall(SYS_futex, reinterpret_cast<uint32_t *>(&phase), FUTEX_WAIT_PRIVATE, ph, nullptr, nullptr, 0);
 #else
-    (void)phase;
-    (void)ph;
+    (void) phase;
+    (void) ph;
     std::this_thread::yield();
 #endif
 }
@@ -73,13 +73,11 @@ static void phase_wake_all(std::atomic<uint32_t> & phase) {
 #if defined(__linux__)
     syscall(SYS_futex, reinterpret_cast<uint32_t *>(&phase), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 #else
-    (void)phase;
+    (void) phase;
 #endif
 }
 
-void lm_cpu_barrier::wait() {
-    wait(nullptr, nullptr);
-}
+void lm_cpu_barrier::wait() { wait(nullptr, nullptr); }
 
 void lm_cpu_barrier::wait(bool (*idle)(void * ctx), void * ctx) {
     const int n_threads = n;
@@ -118,12 +116,12 @@ void lm_cpu_barrier::wait(bool (*idle)(void * ctx), void * ctx) {
 
 struct lm_ggml_threadpool {
     lm_ggml_threadpool_params params{};
-    int      n_threads_max = 1;
-    uint32_t poll_rounds   = 0;
+    int n_threads_max = 1;
+    uint32_t poll_rounds = 0;
 
     std::vector<std::thread> workers; // threads 1 .. n_threads_max-1
 
-    std::mutex              mutex; // guards sleeping on cv
+    std::mutex mutex; // guards sleeping on cv
     std::condition_variable cv;
 
     alignas(64) std::atomic<uint64_t> state{pack_state(0, 0)};
@@ -133,9 +131,9 @@ struct lm_ggml_threadpool {
     std::atomic<bool> warned_placement{false};
 
     // The current job; written by the caller before publishing `state`.
-    lm_cpu_job_fn job_fn  = nullptr;
-    void *        job_ctx = nullptr;
-    uint32_t      generation = 0;
+    lm_cpu_job_fn job_fn = nullptr;
+    void * job_ctx = nullptr;
+    uint32_t generation = 0;
     std::atomic<uint64_t> n_jobs{0};
 
     lm_cpu_barrier barrier;
@@ -145,8 +143,8 @@ namespace {
 
 void warn_placement_once(lm_ggml_threadpool * tp, const char * what, int err) {
     if (!tp->warned_placement.exchange(true)) {
-        LM_GGML_LOG_WARN("lm_ggml_threadpool: worker: could not set %s (%s); continuing without it\n",
-                         what, strerror(err));
+        LM_GGML_LOG_WARN("lm_ggml_threadpool: worker: could not set %s (%s); continuing without it\n", what,
+                         strerror(err));
     }
 }
 
@@ -156,7 +154,7 @@ void apply_placement(lm_ggml_threadpool * tp, const std::vector<bool> & cpumask)
     bool any = false;
     cpu_set_t set;
     CPU_ZERO(&set);
-    for (size_t i = 0; i < cpumask.size() && i < (size_t)CPU_SETSIZE; i++) {
+    for (size_t i = 0; i < cpumask.size() && i < (size_t) CPU_SETSIZE; i++) {
         if (cpumask[i]) {
             CPU_SET(i, &set);
             any = true;
@@ -171,10 +169,10 @@ void apply_placement(lm_ggml_threadpool * tp, const std::vector<bool> & cpumask)
     if (tp->params.prio != LM_GGML_SCHED_PRIO_NORMAL) {
         sched_param sp{};
         switch (tp->params.prio) {
-            case LM_GGML_SCHED_PRIO_MEDIUM:   sp.sched_priority = 40; break;
-            case LM_GGML_SCHED_PRIO_HIGH:     sp.sched_priority = 80; break;
+            case LM_GGML_SCHED_PRIO_MEDIUM: sp.sched_priority = 40; break;
+            case LM_GGML_SCHED_PRIO_HIGH: sp.sched_priority = 80; break;
             case LM_GGML_SCHED_PRIO_REALTIME: sp.sched_priority = 90; break;
-            default:                          sp.sched_priority = 0;  break;
+            default: sp.sched_priority = 0; break;
         }
         const int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
         if (err != 0) {
@@ -182,8 +180,8 @@ void apply_placement(lm_ggml_threadpool * tp, const std::vector<bool> & cpumask)
         }
     }
 #else
-    (void)tp;
-    (void)cpumask;
+    (void) tp;
+    (void) cpumask;
 #endif
 }
 
@@ -274,8 +272,8 @@ enum lm_ggml_status lm_cpu_threadpool_run(lm_ggml_threadpool * tp, int n_threads
         return LM_GGML_STATUS_FAILED;
     }
     if (n_threads > tp->n_threads_max) {
-        LM_GGML_LOG_WARN("lm_cpu_threadpool_run: n_threads: %d requested, pool has %d; using %d\n",
-                         n_threads, tp->n_threads_max, tp->n_threads_max);
+        LM_GGML_LOG_WARN("lm_cpu_threadpool_run: n_threads: %d requested, pool has %d; using %d\n", n_threads,
+                         tp->n_threads_max, tp->n_threads_max);
         n_threads = tp->n_threads_max;
     }
     if (tp->busy.exchange(true, std::memory_order_acquire)) {
@@ -283,7 +281,7 @@ enum lm_ggml_status lm_cpu_threadpool_run(lm_ggml_threadpool * tp, int n_threads
         return LM_GGML_STATUS_FAILED;
     }
 
-    tp->job_fn  = fn;
+    tp->job_fn = fn;
     tp->job_ctx = ctx;
     tp->barrier.n = n_threads;
     tp->n_jobs.fetch_add(1, std::memory_order_relaxed);
@@ -293,7 +291,7 @@ enum lm_ggml_status lm_cpu_threadpool_run(lm_ggml_threadpool * tp, int n_threads
             std::lock_guard<std::mutex> lock(tp->mutex);
             tp->paused.store(false, std::memory_order_relaxed); // running a job resumes the pool
             tp->generation++;
-            tp->state.store(pack_state(tp->generation, (uint32_t)n_threads), std::memory_order_release);
+            tp->state.store(pack_state(tp->generation, (uint32_t) n_threads), std::memory_order_release);
         }
         tp->cv.notify_all();
     }
@@ -320,11 +318,11 @@ void lm_ggml_threadpool_params_init(struct lm_ggml_threadpool_params * p, int n_
         return;
     }
     memset(p->cpumask, 0, sizeof(p->cpumask)); // all false: inherit the default affinity
-    p->n_threads  = n_threads;
-    p->prio       = LM_GGML_SCHED_PRIO_NORMAL;
-    p->poll       = 50; // poll a little between graphs, then sleep
+    p->n_threads = n_threads;
+    p->prio = LM_GGML_SCHED_PRIO_NORMAL;
+    p->poll = 50; // poll a little between graphs, then sleep
     p->strict_cpu = false;
-    p->paused     = false;
+    p->paused = false;
 }
 
 struct lm_ggml_threadpool_params lm_ggml_threadpool_params_default(int n_threads) {
@@ -333,7 +331,8 @@ struct lm_ggml_threadpool_params lm_ggml_threadpool_params_default(int n_threads
     return p;
 }
 
-bool lm_ggml_threadpool_params_match(const struct lm_ggml_threadpool_params * p0, const struct lm_ggml_threadpool_params * p1) {
+bool lm_ggml_threadpool_params_match(const struct lm_ggml_threadpool_params * p0,
+                                     const struct lm_ggml_threadpool_params * p1) {
     if (p0 == nullptr || p1 == nullptr) {
         return p0 == p1;
     }
@@ -349,18 +348,18 @@ struct lm_ggml_threadpool * lm_ggml_threadpool_new(struct lm_ggml_threadpool_par
         return nullptr;
     }
     if (params->n_threads < 1 || params->n_threads > LM_GGML_MAX_N_THREADS) {
-        LM_GGML_LOG_ERROR("lm_ggml_threadpool_new: n_threads: %d, must be in [1, %d]\n",
-                          params->n_threads, LM_GGML_MAX_N_THREADS);
+        LM_GGML_LOG_ERROR("lm_ggml_threadpool_new: n_threads: %d, must be in [1, %d]\n", params->n_threads,
+                          LM_GGML_MAX_N_THREADS);
         return nullptr;
     }
     lm_ggml_threadpool * tp = nullptr;
     try {
         tp = new lm_ggml_threadpool;
-        tp->params        = *params;
+        tp->params = *params;
         tp->n_threads_max = params->n_threads;
-        tp->poll_rounds   = (params->poll > 100 ? 100u : params->poll) * kPollRoundUnit;
+        tp->poll_rounds = (params->poll > 100 ? 100u : params->poll) * kPollRoundUnit;
         tp->paused.store(params->paused, std::memory_order_relaxed);
-        tp->workers.reserve((size_t)params->n_threads - 1);
+        tp->workers.reserve((size_t) params->n_threads - 1);
         int cursor = 0; // the caller (thread 0) keeps its own placement
         for (int j = 1; j < params->n_threads; j++) {
             tp->workers.emplace_back(worker_main, tp, j, worker_cpumask(*params, cursor));

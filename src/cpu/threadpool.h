@@ -18,9 +18,9 @@
 
 // Reusable barrier for n threads (n set per job by the pool).
 struct lm_cpu_barrier {
-    alignas(64) std::atomic<int>      arrived{0};
-    alignas(64) std::atomic<uint32_t> phase{0};   // bumped when everyone arrived
-    std::atomic<int>                  sleepers{0}; // threads blocked in the kernel on phase
+    alignas(64) std::atomic<int> arrived{0};
+    alignas(64) std::atomic<uint32_t> phase{0}; // bumped when everyone arrived
+    std::atomic<int> sleepers{0};               // threads blocked in the kernel on phase
     int n = 1;
 
     // Returns once all n threads have called wait() for this phase. Writes

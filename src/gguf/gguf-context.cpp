@@ -12,27 +12,25 @@ namespace lmggml::gguf {
 
 size_t value_type_size(enum lm_gguf_type type) {
     switch (type) {
-        case LM_GGUF_TYPE_UINT8:   return 1;
-        case LM_GGUF_TYPE_INT8:    return 1;
-        case LM_GGUF_TYPE_UINT16:  return 2;
-        case LM_GGUF_TYPE_INT16:   return 2;
-        case LM_GGUF_TYPE_UINT32:  return 4;
-        case LM_GGUF_TYPE_INT32:   return 4;
+        case LM_GGUF_TYPE_UINT8: return 1;
+        case LM_GGUF_TYPE_INT8: return 1;
+        case LM_GGUF_TYPE_UINT16: return 2;
+        case LM_GGUF_TYPE_INT16: return 2;
+        case LM_GGUF_TYPE_UINT32: return 4;
+        case LM_GGUF_TYPE_INT32: return 4;
         case LM_GGUF_TYPE_FLOAT32: return 4;
-        case LM_GGUF_TYPE_BOOL:    return 1;
-        case LM_GGUF_TYPE_UINT64:  return 8;
-        case LM_GGUF_TYPE_INT64:   return 8;
+        case LM_GGUF_TYPE_BOOL: return 1;
+        case LM_GGUF_TYPE_UINT64: return 8;
+        case LM_GGUF_TYPE_INT64: return 8;
         case LM_GGUF_TYPE_FLOAT64: return 8;
         case LM_GGUF_TYPE_STRING:
         case LM_GGUF_TYPE_ARRAY:
-        case LM_GGUF_TYPE_COUNT:   return 0;
+        case LM_GGUF_TYPE_COUNT: return 0;
     }
     return 0;
 }
 
-bool is_element_type(int type) {
-    return type >= 0 && type < LM_GGUF_TYPE_COUNT && type != LM_GGUF_TYPE_ARRAY;
-}
+bool is_element_type(int type) { return type >= 0 && type < LM_GGUF_TYPE_COUNT && type != LM_GGUF_TYPE_ARRAY; }
 
 int tensor_n_dims(const lm_ggml_tensor & t) {
     for (int i = LM_GGML_MAX_DIMS - 1; i >= 1; --i) {
@@ -51,8 +49,8 @@ bool tensor_nbytes(enum lm_ggml_type type, const int64_t ne[LM_GGML_MAX_DIMS], s
     // zero dimensions are skipped so that the products the core forms from
     // the other dimensions (rows, strides) are known to fit as well
     size_t bytes = lm_ggml_type_size(type);
-    bool   empty = false;
-    const int64_t blocks[LM_GGML_MAX_DIMS] = { ne[0] / blck, ne[1], ne[2], ne[3] };
+    bool empty = false;
+    const int64_t blocks[LM_GGML_MAX_DIMS] = {ne[0] / blck, ne[1], ne[2], ne[3]};
     for (int i = 0; i < LM_GGML_MAX_DIMS; ++i) {
         if (blocks[i] < 0) {
             return false;
@@ -170,26 +168,24 @@ struct lm_gguf_context * lm_gguf_init_empty(void) {
     }
 }
 
-void lm_gguf_free(struct lm_gguf_context * ctx) {
-    delete ctx;
-}
+void lm_gguf_free(struct lm_gguf_context * ctx) { delete ctx; }
 
 const char * lm_gguf_type_name(enum lm_gguf_type type) {
     switch (type) {
-        case LM_GGUF_TYPE_UINT8:   return "u8";
-        case LM_GGUF_TYPE_INT8:    return "i8";
-        case LM_GGUF_TYPE_UINT16:  return "u16";
-        case LM_GGUF_TYPE_INT16:   return "i16";
-        case LM_GGUF_TYPE_UINT32:  return "u32";
-        case LM_GGUF_TYPE_INT32:   return "i32";
+        case LM_GGUF_TYPE_UINT8: return "u8";
+        case LM_GGUF_TYPE_INT8: return "i8";
+        case LM_GGUF_TYPE_UINT16: return "u16";
+        case LM_GGUF_TYPE_INT16: return "i16";
+        case LM_GGUF_TYPE_UINT32: return "u32";
+        case LM_GGUF_TYPE_INT32: return "i32";
         case LM_GGUF_TYPE_FLOAT32: return "f32";
-        case LM_GGUF_TYPE_BOOL:    return "bool";
-        case LM_GGUF_TYPE_STRING:  return "str";
-        case LM_GGUF_TYPE_ARRAY:   return "arr";
-        case LM_GGUF_TYPE_UINT64:  return "u64";
-        case LM_GGUF_TYPE_INT64:   return "i64";
+        case LM_GGUF_TYPE_BOOL: return "bool";
+        case LM_GGUF_TYPE_STRING: return "str";
+        case LM_GGUF_TYPE_ARRAY: return "arr";
+        case LM_GGUF_TYPE_UINT64: return "u64";
+        case LM_GGUF_TYPE_INT64: return "i64";
         case LM_GGUF_TYPE_FLOAT64: return "f64";
-        case LM_GGUF_TYPE_COUNT:   break;
+        case LM_GGUF_TYPE_COUNT: break;
     }
     return nullptr;
 }
@@ -258,22 +254,43 @@ enum lm_gguf_type lm_gguf_get_arr_type(const struct lm_gguf_context * ctx, int64
         return LM_GGUF_TYPE_COUNT;
     }
     if (!kv->is_array) {
-        LM_GGML_LOG_ERROR("%s: key '%s' is a %s scalar, not an array\n", __func__, kv->key.c_str(), type_label(kv->type));
+        LM_GGML_LOG_ERROR("%s: key '%s' is a %s scalar, not an array\n", __func__, kv->key.c_str(),
+                          type_label(kv->type));
         return LM_GGUF_TYPE_COUNT;
     }
     return kv->type;
 }
 
-uint8_t  lm_gguf_get_val_u8 (const struct lm_gguf_context * ctx, int64_t id) { return get_single<uint8_t >(ctx, id, LM_GGUF_TYPE_UINT8,   __func__); }
-int8_t   lm_gguf_get_val_i8 (const struct lm_gguf_context * ctx, int64_t id) { return get_single<int8_t  >(ctx, id, LM_GGUF_TYPE_INT8,    __func__); }
-uint16_t lm_gguf_get_val_u16(const struct lm_gguf_context * ctx, int64_t id) { return get_single<uint16_t>(ctx, id, LM_GGUF_TYPE_UINT16,  __func__); }
-int16_t  lm_gguf_get_val_i16(const struct lm_gguf_context * ctx, int64_t id) { return get_single<int16_t >(ctx, id, LM_GGUF_TYPE_INT16,   __func__); }
-uint32_t lm_gguf_get_val_u32(const struct lm_gguf_context * ctx, int64_t id) { return get_single<uint32_t>(ctx, id, LM_GGUF_TYPE_UINT32,  __func__); }
-int32_t  lm_gguf_get_val_i32(const struct lm_gguf_context * ctx, int64_t id) { return get_single<int32_t >(ctx, id, LM_GGUF_TYPE_INT32,   __func__); }
-float    lm_gguf_get_val_f32(const struct lm_gguf_context * ctx, int64_t id) { return get_single<float   >(ctx, id, LM_GGUF_TYPE_FLOAT32, __func__); }
-uint64_t lm_gguf_get_val_u64(const struct lm_gguf_context * ctx, int64_t id) { return get_single<uint64_t>(ctx, id, LM_GGUF_TYPE_UINT64,  __func__); }
-int64_t  lm_gguf_get_val_i64(const struct lm_gguf_context * ctx, int64_t id) { return get_single<int64_t >(ctx, id, LM_GGUF_TYPE_INT64,   __func__); }
-double   lm_gguf_get_val_f64(const struct lm_gguf_context * ctx, int64_t id) { return get_single<double  >(ctx, id, LM_GGUF_TYPE_FLOAT64, __func__); }
+uint8_t lm_gguf_get_val_u8(const struct lm_gguf_context * ctx, int64_t id) {
+    return get_single<uint8_t>(ctx, id, LM_GGUF_TYPE_UINT8, __func__);
+}
+int8_t lm_gguf_get_val_i8(const struct lm_gguf_context * ctx, int64_t id) {
+    return get_single<int8_t>(ctx, id, LM_GGUF_TYPE_INT8, __func__);
+}
+uint16_t lm_gguf_get_val_u16(const struct lm_gguf_context * ctx, int64_t id) {
+    return get_single<uint16_t>(ctx, id, LM_GGUF_TYPE_UINT16, __func__);
+}
+int16_t lm_gguf_get_val_i16(const struct lm_gguf_context * ctx, int64_t id) {
+    return get_single<int16_t>(ctx, id, LM_GGUF_TYPE_INT16, __func__);
+}
+uint32_t lm_gguf_get_val_u32(const struct lm_gguf_context * ctx, int64_t id) {
+    return get_single<uint32_t>(ctx, id, LM_GGUF_TYPE_UINT32, __func__);
+}
+int32_t lm_gguf_get_val_i32(const struct lm_gguf_context * ctx, int64_t id) {
+    return get_single<int32_t>(ctx, id, LM_GGUF_TYPE_INT32, __func__);
+}
+float lm_gguf_get_val_f32(const struct lm_gguf_context * ctx, int64_t id) {
+    return get_single<float>(ctx, id, LM_GGUF_TYPE_FLOAT32, __func__);
+}
+uint64_t lm_gguf_get_val_u64(const struct lm_gguf_context * ctx, int64_t id) {
+    return get_single<uint64_t>(ctx, id, LM_GGUF_TYPE_UINT64, __func__);
+}
+int64_t lm_gguf_get_val_i64(const struct lm_gguf_context * ctx, int64_t id) {
+    return get_single<int64_t>(ctx, id, LM_GGUF_TYPE_INT64, __func__);
+}
+double lm_gguf_get_val_f64(const struct lm_gguf_context * ctx, int64_t id) {
+    return get_single<double>(ctx, id, LM_GGUF_TYPE_FLOAT64, __func__);
+}
 
 bool lm_gguf_get_val_bool(const struct lm_gguf_context * ctx, int64_t key_id) {
     return get_single<uint8_t>(ctx, key_id, LM_GGUF_TYPE_BOOL, __func__) != 0;
@@ -323,7 +340,8 @@ const char * lm_gguf_get_arr_str(const struct lm_gguf_context * ctx, int64_t key
         return nullptr;
     }
     if (i >= kv->strs.size()) {
-        LM_GGML_LOG_ERROR("%s: key '%s': index %zu is out of range [0, %zu)\n", __func__, kv->key.c_str(), i, kv->strs.size());
+        LM_GGML_LOG_ERROR("%s: key '%s': index %zu is out of range [0, %zu)\n", __func__, kv->key.c_str(), i,
+                          kv->strs.size());
         return nullptr;
     }
     return kv->strs[i].c_str();
@@ -377,6 +395,4 @@ size_t lm_gguf_get_tensor_size(const struct lm_gguf_context * ctx, int64_t tenso
 } // extern "C"
 
 // C++ linkage, as ggml declares it (include/ggml-impl.h).
-size_t lm_gguf_type_size(enum lm_gguf_type type) {
-    return value_type_size(type);
-}
+size_t lm_gguf_type_size(enum lm_gguf_type type) { return value_type_size(type); }

@@ -13,10 +13,10 @@
 
 // One key/value pair. Scalars are arrays of one element with is_array false.
 struct lm_gguf_kv {
-    std::string          key;
-    enum lm_gguf_type    type     = LM_GGUF_TYPE_UINT8; // element type, never ARRAY
-    bool                 is_array = false;
-    std::vector<uint8_t> data; // fixed-size elements, little-endian; bools as 0/1 bytes
+    std::string key;
+    enum lm_gguf_type type = LM_GGUF_TYPE_UINT8; // element type, never ARRAY
+    bool is_array = false;
+    std::vector<uint8_t> data;     // fixed-size elements, little-endian; bools as 0/1 bytes
     std::vector<std::string> strs; // STRING elements
 
     size_t n_elements() const;
@@ -33,13 +33,13 @@ struct lm_gguf_tensor_info {
 struct lm_gguf_context {
     uint32_t version = LM_GGUF_VERSION;
 
-    std::vector<lm_gguf_kv>          kv;
+    std::vector<lm_gguf_kv> kv;
     std::vector<lm_gguf_tensor_info> info;
 
     size_t alignment = LM_GGUF_DEFAULT_ALIGNMENT;
-    size_t offset    = 0;       // file offset of the data section (read files)
-    size_t size      = 0;       // bytes of the data section that tensors cover
-    void * data      = nullptr; // the blob in the lm_ggml_context (no_alloc = false)
+    size_t offset = 0;     // file offset of the data section (read files)
+    size_t size = 0;       // bytes of the data section that tensors cover
+    void * data = nullptr; // the blob in the lm_ggml_context (no_alloc = false)
 };
 
 namespace lmggml::gguf {
@@ -83,7 +83,6 @@ extern "C" {
 // checks, results and ownership as lm_gguf_init_from_file. The buffer is not
 // referenced after the call returns.
 struct lm_gguf_context * lm_gguf_init_from_buffer(const void * data, size_t size, struct lm_gguf_init_params params);
-
 }
 
 // lm_gguf_type_size, lm_gguf_init_from_file_impl and lm_gguf_write_to_buf are

@@ -24,7 +24,7 @@ namespace {
 // Smallest possible encodings, used to bound counts by the bytes left:
 // key/value: key length (8) + one key byte + type (4) + one value byte;
 // tensor info: name length (8) + n_dims (4) + ne[0] (8) + type (4) + offset (8).
-constexpr uint64_t MIN_KV_BYTES          = 8 + 1 + 4 + 1;
+constexpr uint64_t MIN_KV_BYTES = 8 + 1 + 4 + 1;
 constexpr uint64_t MIN_TENSOR_INFO_BYTES = 8 + 4 + 8 + 4 + 8;
 
 // Keys and names come from the file: keep log lines printable and short.
@@ -42,13 +42,14 @@ std::string printable(const std::string & s) {
 }
 
 const char * type_label(int type) {
-    const char * name = (type >= 0 && type < LM_GGUF_TYPE_COUNT) ? lm_gguf_type_name((enum lm_gguf_type) type) : nullptr;
+    const char * name =
+        (type >= 0 && type < LM_GGUF_TYPE_COUNT) ? lm_gguf_type_name((enum lm_gguf_type) type) : nullptr;
     return name ? name : "?";
 }
 
 // Positions of fields that later checks refer to in their messages.
 struct FieldOffsets {
-    uint64_t              alignment_value = 0;
+    uint64_t alignment_value = 0;
     std::vector<uint64_t> tensor_offset_field; // per tensor: where its data offset is stored
 };
 
@@ -64,8 +65,8 @@ bool parse_header(Reader & r, lm_gguf_context & ctx, int64_t & n_tensors, int64_
             shown[i] = (magic[i] >= 0x20 && magic[i] < 0x7f) ? magic[i] : '?';
         }
         shown[4] = '\0';
-        return r.fail_at(0, "bad magic '%s' (%02x %02x %02x %02x), expected 'GGUF'", shown,
-                         (unsigned char) magic[0], (unsigned char) magic[1], (unsigned char) magic[2], (unsigned char) magic[3]);
+        return r.fail_at(0, "bad magic '%s' (%02x %02x %02x %02x), expected 'GGUF'", shown, (unsigned char) magic[0],
+                         (unsigned char) magic[1], (unsigned char) magic[2], (unsigned char) magic[3]);
     }
     if (!r.read(ctx.version, "version")) {
         return false;
@@ -91,8 +92,9 @@ bool parse_header(Reader & r, lm_gguf_context & ctx, int64_t & n_tensors, int64_
                          n_kv, (unsigned long long) left);
     }
     if ((uint64_t) n_kv * MIN_KV_BYTES + (uint64_t) n_tensors * MIN_TENSOR_INFO_BYTES > left) {
-        return r.fail_at(8, "%" PRId64 " tensors and %" PRId64 " key/values cannot fit in the %llu bytes that follow the header",
-                         n_tensors, n_kv, (unsigned long long) left);
+        return r.fail_at(
+            8, "%" PRId64 " tensors and %" PRId64 " key/values cannot fit in the %llu bytes that follow the header",
+            n_tensors, n_kv, (unsigned long long) left);
     }
     return true;
 }
@@ -118,8 +120,9 @@ bool read_values(Reader & r, lm_gguf_kv & kv, uint64_t count, const std::string 
     }
     const size_t esize = lmggml::gguf::value_type_size(kv.type);
     if (count > r.remaining() / esize) {
-        return r.fail_at(at, "key '%s': %llu values of type %s need more than the %llu bytes left", printable(key).c_str(),
-                         (unsigned long long) count, type_label(kv.type), (unsigned long long) r.remaining());
+        return r.fail_at(at, "key '%s': %llu values of type %s need more than the %llu bytes left",
+                         printable(key).c_str(), (unsigned long long) count, type_label(kv.type),
+                         (unsigned long long) r.remaining());
     }
     kv.data.resize((size_t) (count * esize));
     if (!r.read_bytes(kv.data.data(), count * esize, what)) {
@@ -200,15 +203,16 @@ bool parse_kvs(Reader & r, lm_gguf_context & ctx, int64_t n_kv, FieldOffsets & f
         uint32_t a;
         std::memcpy(&a, kv.data.data(), sizeof(a));
         if (a == 0 || (a & (a - 1)) != 0) {
-            return r.fail_at(fo.alignment_value, "%s = %u is not a non-zero power of two", LM_GGUF_KEY_GENERAL_ALIGNMENT, a);
+            return r.fail_at(fo.alignment_value, "%s = %u is not a non-zero power of two",
+                             LM_GGUF_KEY_GENERAL_ALIGNMENT, a);
         }
         ctx.alignment = a;
     }
     return true;
 }
 
-bool parse_tensor_info(Reader & r, lm_gguf_context & ctx, int64_t i,
-                       std::unordered_map<std::string, int64_t> & seen, FieldOffsets & fo) {
+bool parse_tensor_info(Reader & r, lm_gguf_context & ctx, int64_t i, std::unordered_map<std::string, int64_t> & seen,
+                       FieldOffsets & fo) {
     char what[64];
     std::snprintf(what, sizeof(what), "tensor info #%" PRId64, i);
     const uint64_t at_name = r.offset();
@@ -256,7 +260,8 @@ bool parse_tensor_info(Reader & r, lm_gguf_context & ctx, int64_t i,
             return r.fail_at(at_ne, "tensor '%s': ne[%d] = %" PRId64 " is negative", nm, j, info.t.ne[j]);
         }
         if (info.t.ne[j] != 0 && __builtin_mul_overflow(product, info.t.ne[j], &product)) {
-            return r.fail_at(at_ne, "tensor '%s': the element count overflows int64 at ne[%d] = %" PRId64, nm, j, info.t.ne[j]);
+            return r.fail_at(at_ne, "tensor '%s': the element count overflows int64 at ne[%d] = %" PRId64, nm, j,
+                             info.t.ne[j]);
         }
     }
 
@@ -292,9 +297,9 @@ bool parse_tensor_info(Reader & r, lm_gguf_context & ctx, int64_t i,
 // Tensor data must be aligned, inside the file and disjoint.
 bool check_data_layout(Reader & r, lm_gguf_context & ctx, const FieldOffsets & fo) {
     const uint64_t end_of_infos = r.offset();
-    const uint64_t data_offset  = (end_of_infos + ctx.alignment - 1) / ctx.alignment * ctx.alignment;
+    const uint64_t data_offset = (end_of_infos + ctx.alignment - 1) / ctx.alignment * ctx.alignment;
     ctx.offset = (size_t) data_offset;
-    ctx.size   = 0;
+    ctx.size = 0;
     if (!ctx.info.empty() && data_offset > r.size()) {
         // writers always pad up to the data section; also bounds what
         // writing this context back out can cost (alignment up to 2^31)
@@ -302,7 +307,10 @@ bool check_data_layout(Reader & r, lm_gguf_context & ctx, const FieldOffsets & f
                          (unsigned long long) data_offset, (unsigned long long) r.size());
     }
 
-    struct Range { uint64_t begin, end; size_t id; };
+    struct Range {
+        uint64_t begin, end;
+        size_t id;
+    };
     std::vector<Range> ranges;
     ranges.reserve(ctx.info.size());
     for (size_t i = 0; i < ctx.info.size(); ++i) {
@@ -318,8 +326,8 @@ bool check_data_layout(Reader & r, lm_gguf_context & ctx, const FieldOffsets & f
             continue; // nothing to read, nothing to overlap
         }
         uint64_t begin = 0, end = 0;
-        if (__builtin_add_overflow(data_offset, ti.offset, &begin) || __builtin_add_overflow(begin, (uint64_t) nbytes, &end) ||
-            end > r.size()) {
+        if (__builtin_add_overflow(data_offset, ti.offset, &begin) ||
+            __builtin_add_overflow(begin, (uint64_t) nbytes, &end) || end > r.size()) {
             return r.fail_at(at, "tensor '%s': data at offset %" PRIu64 " (+%zu bytes) lies outside the %llu-byte file",
                              ti.t.name, ti.offset, nbytes, (unsigned long long) r.size());
         }
@@ -330,7 +338,9 @@ bool check_data_layout(Reader & r, lm_gguf_context & ctx, const FieldOffsets & f
     for (size_t k = 1; k < ranges.size(); ++k) {
         if (ranges[k].begin < ranges[k - 1].end) {
             const size_t a = ranges[k - 1].id, b = ranges[k].id;
-            return r.fail_at(fo.tensor_offset_field[b], "tensor '%s': data [%" PRIu64 ", %" PRIu64 ") overlaps tensor '%s' [%" PRIu64 ", %" PRIu64 ")",
+            return r.fail_at(fo.tensor_offset_field[b],
+                             "tensor '%s': data [%" PRIu64 ", %" PRIu64 ") overlaps tensor '%s' [%" PRIu64 ", %" PRIu64
+                             ")",
                              ctx.info[b].t.name, ranges[k].begin, ranges[k].end, ctx.info[a].t.name,
                              ranges[k - 1].begin, ranges[k - 1].end);
         }
@@ -343,7 +353,7 @@ bool check_data_layout(Reader & r, lm_gguf_context & ctx, const FieldOffsets & f
 bool make_ggml_context(Reader & r, lm_gguf_context & ctx, bool no_alloc, lm_ggml_context ** out) {
     const size_t n = ctx.info.size();
     const size_t mem_size = (n + 1) * lm_ggml_tensor_overhead() + (no_alloc ? 0 : ctx.size + LM_GGML_MEM_ALIGN) + 256;
-    lm_ggml_init_params ip = { /*mem_size =*/ mem_size, /*mem_buffer =*/ nullptr, /*no_alloc =*/ no_alloc };
+    lm_ggml_init_params ip = {/*mem_size =*/mem_size, /*mem_buffer =*/nullptr, /*no_alloc =*/no_alloc};
     lm_ggml_context * gctx = lm_ggml_init(ip);
     if (gctx == nullptr) {
         return r.fail_at(ctx.offset, "cannot create an lm_ggml_context of %zu bytes for %zu tensors", mem_size, n);
@@ -375,8 +385,8 @@ bool make_ggml_context(Reader & r, lm_gguf_context & ctx, bool no_alloc, lm_ggml
         if (blob != nullptr) {
             // an empty tensor may name any offset (nothing is read there):
             // keep its pointer inside the blob
-            cur->data  = blob + std::min<uint64_t>(ti.offset, ctx.size);
-            ti.t.data  = cur->data; // lets the context be written back out
+            cur->data = blob + std::min<uint64_t>(ti.offset, ctx.size);
+            ti.t.data = cur->data; // lets the context be written back out
         }
     }
     lm_ggml_set_no_alloc(gctx, no_alloc);
@@ -402,7 +412,8 @@ lm_gguf_context * parse(Reader & r, const lm_gguf_init_params & params) {
     return ok ? ctx.release() : nullptr;
 }
 
-lm_gguf_context * parse_logged(Reader & r, const lm_gguf_init_params & params, const char * fn, const std::string & what) {
+lm_gguf_context * parse_logged(Reader & r, const lm_gguf_init_params & params, const char * fn,
+                               const std::string & what) {
     try {
         lm_gguf_context * ctx = parse(r, params);
         if (ctx == nullptr) {
@@ -414,7 +425,8 @@ lm_gguf_context * parse_logged(Reader & r, const lm_gguf_init_params & params, c
         LM_GGML_LOG_ERROR("%s: %s: out of memory while parsing near byte offset %llu\n", fn, what.c_str(),
                           (unsigned long long) r.offset());
     } catch (const std::exception & e) {
-        LM_GGML_LOG_ERROR("%s: %s: %s near byte offset %llu\n", fn, what.c_str(), e.what(), (unsigned long long) r.offset());
+        LM_GGML_LOG_ERROR("%s: %s: %s near byte offset %llu\n", fn, what.c_str(), e.what(),
+                          (unsigned long long) r.offset());
     }
     if (params.ctx != nullptr && *params.ctx != nullptr) {
         lm_ggml_free(*params.ctx);
@@ -425,7 +437,8 @@ lm_gguf_context * parse_logged(Reader & r, const lm_gguf_init_params & params, c
 
 } // namespace
 
-extern "C" struct lm_gguf_context * lm_gguf_init_from_buffer(const void * data, size_t size, struct lm_gguf_init_params params) {
+extern "C" struct lm_gguf_context * lm_gguf_init_from_buffer(const void * data, size_t size,
+                                                             struct lm_gguf_init_params params) {
     if (params.ctx != nullptr) {
         *params.ctx = nullptr;
     }

@@ -19,9 +19,7 @@ namespace {
 using lmggml::gguf::relayout_from;
 using lmggml::gguf::value_type_size;
 
-bool is_alignment_key(const char * key) {
-    return std::strcmp(key, LM_GGUF_KEY_GENERAL_ALIGNMENT) == 0;
-}
+bool is_alignment_key(const char * key) { return std::strcmp(key, LM_GGUF_KEY_GENERAL_ALIGNMENT) == 0; }
 
 bool check_ctx_key(const lm_gguf_context * ctx, const char * key, const char * fn) {
     if (ctx == nullptr || key == nullptr) {
@@ -78,7 +76,7 @@ void set_scalar(lm_gguf_context * ctx, const char * key, enum lm_gguf_type type,
     }
     try {
         lm_gguf_kv kv;
-        kv.key  = key;
+        kv.key = key;
         kv.type = type;
         kv.data.resize(sizeof(T));
         std::memcpy(kv.data.data(), &val, sizeof(T));
@@ -108,16 +106,36 @@ int64_t lm_gguf_remove_key(struct lm_gguf_context * ctx, const char * key) {
     return id;
 }
 
-void lm_gguf_set_val_u8 (struct lm_gguf_context * ctx, const char * key, uint8_t  val) { set_scalar(ctx, key, LM_GGUF_TYPE_UINT8,   val, __func__); }
-void lm_gguf_set_val_i8 (struct lm_gguf_context * ctx, const char * key, int8_t   val) { set_scalar(ctx, key, LM_GGUF_TYPE_INT8,    val, __func__); }
-void lm_gguf_set_val_u16(struct lm_gguf_context * ctx, const char * key, uint16_t val) { set_scalar(ctx, key, LM_GGUF_TYPE_UINT16,  val, __func__); }
-void lm_gguf_set_val_i16(struct lm_gguf_context * ctx, const char * key, int16_t  val) { set_scalar(ctx, key, LM_GGUF_TYPE_INT16,   val, __func__); }
-void lm_gguf_set_val_u32(struct lm_gguf_context * ctx, const char * key, uint32_t val) { set_scalar(ctx, key, LM_GGUF_TYPE_UINT32,  val, __func__); }
-void lm_gguf_set_val_i32(struct lm_gguf_context * ctx, const char * key, int32_t  val) { set_scalar(ctx, key, LM_GGUF_TYPE_INT32,   val, __func__); }
-void lm_gguf_set_val_f32(struct lm_gguf_context * ctx, const char * key, float    val) { set_scalar(ctx, key, LM_GGUF_TYPE_FLOAT32, val, __func__); }
-void lm_gguf_set_val_u64(struct lm_gguf_context * ctx, const char * key, uint64_t val) { set_scalar(ctx, key, LM_GGUF_TYPE_UINT64,  val, __func__); }
-void lm_gguf_set_val_i64(struct lm_gguf_context * ctx, const char * key, int64_t  val) { set_scalar(ctx, key, LM_GGUF_TYPE_INT64,   val, __func__); }
-void lm_gguf_set_val_f64(struct lm_gguf_context * ctx, const char * key, double   val) { set_scalar(ctx, key, LM_GGUF_TYPE_FLOAT64, val, __func__); }
+void lm_gguf_set_val_u8(struct lm_gguf_context * ctx, const char * key, uint8_t val) {
+    set_scalar(ctx, key, LM_GGUF_TYPE_UINT8, val, __func__);
+}
+void lm_gguf_set_val_i8(struct lm_gguf_context * ctx, const char * key, int8_t val) {
+    set_scalar(ctx, key, LM_GGUF_TYPE_INT8, val, __func__);
+}
+void lm_gguf_set_val_u16(struct lm_gguf_context * ctx, const char * key, uint16_t val) {
+    set_scalar(ctx, key, LM_GGUF_TYPE_UINT16, val, __func__);
+}
+void lm_gguf_set_val_i16(struct lm_gguf_context * ctx, const char * key, int16_t val) {
+    set_scalar(ctx, key, LM_GGUF_TYPE_INT16, val, __func__);
+}
+void lm_gguf_set_val_u32(struct lm_gguf_context * ctx, const char * key, uint32_t val) {
+    set_scalar(ctx, key, LM_GGUF_TYPE_UINT32, val, __func__);
+}
+void lm_gguf_set_val_i32(struct lm_gguf_context * ctx, const char * key, int32_t val) {
+    set_scalar(ctx, key, LM_GGUF_TYPE_INT32, val, __func__);
+}
+void lm_gguf_set_val_f32(struct lm_gguf_context * ctx, const char * key, float val) {
+    set_scalar(ctx, key, LM_GGUF_TYPE_FLOAT32, val, __func__);
+}
+void lm_gguf_set_val_u64(struct lm_gguf_context * ctx, const char * key, uint64_t val) {
+    set_scalar(ctx, key, LM_GGUF_TYPE_UINT64, val, __func__);
+}
+void lm_gguf_set_val_i64(struct lm_gguf_context * ctx, const char * key, int64_t val) {
+    set_scalar(ctx, key, LM_GGUF_TYPE_INT64, val, __func__);
+}
+void lm_gguf_set_val_f64(struct lm_gguf_context * ctx, const char * key, double val) {
+    set_scalar(ctx, key, LM_GGUF_TYPE_FLOAT64, val, __func__);
+}
 
 void lm_gguf_set_val_bool(struct lm_gguf_context * ctx, const char * key, bool val) {
     set_scalar(ctx, key, LM_GGUF_TYPE_BOOL, (uint8_t) (val ? 1 : 0), __func__);
@@ -133,7 +151,7 @@ void lm_gguf_set_val_str(struct lm_gguf_context * ctx, const char * key, const c
     }
     try {
         lm_gguf_kv kv;
-        kv.key  = key;
+        kv.key = key;
         kv.type = LM_GGUF_TYPE_STRING;
         kv.strs.emplace_back(val);
         put(ctx, std::move(kv));
@@ -142,7 +160,8 @@ void lm_gguf_set_val_str(struct lm_gguf_context * ctx, const char * key, const c
     }
 }
 
-void lm_gguf_set_arr_data(struct lm_gguf_context * ctx, const char * key, enum lm_gguf_type type, const void * data, size_t n) {
+void lm_gguf_set_arr_data(struct lm_gguf_context * ctx, const char * key, enum lm_gguf_type type, const void * data,
+                          size_t n) {
     if (!check_ctx_key(ctx, key, __func__)) {
         return;
     }
@@ -163,8 +182,8 @@ void lm_gguf_set_arr_data(struct lm_gguf_context * ctx, const char * key, enum l
     }
     try {
         lm_gguf_kv kv;
-        kv.key      = key;
-        kv.type     = type;
+        kv.key = key;
+        kv.type = type;
         kv.is_array = true;
         kv.data.resize(nbytes);
         if (nbytes != 0) {
@@ -201,8 +220,8 @@ void lm_gguf_set_arr_str(struct lm_gguf_context * ctx, const char * key, const c
     }
     try {
         lm_gguf_kv kv;
-        kv.key      = key;
-        kv.type     = LM_GGUF_TYPE_STRING;
+        kv.key = key;
+        kv.type = LM_GGUF_TYPE_STRING;
         kv.is_array = true;
         kv.strs.assign(data, data + n);
         put(ctx, std::move(kv));
@@ -237,7 +256,8 @@ void lm_gguf_add_tensor(struct lm_gguf_context * ctx, const struct lm_ggml_tenso
     }
     size_t nbytes = 0;
     if (!lmggml::gguf::tensor_nbytes(tensor->type, tensor->ne, &nbytes)) {
-        LM_GGML_LOG_ERROR("lm_gguf_add_tensor: tensor '%s': invalid type %d or shape (%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ")\n",
+        LM_GGML_LOG_ERROR("lm_gguf_add_tensor: tensor '%s': invalid type %d or shape (%" PRId64 ", %" PRId64
+                          ", %" PRId64 ", %" PRId64 ")\n",
                           tensor->name, (int) tensor->type, tensor->ne[0], tensor->ne[1], tensor->ne[2], tensor->ne[3]);
         return;
     }
@@ -255,7 +275,7 @@ void lm_gguf_add_tensor(struct lm_gguf_context * ctx, const struct lm_ggml_tenso
             ti.t.ne[i] = tensor->ne[i];
         }
         lmggml::gguf::set_contiguous_strides(ti.t);
-        ti.t.data   = tensor->data;
+        ti.t.data = tensor->data;
         ti.t.buffer = (tensor->view_src && tensor->view_src->buffer) ? tensor->view_src->buffer : tensor->buffer;
         ctx->info.push_back(ti);
         relayout_from(*ctx, ctx->info.size() - 1);
@@ -277,7 +297,8 @@ void lm_gguf_set_tensor_type(struct lm_gguf_context * ctx, const char * name, en
     lm_ggml_tensor & t = ctx->info[(size_t) id].t;
     size_t nbytes = 0;
     if (!lmggml::gguf::tensor_nbytes(type, t.ne, &nbytes)) {
-        LM_GGML_LOG_ERROR("lm_gguf_set_tensor_type: tensor '%s': type %d is invalid or its block size does not divide ne[0] = %" PRId64 "\n",
+        LM_GGML_LOG_ERROR("lm_gguf_set_tensor_type: tensor '%s': type %d is invalid or its block size does not divide "
+                          "ne[0] = %" PRId64 "\n",
                           name, (int) type, t.ne[0]);
         return;
     }
@@ -297,8 +318,8 @@ void lm_gguf_set_tensor_data(struct lm_gguf_context * ctx, const char * name, co
         return;
     }
     lm_ggml_tensor & t = ctx->info[(size_t) id].t;
-    t.data   = const_cast<void *>(data); // only read, when writing the file
-    t.buffer = nullptr;                  // host memory from now on
+    t.data = const_cast<void *>(data); // only read, when writing the file
+    t.buffer = nullptr;                // host memory from now on
 }
 
 } // extern "C"

@@ -18,8 +18,7 @@ class ByteWriter {
 public:
     explicit ByteWriter(std::vector<uint8_t> & out) : out_(out) {}
 
-    template <typename T>
-    void put(const T & v) {
+    template <typename T> void put(const T & v) {
         const uint8_t * p = reinterpret_cast<const uint8_t *>(&v);
         out_.insert(out_.end(), p, p + sizeof(T));
     }
@@ -34,9 +33,7 @@ public:
         put_bytes(s, n);
     }
 
-    void pad(size_t alignment) {
-        out_.resize(LM_GGML_PAD(out_.size(), alignment), 0);
-    }
+    void pad(size_t alignment) { out_.resize(LM_GGML_PAD(out_.size(), alignment), 0); }
 
 private:
     std::vector<uint8_t> & out_;
@@ -172,7 +169,7 @@ bool lm_gguf_write_to_file(const struct lm_gguf_context * ctx, const char * fnam
         try {
             for (size_t i = 0; ok && i < ctx->info.size(); ++i) {
                 const lm_gguf_tensor_info & ti = ctx->info[i];
-                const size_t n   = nbytes_of(ti);
+                const size_t n = nbytes_of(ti);
                 const void * src = tensor_bytes(ti, scratch, __func__);
                 ok = src != nullptr && std::fwrite(src, 1, n, f) == n;
                 for (size_t pad = LM_GGML_PAD(n, ctx->alignment) - n; ok && pad > 0;) {
@@ -193,7 +190,8 @@ bool lm_gguf_write_to_file(const struct lm_gguf_context * ctx, const char * fnam
         ok = false;
     }
     if (!ok) {
-        LM_GGML_LOG_ERROR("lm_gguf_write_to_file: writing '%s' failed: %s\n", fname, err ? std::strerror(err) : "I/O error");
+        LM_GGML_LOG_ERROR("lm_gguf_write_to_file: writing '%s' failed: %s\n", fname,
+                          err ? std::strerror(err) : "I/O error");
         std::remove(fname); // never leave a truncated file that looks like GGUF
         return false;
     }

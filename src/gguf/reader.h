@@ -17,8 +17,7 @@ namespace lmggml::gguf {
 class Reader {
 public:
     // Reads from memory; [data, data + size) must outlive the reader.
-    Reader(const void * data, uint64_t size)
-        : mem_(static_cast<const uint8_t *>(data)), size_(size) {}
+    Reader(const void * data, uint64_t size) : mem_(static_cast<const uint8_t *>(data)), size_(size) {}
 
     // Reads from an open file of `size` bytes, starting at its current position 0.
     Reader(FILE * file, uint64_t size) : file_(file), size_(size) {}
@@ -26,25 +25,24 @@ public:
     Reader(const Reader &) = delete;
     Reader & operator=(const Reader &) = delete;
 
-    uint64_t offset()    const { return pos_; }
-    uint64_t size()      const { return size_; }
+    uint64_t offset() const { return pos_; }
+    uint64_t size() const { return size_; }
     uint64_t remaining() const { return size_ - pos_; }
-    bool     failed()    const { return failed_; }
+    bool failed() const { return failed_; }
 
-    const std::string & error()        const { return error_; }
-    uint64_t            error_offset() const { return error_offset_; }
+    const std::string & error() const { return error_; }
+    uint64_t error_offset() const { return error_offset_; }
 
     // Records the first failure; returns false so callers can `return fail(...)`.
-    __attribute__((format(printf, 3, 4)))
-    bool fail_at(uint64_t at, const char * fmt, ...) {
+    __attribute__((format(printf, 3, 4))) bool fail_at(uint64_t at, const char * fmt, ...) {
         if (!failed_) {
             char buf[384];
             va_list args;
             va_start(args, fmt);
             std::vsnprintf(buf, sizeof(buf), fmt, args);
             va_end(args);
-            failed_       = true;
-            error_        = buf;
+            failed_ = true;
+            error_ = buf;
             error_offset_ = at;
         }
         return false;
@@ -56,8 +54,8 @@ public:
             return false;
         }
         if (n > remaining()) {
-            return fail_at(pos_, "%s: needs %llu bytes but only %llu remain in the file", what,
-                           (unsigned long long) n, (unsigned long long) remaining());
+            return fail_at(pos_, "%s: needs %llu bytes but only %llu remain in the file", what, (unsigned long long) n,
+                           (unsigned long long) remaining());
         }
         if (n == 0) {
             return true;
@@ -71,8 +69,7 @@ public:
         return true;
     }
 
-    template <typename T>
-    bool read(T & v, const char * what) {
+    template <typename T> bool read(T & v, const char * what) {
         static_assert(std::is_trivially_copyable_v<T>);
         return read_bytes(&v, sizeof(T), what);
     }
@@ -109,14 +106,14 @@ public:
     }
 
 private:
-    const uint8_t * mem_  = nullptr;
-    FILE *          file_ = nullptr;
-    uint64_t        size_ = 0;
-    uint64_t        pos_  = 0;
+    const uint8_t * mem_ = nullptr;
+    FILE * file_ = nullptr;
+    uint64_t size_ = 0;
+    uint64_t pos_ = 0;
 
-    bool        failed_       = false;
+    bool failed_ = false;
     std::string error_;
-    uint64_t    error_offset_ = 0;
+    uint64_t error_offset_ = 0;
 };
 
 } // namespace lmggml::gguf

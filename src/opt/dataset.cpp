@@ -22,7 +22,7 @@ extern "C" lm_ggml_opt_dataset_t lm_ggml_opt_dataset_init(int64_t ne_datapoint, 
         LM_GGML_LOG_ERROR("%s: out of memory\n", fn);
         return nullptr;
     }
-    d->ndata       = ndata;
+    d->ndata = ndata;
     d->ndata_shard = ndata_shard;
     lm_ggml_init_params ip = {2 * lm_ggml_tensor_overhead(), nullptr, true};
     d->ctx = lm_ggml_init(ip);
@@ -39,7 +39,7 @@ extern "C" lm_ggml_opt_dataset_t lm_ggml_opt_dataset_init(int64_t ne_datapoint, 
         return nullptr;
     }
     // a trailing partial shard is never handed out (as ggml)
-    d->nbs_data   = lm_ggml_nbytes(d->data) * ndata_shard / ndata;
+    d->nbs_data = lm_ggml_nbytes(d->data) * ndata_shard / ndata;
     d->nbs_labels = d->labels ? lm_ggml_nbytes(d->labels) * ndata_shard / ndata : 0;
     d->permutation.resize(ndata / ndata_shard);
     for (size_t i = 0; i < d->permutation.size(); i++) d->permutation[i] = (int64_t) i;
@@ -54,18 +54,28 @@ extern "C" void lm_ggml_opt_dataset_free(lm_ggml_opt_dataset_t dataset) {
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_opt_dataset_data(lm_ggml_opt_dataset_t dataset) {
-    if (!dataset) { lm_ggml_null_arg("lm_ggml_opt_dataset_data"); return nullptr; }
+    if (!dataset) {
+        lm_ggml_null_arg("lm_ggml_opt_dataset_data");
+        return nullptr;
+    }
     return dataset->data;
 }
 
 extern "C" struct lm_ggml_tensor * lm_ggml_opt_dataset_labels(lm_ggml_opt_dataset_t dataset) {
-    if (!dataset) { lm_ggml_null_arg("lm_ggml_opt_dataset_labels"); return nullptr; }
+    if (!dataset) {
+        lm_ggml_null_arg("lm_ggml_opt_dataset_labels");
+        return nullptr;
+    }
     return dataset->labels;
 }
 
-extern "C" void lm_ggml_opt_dataset_shuffle(lm_ggml_opt_context_t opt_ctx, lm_ggml_opt_dataset_t dataset, int64_t idata) {
+extern "C" void lm_ggml_opt_dataset_shuffle(lm_ggml_opt_context_t opt_ctx, lm_ggml_opt_dataset_t dataset,
+                                            int64_t idata) {
     static const char * fn = "lm_ggml_opt_dataset_shuffle";
-    if (!opt_ctx || !dataset) { lm_ggml_null_arg(fn); return; }
+    if (!opt_ctx || !dataset) {
+        lm_ggml_null_arg(fn);
+        return;
+    }
     if (idata > dataset->ndata) {
         LM_GGML_LOG_ERROR("%s: idata %lld is beyond the dataset's %lld datapoints\n", fn, (long long) idata,
                           (long long) dataset->ndata);
@@ -80,13 +90,17 @@ extern "C" void lm_ggml_opt_dataset_shuffle(lm_ggml_opt_context_t opt_ctx, lm_gg
                           (long long) dataset->ndata_shard);
         return;
     }
-    std::shuffle(dataset->permutation.begin(), dataset->permutation.begin() + idata / dataset->ndata_shard, opt_ctx->rng);
+    std::shuffle(dataset->permutation.begin(), dataset->permutation.begin() + idata / dataset->ndata_shard,
+                 opt_ctx->rng);
 }
 
 extern "C" void lm_ggml_opt_dataset_get_batch(lm_ggml_opt_dataset_t dataset, struct lm_ggml_tensor * data_batch,
                                               struct lm_ggml_tensor * labels_batch, int64_t ibatch) {
     static const char * fn = "lm_ggml_opt_dataset_get_batch";
-    if (!dataset || !data_batch) { lm_ggml_null_arg(fn); return; }
+    if (!dataset || !data_batch) {
+        lm_ggml_null_arg(fn);
+        return;
+    }
     if (!lm_ggml_is_contiguous(data_batch) || (labels_batch && !lm_ggml_is_contiguous(labels_batch))) {
         LM_GGML_LOG_ERROR("%s: the batch tensors must be contiguous\n", fn);
         return;
@@ -119,8 +133,10 @@ extern "C" void lm_ggml_opt_dataset_get_batch(lm_ggml_opt_dataset_t dataset, str
         return;
     }
     auto put = [](lm_ggml_tensor * t, const void * src, size_t off, size_t n) {
-        if (t->buffer) lm_ggml_backend_tensor_set(t, src, off, n);
-        else std::memcpy(static_cast<char *>(t->data) + off, src, n);
+        if (t->buffer)
+            lm_ggml_backend_tensor_set(t, src, off, n);
+        else
+            std::memcpy(static_cast<char *>(t->data) + off, src, n);
     };
     for (int64_t k = 0; k < shards; k++) {
         const int64_t shard = dataset->permutation[(size_t) (ibatch * shards + k)];

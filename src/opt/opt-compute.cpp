@@ -24,18 +24,21 @@ public:
         auto it = map_.find(t);
         if (it != map_.end()) return it->second;
         lm_ggml_tensor * c = lm_ggml_dup_tensor(ctx_, t);
-        if (!c) { failed_ = true; return nullptr; }
+        if (!c) {
+            failed_ = true;
+            return nullptr;
+        }
         map_[t] = c;
         c->op = t->op;
         for (int i = 0; i < LM_GGML_MAX_DIMS; i++) c->nb[i] = t->nb[i];
         c->flags = t->flags;
         std::memcpy(c->op_params, t->op_params, sizeof(t->op_params));
         std::memcpy(c->name, t->name, sizeof(t->name));
-        c->data      = t->data;
-        c->buffer    = t->buffer;
-        c->extra     = t->extra;
+        c->data = t->data;
+        c->buffer = t->buffer;
+        c->extra = t->extra;
         c->view_offs = t->view_offs;
-        c->view_src  = map(t->view_src);
+        c->view_src = map(t->view_src);
         for (int i = 0; i < LM_GGML_MAX_SRC; i++) c->src[i] = map(t->src[i]);
         return c;
     }
@@ -61,11 +64,12 @@ lm_ggml_cgraph * copy_graph(lm_ggml_context * ctx, lm_ggml_cgraph * src) {
 bool alloc_graph(lm_ggml_opt_context * o, lm_ggml_cgraph * g) {
     if (o->allocated_graph == g) return true;
     lm_ggml_backend_sched_reset(o->backend_sched);
-    o->allocated_graph      = nullptr;
+    o->allocated_graph = nullptr;
     o->allocated_graph_copy = nullptr;
     lm_ggml_free(o->ctx_copy);
     const size_t n = (size_t) g->size;
-    lm_ggml_init_params ip = {2 * n * lm_ggml_tensor_overhead() + lm_ggml_graph_overhead_custom(n, false), nullptr, true};
+    lm_ggml_init_params ip = {2 * n * lm_ggml_tensor_overhead() + lm_ggml_graph_overhead_custom(n, false), nullptr,
+                              true};
     o->ctx_copy = lm_ggml_init(ip);
     if (!o->ctx_copy) return false;
     lm_ggml_cgraph * copy = copy_graph(o->ctx_copy, g);
@@ -74,7 +78,7 @@ bool alloc_graph(lm_ggml_opt_context * o, lm_ggml_cgraph * g) {
         return false;
     }
     if (!lm_ggml_backend_sched_alloc_graph(o->backend_sched, copy)) return false; // logged by the scheduler
-    o->allocated_graph      = g;
+    o->allocated_graph = g;
     o->allocated_graph_copy = copy;
     return true;
 }
@@ -89,7 +93,11 @@ bool set_adamw_params(lm_ggml_opt_context * o) {
         return false;
     }
     // bias corrections of the moments at this step
-    const float v[7] = {a.alpha, a.beta1, a.beta2, a.eps, a.wd,
+    const float v[7] = {a.alpha,
+                        a.beta1,
+                        a.beta2,
+                        a.eps,
+                        a.wd,
                         1.0f / (1.0f - std::pow(a.beta1, (float) o->iter)),
                         1.0f / (1.0f - std::pow(a.beta2, (float) o->iter))};
     lm_ggml_backend_tensor_set(o->adamw_params, v, 0, sizeof(v));
@@ -117,7 +125,7 @@ void eval_graph(lm_ggml_opt_context * o, lm_ggml_cgraph * g, lm_ggml_opt_result 
 
     if (r->ndata == 0) {
         r->loss_per_datapoint = o->loss_per_datapoint;
-        r->opt_period         = o->opt_period;
+        r->opt_period = o->opt_period;
     }
     const int64_t ndata = o->outputs->ne[1];
     r->ndata += ndata;
@@ -125,7 +133,7 @@ void eval_graph(lm_ggml_opt_context * o, lm_ggml_cgraph * g, lm_ggml_opt_result 
     lm_ggml_backend_tensor_get(o->loss, &loss, 0, sizeof(loss));
     r->loss.push_back(loss);
     const size_t npred = (size_t) lm_ggml_nelements(o->pred);
-    const size_t at    = r->pred.size();
+    const size_t at = r->pred.size();
     r->pred.resize(at + npred);
     lm_ggml_backend_tensor_get(o->pred, r->pred.data() + at, 0, npred * sizeof(int32_t));
     if (!o->ncorrect || r->ncorrect < 0) {
@@ -159,7 +167,10 @@ extern "C" lm_ggml_opt_result_t lm_ggml_opt_result_init(void) {
 extern "C" void lm_ggml_opt_result_free(lm_ggml_opt_result_t result) { delete result; }
 
 extern "C" void lm_ggml_opt_result_reset(lm_ggml_opt_result_t result) {
-    if (!result) { lm_ggml_null_arg("lm_ggml_opt_result_reset"); return; }
+    if (!result) {
+        lm_ggml_null_arg("lm_ggml_opt_result_reset");
+        return;
+    }
     result->ndata = 0;
     result->loss.clear();
     result->pred.clear();
@@ -167,12 +178,18 @@ extern "C" void lm_ggml_opt_result_reset(lm_ggml_opt_result_t result) {
 }
 
 extern "C" void lm_ggml_opt_result_ndata(lm_ggml_opt_result_t result, int64_t * ndata) {
-    if (!result || !ndata) { lm_ggml_null_arg("lm_ggml_opt_result_ndata"); return; }
+    if (!result || !ndata) {
+        lm_ggml_null_arg("lm_ggml_opt_result_ndata");
+        return;
+    }
     *ndata = result->ndata;
 }
 
 extern "C" void lm_ggml_opt_result_loss(lm_ggml_opt_result_t result, double * loss, double * unc) {
-    if (!result || !loss) { lm_ggml_null_arg("lm_ggml_opt_result_loss"); return; }
+    if (!result || !loss) {
+        lm_ggml_null_arg("lm_ggml_opt_result_loss");
+        return;
+    }
     const size_t nb = result->loss.size(); // physical batches
     if (nb == 0) {
         *loss = 0.0;
@@ -200,12 +217,18 @@ extern "C" void lm_ggml_opt_result_loss(lm_ggml_opt_result_t result, double * lo
 }
 
 extern "C" void lm_ggml_opt_result_pred(lm_ggml_opt_result_t result, int32_t * pred) {
-    if (!result || !pred) { lm_ggml_null_arg("lm_ggml_opt_result_pred"); return; }
+    if (!result || !pred) {
+        lm_ggml_null_arg("lm_ggml_opt_result_pred");
+        return;
+    }
     for (size_t i = 0; i < result->pred.size(); i++) pred[i] = result->pred[i];
 }
 
 extern "C" void lm_ggml_opt_result_accuracy(lm_ggml_opt_result_t result, double * accuracy, double * unc) {
-    if (!result || !accuracy) { lm_ggml_null_arg("lm_ggml_opt_result_accuracy"); return; }
+    if (!result || !accuracy) {
+        lm_ggml_null_arg("lm_ggml_opt_result_accuracy");
+        return;
+    }
     const bool known = result->ncorrect >= 0 && result->ndata > 0;
     *accuracy = known ? (double) result->ncorrect / (double) result->ndata : NAN;
     if (!unc) return;
@@ -216,12 +239,18 @@ extern "C" void lm_ggml_opt_result_accuracy(lm_ggml_opt_result_t result, double 
 // ---------------------------------------------------------------- computation
 
 extern "C" void lm_ggml_opt_forward(lm_ggml_opt_context_t opt_ctx, lm_ggml_opt_result_t result) {
-    if (!opt_ctx) { lm_ggml_null_arg("lm_ggml_opt_forward"); return; }
+    if (!opt_ctx) {
+        lm_ggml_null_arg("lm_ggml_opt_forward");
+        return;
+    }
     eval_graph(opt_ctx, opt_ctx->gf, result);
 }
 
 extern "C" void lm_ggml_opt_forward_backward(lm_ggml_opt_context_t opt_ctx, lm_ggml_opt_result_t result) {
-    if (!opt_ctx) { lm_ggml_null_arg("lm_ggml_opt_forward_backward"); return; }
+    if (!opt_ctx) {
+        lm_ggml_null_arg("lm_ggml_opt_forward_backward");
+        return;
+    }
     if (!opt_ctx->gb_grad) {
         LM_GGML_LOG_ERROR("lm_ggml_opt_forward_backward: the context was built for the forward pass only\n");
         return;
@@ -250,10 +279,13 @@ extern "C" void lm_ggml_opt_epoch(lm_ggml_opt_context_t opt_ctx, lm_ggml_opt_dat
                                   int64_t idata_split, lm_ggml_opt_epoch_callback callback_train,
                                   lm_ggml_opt_epoch_callback callback_eval) {
     static const char * fn = "lm_ggml_opt_epoch";
-    if (!opt_ctx || !dataset) { lm_ggml_null_arg(fn); return; }
+    if (!opt_ctx || !dataset) {
+        lm_ggml_null_arg(fn);
+        return;
+    }
     lm_ggml_tensor * inputs = opt_ctx->inputs;
     lm_ggml_tensor * labels = opt_ctx->labels;
-    lm_ggml_tensor * data   = dataset->data;
+    lm_ggml_tensor * data = dataset->data;
     if (data->ne[0] != inputs->ne[0]) {
         LM_GGML_LOG_ERROR("%s: datapoints have %lld values, the inputs %lld\n", fn, (long long) data->ne[0],
                           (long long) inputs->ne[0]);
@@ -268,7 +300,8 @@ extern "C" void lm_ggml_opt_epoch(lm_ggml_opt_context_t opt_ctx, lm_ggml_opt_dat
     const int64_t nbatches = ndata / nbatch;
     if (idata_split < 0) idata_split = ndata;
     if (idata_split % nbatch != 0 || idata_split > ndata) {
-        LM_GGML_LOG_ERROR("%s: idata_split %lld is not a batch boundary within the dataset\n", fn, (long long) idata_split);
+        LM_GGML_LOG_ERROR("%s: idata_split %lld is not a batch boundary within the dataset\n", fn,
+                          (long long) idata_split);
         return;
     }
     const int64_t ibatch_split = idata_split / nbatch;
@@ -294,7 +327,10 @@ extern "C" void lm_ggml_opt_epoch_callback_progress_bar(bool train, lm_ggml_opt_
                                                         lm_ggml_opt_dataset_t dataset, lm_ggml_opt_result_t result,
                                                         int64_t ibatch, int64_t ibatch_max, int64_t t_start_us) {
     (void) dataset;
-    if (!opt_ctx || !result) { lm_ggml_null_arg("lm_ggml_opt_epoch_callback_progress_bar"); return; }
+    if (!opt_ctx || !result) {
+        lm_ggml_null_arg("lm_ggml_opt_epoch_callback_progress_bar");
+        return;
+    }
     if (ibatch_max <= 0) return;
     std::fprintf(stderr, "%s[", train ? "train: " : "val:   ");
     constexpr int64_t kBar = 25;
@@ -306,7 +342,7 @@ extern "C" void lm_ggml_opt_epoch_callback_progress_bar(bool train, lm_ggml_opt_
     double loss = 0.0, loss_unc = NAN, acc = NAN, acc_unc = NAN;
     lm_ggml_opt_result_loss(result, &loss, &loss_unc);
     lm_ggml_opt_result_accuracy(result, &acc, &acc_unc);
-    const int64_t t_us  = lm_ggml_time_us() - t_start_us;
+    const int64_t t_us = lm_ggml_time_us() - t_start_us;
     const int64_t eta_us = ibatch > 0 ? t_us * (ibatch_max - ibatch) / ibatch : 0;
     char t[64], eta[64];
     print_hms(t_us, t, sizeof(t));
@@ -321,8 +357,8 @@ extern "C" void lm_ggml_opt_epoch_callback_progress_bar(bool train, lm_ggml_opt_
 extern "C" void lm_ggml_opt_fit(lm_ggml_backend_sched_t backend_sched, struct lm_ggml_context * ctx_compute,
                                 struct lm_ggml_tensor * inputs, struct lm_ggml_tensor * outputs,
                                 lm_ggml_opt_dataset_t dataset, enum lm_ggml_opt_loss_type loss_type,
-                                lm_ggml_opt_get_optimizer_params get_opt_pars, int64_t nepoch,
-                                int64_t nbatch_logical, float val_split, bool silent) {
+                                lm_ggml_opt_get_optimizer_params get_opt_pars, int64_t nepoch, int64_t nbatch_logical,
+                                float val_split, bool silent) {
     static const char * fn = "lm_ggml_opt_fit";
     if (!backend_sched || !ctx_compute || !inputs || !outputs || !dataset || !get_opt_pars) {
         lm_ggml_null_arg(fn);
@@ -330,27 +366,28 @@ extern "C" void lm_ggml_opt_fit(lm_ggml_backend_sched_t backend_sched, struct lm
     }
     lm_ggml_time_init();
     const int64_t t_start = lm_ggml_time_us();
-    const int64_t ndata   = dataset->data->ne[1];
-    const int64_t nbatch  = inputs->ne[1];
+    const int64_t ndata = dataset->data->ne[1];
+    const int64_t nbatch = inputs->ne[1];
     if (nbatch_logical <= 0 || ndata % nbatch_logical != 0 || nbatch_logical % nbatch != 0) {
         LM_GGML_LOG_ERROR("%s: nbatch_logical %lld must divide the %lld datapoints and be a multiple of the "
-                          "physical batch %lld\n", fn, (long long) nbatch_logical, (long long) ndata, (long long) nbatch);
+                          "physical batch %lld\n",
+                          fn, (long long) nbatch_logical, (long long) ndata, (long long) nbatch);
         return;
     }
     if (!(val_split >= 0.0f && val_split < 1.0f)) {
         LM_GGML_LOG_ERROR("%s: val_split %g is not in [0, 1)\n", fn, (double) val_split);
         return;
     }
-    const int64_t opt_period       = nbatch_logical / nbatch;
+    const int64_t opt_period = nbatch_logical / nbatch;
     const int64_t nbatches_logical = ndata / nbatch_logical;
     // train on whole logical batches; the rest is for validation
     const int64_t ibatch_split = (int64_t) ((1.0f - val_split) * (float) nbatches_logical) * opt_period;
-    const int64_t idata_split  = ibatch_split * nbatch;
+    const int64_t idata_split = ibatch_split * nbatch;
 
     int64_t epoch = 1;
     lm_ggml_opt_params params = lm_ggml_opt_default_params(backend_sched, ctx_compute, inputs, outputs, loss_type);
-    params.opt_period      = (int32_t) opt_period;
-    params.get_opt_pars    = get_opt_pars;
+    params.opt_period = (int32_t) opt_period;
+    params.get_opt_pars = get_opt_pars;
     params.get_opt_pars_ud = &epoch;
     lm_ggml_opt_context_t opt_ctx = lm_ggml_opt_init(params);
     if (!opt_ctx) return;

@@ -35,7 +35,8 @@ bool has_memory(const lm_ggml_tensor * t) {
 bool place_static(lm_ggml_opt_context * o, const std::map<lm_ggml_tensor *, lm_ggml_backend_buffer_type_t> & where,
                   lm_ggml_backend_buffer_type_t fallback) {
     std::map<lm_ggml_backend_buffer_type_t, std::vector<lm_ggml_tensor *>> groups;
-    for (lm_ggml_tensor * t = lm_ggml_get_first_tensor(o->ctx_static); t; t = lm_ggml_get_next_tensor(o->ctx_static, t)) {
+    for (lm_ggml_tensor * t = lm_ggml_get_first_tensor(o->ctx_static); t;
+         t = lm_ggml_get_next_tensor(o->ctx_static, t)) {
         if (t->data || t->view_src) continue;
         auto it = where.find(t);
         groups[it == where.end() ? fallback : it->second].push_back(t);
@@ -57,7 +58,8 @@ bool place_static(lm_ggml_opt_context * o, const std::map<lm_ggml_tensor *, lm_g
         }
     }
     if (!o->adamw_params) return true; // no optimizer: ctx_host is empty
-    lm_ggml_backend_buffer_t host = lm_ggml_backend_alloc_ctx_tensors_from_buft(o->ctx_host, lm_ggml_backend_cpu_buffer_type());
+    lm_ggml_backend_buffer_t host =
+        lm_ggml_backend_alloc_ctx_tensors_from_buft(o->ctx_host, lm_ggml_backend_cpu_buffer_type());
     if (!host) return false;
     o->bufs.push_back(host);
     return true;
@@ -77,8 +79,8 @@ lm_ggml_backend_buffer_type_t loss_buft(lm_ggml_backend_sched_t sched, const std
 
 // Builds loss (and labels, pred, ncorrect) on top of outputs in ctx_static.
 bool build_loss(lm_ggml_opt_context * o, lm_ggml_opt_loss_type type, std::vector<lm_ggml_tensor *> & ops) {
-    lm_ggml_context * cs  = o->ctx_static;
-    lm_ggml_tensor *  out = o->outputs;
+    lm_ggml_context * cs = o->ctx_static;
+    lm_ggml_tensor * out = o->outputs;
     auto named = [&](lm_ggml_tensor * t, const char * name) {
         if (t) {
             lm_ggml_set_name(t, name);
@@ -120,9 +122,7 @@ bool build_loss(lm_ggml_opt_context * o, lm_ggml_opt_loss_type type, std::vector
             loss = named(lm_ggml_scale(cs, loss, per_step / (float) lm_ggml_nelements(out)), "loss_mean_squared_error");
             o->loss_per_datapoint = true;
             break;
-        default:
-            LM_GGML_LOG_ERROR("%s: unknown loss type %d\n", kInit, (int) type);
-            return false;
+        default: LM_GGML_LOG_ERROR("%s: unknown loss type %d\n", kInit, (int) type); return false;
     }
     if (!loss) return false;
     o->loss = loss;
@@ -169,8 +169,8 @@ extern "C" struct lm_ggml_opt_optimizer_params lm_ggml_opt_get_default_optimizer
     p.adamw.alpha = 0.001f;
     p.adamw.beta1 = 0.9f;
     p.adamw.beta2 = 0.999f;
-    p.adamw.eps   = 1e-8f;
-    p.adamw.wd    = 0.0f;
+    p.adamw.eps = 1e-8f;
+    p.adamw.wd = 0.0f;
     return p;
 }
 
@@ -180,14 +180,14 @@ extern "C" struct lm_ggml_opt_params lm_ggml_opt_default_params(lm_ggml_backend_
                                                                 struct lm_ggml_tensor * outputs,
                                                                 enum lm_ggml_opt_loss_type loss_type) {
     lm_ggml_opt_params p;
-    p.backend_sched   = backend_sched;
-    p.ctx_compute     = ctx_compute;
-    p.inputs          = inputs;
-    p.outputs         = outputs;
-    p.loss_type       = loss_type;
-    p.build_type      = LM_GGML_OPT_BUILD_TYPE_OPT;
-    p.opt_period      = 1;
-    p.get_opt_pars    = lm_ggml_opt_get_default_optimizer_params;
+    p.backend_sched = backend_sched;
+    p.ctx_compute = ctx_compute;
+    p.inputs = inputs;
+    p.outputs = outputs;
+    p.loss_type = loss_type;
+    p.build_type = LM_GGML_OPT_BUILD_TYPE_OPT;
+    p.opt_period = 1;
+    p.get_opt_pars = lm_ggml_opt_get_default_optimizer_params;
     p.get_opt_pars_ud = nullptr;
     return p;
 }
@@ -218,12 +218,12 @@ extern "C" lm_ggml_opt_context_t lm_ggml_opt_init(struct lm_ggml_opt_params para
         LM_GGML_LOG_ERROR("%s: out of memory\n", kInit);
         return nullptr;
     }
-    o->backend_sched   = params.backend_sched;
-    o->ctx_compute     = params.ctx_compute;
-    o->inputs          = params.inputs;
-    o->outputs         = params.outputs;
-    o->opt_period      = params.opt_period;
-    o->get_opt_pars    = params.get_opt_pars;
+    o->backend_sched = params.backend_sched;
+    o->ctx_compute = params.ctx_compute;
+    o->inputs = params.inputs;
+    o->outputs = params.outputs;
+    o->opt_period = params.opt_period;
+    o->get_opt_pars = params.get_opt_pars;
     o->get_opt_pars_ud = params.get_opt_pars_ud;
     const bool accumulate = params.build_type == LM_GGML_OPT_BUILD_TYPE_GRAD ||
                             (params.build_type == LM_GGML_OPT_BUILD_TYPE_OPT && o->opt_period > 1);
@@ -252,7 +252,7 @@ extern "C" lm_ggml_opt_context_t lm_ggml_opt_init(struct lm_ggml_opt_params para
     // per parameter: accumulator and two moments; plus labels, up to 5 loss
     // tensors, pred, labels argmax, ncorrect, the loss accumulator
     o->ctx_static = new_meta_ctx(3 * params_list.size() + 12);
-    o->ctx_host   = new_meta_ctx(1);
+    o->ctx_host = new_meta_ctx(1);
     if (!o->ctx_static || !o->ctx_host) return fail();
 
     std::vector<lm_ggml_tensor *> loss_ops;
@@ -300,7 +300,8 @@ extern "C" lm_ggml_opt_context_t lm_ggml_opt_init(struct lm_ggml_opt_params para
             if (!step) return fail();
             if (!step_runs_in_place(o->backend_sched, p, step)) {
                 LM_GGML_LOG_ERROR("%s: parameter '%s' is in %s, and no backend of the scheduler that uses that "
-                                  "memory runs OPT_STEP_ADAMW\n", kInit, p->name,
+                                  "memory runs OPT_STEP_ADAMW\n",
+                                  kInit, p->name,
                                   buft_of(p) ? lm_ggml_backend_buft_name(buft_of(p)) : "context memory");
                 return fail();
             }
@@ -311,8 +312,10 @@ extern "C" lm_ggml_opt_context_t lm_ggml_opt_init(struct lm_ggml_opt_params para
         if (!buft) buft = lbuft; // a parameter in plain context memory: its moments go with the loss
     }
     if (!place_static(o, where, lbuft)) return fail();
-    if (o->gb_opt) lm_ggml_graph_reset(o->gb_opt);
-    else if (o->gb_grad) lm_ggml_graph_reset(o->gb_grad);
+    if (o->gb_opt)
+        lm_ggml_graph_reset(o->gb_opt);
+    else if (o->gb_grad)
+        lm_ggml_graph_reset(o->gb_grad);
     return o;
 }
 
@@ -327,7 +330,10 @@ extern "C" void lm_ggml_opt_free(lm_ggml_opt_context_t opt_ctx) {
 }
 
 extern "C" void lm_ggml_opt_reset(lm_ggml_opt_context_t opt_ctx, bool optimizer) {
-    if (!opt_ctx) { lm_ggml_null_arg("lm_ggml_opt_reset"); return; }
+    if (!opt_ctx) {
+        lm_ggml_null_arg("lm_ggml_opt_reset");
+        return;
+    }
     if (optimizer) {
         if (!opt_ctx->gb_opt) {
             LM_GGML_LOG_ERROR("lm_ggml_opt_reset: the context has no optimizer (build type)\n");
@@ -340,10 +346,13 @@ extern "C" void lm_ggml_opt_reset(lm_ggml_opt_context_t opt_ctx, bool optimizer)
     }
 }
 
-#define LMOPT_GETTER(name, field)                                                        \
-    extern "C" struct lm_ggml_tensor * name(lm_ggml_opt_context_t opt_ctx) {            \
-        if (!opt_ctx) { lm_ggml_null_arg(#name); return nullptr; }                      \
-        return opt_ctx->field;                                                          \
+#define LMOPT_GETTER(name, field)                                                                                      \
+    extern "C" struct lm_ggml_tensor * name(lm_ggml_opt_context_t opt_ctx) {                                           \
+        if (!opt_ctx) {                                                                                                \
+            lm_ggml_null_arg(#name);                                                                                   \
+            return nullptr;                                                                                            \
+        }                                                                                                              \
+        return opt_ctx->field;                                                                                         \
     }
 LMOPT_GETTER(lm_ggml_opt_inputs, inputs)
 LMOPT_GETTER(lm_ggml_opt_outputs, outputs)
@@ -354,7 +363,10 @@ LMOPT_GETTER(lm_ggml_opt_ncorrect, ncorrect)
 #undef LMOPT_GETTER
 
 extern "C" struct lm_ggml_tensor * lm_ggml_opt_grad_acc(lm_ggml_opt_context_t opt_ctx, struct lm_ggml_tensor * node) {
-    if (!opt_ctx || !node) { lm_ggml_null_arg("lm_ggml_opt_grad_acc"); return nullptr; }
+    if (!opt_ctx || !node) {
+        lm_ggml_null_arg("lm_ggml_opt_grad_acc");
+        return nullptr;
+    }
     lm_ggml_cgraph * g = opt_ctx->gb_opt ? opt_ctx->gb_opt : opt_ctx->gb_grad;
     return g ? lm_ggml_graph_get_grad_acc(g, node) : nullptr;
 }

@@ -8,18 +8,17 @@
 #include "q_iq4_tq.h"
 #include "../core/ggml-impl.h"
 
-
 namespace {
 
 // ggml's struct and ours must be the same bytes
 static_assert(sizeof(block_q4_0) == sizeof(lm_block_q4_0) && sizeof(block_q4_1) == sizeof(lm_block_q4_1) &&
-              sizeof(block_q5_0) == sizeof(lm_block_q5_0) && sizeof(block_q5_1) == sizeof(lm_block_q5_1) &&
-              sizeof(block_q8_0) == sizeof(lm_block_q8_0) && sizeof(block_q8_1) == sizeof(lm_block_q8_1) &&
-              sizeof(block_q2_K) == sizeof(lm_block_q2_K) && sizeof(block_q3_K) == sizeof(lm_block_q3_K) &&
-              sizeof(block_q4_K) == sizeof(lm_block_q4_K) && sizeof(block_q5_K) == sizeof(lm_block_q5_K) &&
-              sizeof(block_q6_K) == sizeof(lm_block_q6_K) && sizeof(block_q8_K) == sizeof(lm_block_q8_K) &&
-              sizeof(block_tq1_0) == sizeof(lm_block_tq1_0) && sizeof(block_tq2_0) == sizeof(lm_block_tq2_0) &&
-              sizeof(block_iq4_nl) == sizeof(lm_block_iq4_nl) && sizeof(block_iq4_xs) == sizeof(lm_block_iq4_xs),
+                  sizeof(block_q5_0) == sizeof(lm_block_q5_0) && sizeof(block_q5_1) == sizeof(lm_block_q5_1) &&
+                  sizeof(block_q8_0) == sizeof(lm_block_q8_0) && sizeof(block_q8_1) == sizeof(lm_block_q8_1) &&
+                  sizeof(block_q2_K) == sizeof(lm_block_q2_K) && sizeof(block_q3_K) == sizeof(lm_block_q3_K) &&
+                  sizeof(block_q4_K) == sizeof(lm_block_q4_K) && sizeof(block_q5_K) == sizeof(lm_block_q5_K) &&
+                  sizeof(block_q6_K) == sizeof(lm_block_q6_K) && sizeof(block_q8_K) == sizeof(lm_block_q8_K) &&
+                  sizeof(block_tq1_0) == sizeof(lm_block_tq1_0) && sizeof(block_tq2_0) == sizeof(lm_block_tq2_0) &&
+                  sizeof(block_iq4_nl) == sizeof(lm_block_iq4_nl) && sizeof(block_iq4_xs) == sizeof(lm_block_iq4_xs),
               "ggml-common.h and src/quant disagree on a block size");
 
 bool row_args_ok(const char * fn, enum lm_ggml_type type, const void * in, const void * out, int64_t k) {
@@ -61,13 +60,14 @@ size_t rows_by_ref(lm_ggml_from_float_t ref, enum lm_ggml_type type, const float
 
 } // namespace
 
-#define LM_QUANT_EXPORT_ROWS(t, T)                                                                              \
-    extern "C" void quantize_row_##t##_ref(const float * LM_GGML_RESTRICT x, block_##t * LM_GGML_RESTRICT y,      \
-                                           int64_t k) {                                                        \
-        if (row_args_ok("quantize_row_" #t "_ref", LM_GGML_TYPE_##T, x, y, k)) lm_quant_quantize_row_##t##_ref(x, y, k); \
-    }                                                                                                          \
-    extern "C" void dequantize_row_##t(const block_##t * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t k) { \
-        if (row_args_ok("dequantize_row_" #t, LM_GGML_TYPE_##T, x, y, k)) lm_quant_dequantize_row_##t(x, y, k);     \
+#define LM_QUANT_EXPORT_ROWS(t, T)                                                                                     \
+    extern "C" void quantize_row_##t##_ref(const float * LM_GGML_RESTRICT x, block_##t * LM_GGML_RESTRICT y,           \
+                                           int64_t k) {                                                                \
+        if (row_args_ok("quantize_row_" #t "_ref", LM_GGML_TYPE_##T, x, y, k))                                         \
+            lm_quant_quantize_row_##t##_ref(x, y, k);                                                                  \
+    }                                                                                                                  \
+    extern "C" void dequantize_row_##t(const block_##t * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t k) {  \
+        if (row_args_ok("dequantize_row_" #t, LM_GGML_TYPE_##T, x, y, k)) lm_quant_dequantize_row_##t(x, y, k);        \
     }
 
 LM_QUANT_EXPORT_ROWS(q4_0, Q4_0)
@@ -90,11 +90,11 @@ LM_QUANT_EXPORT_ROWS(iq4_xs, IQ4_XS)
 #undef LM_QUANT_EXPORT_ROWS
 
 // quantize_X through the type's imatrix-aware path
-#define LM_QUANT_EXPORT_QUANTIZE(t, T)                                                                         \
-    extern "C" size_t quantize_##t(const float * LM_GGML_RESTRICT src, void * LM_GGML_RESTRICT dst, int64_t nrows, \
-                                   int64_t n_per_row, const float * imatrix) {                                 \
-        if (!rows_args_ok("quantize_" #t, LM_GGML_TYPE_##T, src, dst, nrows, n_per_row)) return 0;             \
-        return lm_quant_rows_##t(src, dst, nrows, n_per_row, imatrix);                                         \
+#define LM_QUANT_EXPORT_QUANTIZE(t, T)                                                                                 \
+    extern "C" size_t quantize_##t(const float * LM_GGML_RESTRICT src, void * LM_GGML_RESTRICT dst, int64_t nrows,     \
+                                   int64_t n_per_row, const float * imatrix) {                                         \
+        if (!rows_args_ok("quantize_" #t, LM_GGML_TYPE_##T, src, dst, nrows, n_per_row)) return 0;                     \
+        return lm_quant_rows_##t(src, dst, nrows, n_per_row, imatrix);                                                 \
     }
 
 LM_QUANT_EXPORT_QUANTIZE(q4_0, Q4_0)

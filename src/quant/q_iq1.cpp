@@ -22,9 +22,9 @@ constexpr float kDelta = LM_IQ1S_DELTA;
 inline float level_value(int l, int s) { return (float) (l - 1) + (float) s * kDelta; }
 
 struct Split {
-    int8_t L[32];   // levels 0..2 per value
-    int    sign[2]; // delta sign per half (IQ1_S: both the same)
-    float  scale;
+    int8_t L[32]; // levels 0..2 per value
+    int sign[2];  // delta sign per half (IQ1_S: both the same)
+    float scale;
 };
 
 // Exact best split of n values (IQ1_S: n = 32, one delta sign; IQ1_M:
@@ -117,8 +117,8 @@ int grid_point(const GridMap & g, const int8_t * L, const float * x, const float
 // One sub-block of n values: grid points (n / 8), delta signs, scale.
 struct Sub {
     uint16_t idx[4];
-    int      sign[2];
-    float    scale;
+    int sign[2];
+    float scale;
 };
 
 void fit_sub(const GridMap & g, const float * x, const float * w, int n, bool per_half, Sub & r) {
@@ -211,7 +211,7 @@ void block_iq1_m(const GridMap & g, const float * x, const float * qw, lm_block_
         y.qh[ib] = h;
     }
     for (int i = 0; i < 4; ++i) {
-        y.scales[2 * i]     = (uint8_t) (words[i] & 0xFF);
+        y.scales[2 * i] = (uint8_t) (words[i] & 0xFF);
         y.scales[2 * i + 1] = (uint8_t) (words[i] >> 8);
     }
     set_iq1_m_d(y, f32_to_half(1.0f));

@@ -13,27 +13,27 @@ constexpr int QK = LM_QK_K;
 
 // What differs between the five formats.
 struct Format {
-    Grid      grid;
-    int       sub;          // values per sub-block (one 4-bit scale each)
-    bool      even_signs;   // 7 stored sign bits per 8 values
+    Grid grid;
+    int sub;         // values per sub-block (one 4-bit scale each)
+    bool even_signs; // 7 stored sign bits per 8 values
     FitParams fit;
-    float     sigma_mult;   // sigma2 = sigma_mult * mean(x^2), used with an imatrix
-    Fallback  fallback;     // weights without an imatrix (none: imatrix required)
+    float sigma_mult;  // sigma2 = sigma_mult * mean(x^2), used with an imatrix
+    Fallback fallback; // weights without an imatrix (none: imatrix required)
 };
 
 // Trial ranges as ggml's searches (scale steps of 0.1 for 3 levels, 0.2 for 8).
-constexpr Format kIq2xxs{Grid::iq2xxs, 32, true,  {3, 9, 0.1f},  1.0f, Fallback::none};
-constexpr Format kIq2xs {Grid::iq2xs,  16, true,  {3, 9, 0.1f},  1.0f, Fallback::none};
-constexpr Format kIq2s  {Grid::iq2s,   16, false, {3, 9, 0.1f},  2.0f, Fallback::sigma_x2};
-constexpr Format kIq3xxs{Grid::iq3xxs, 32, true,  {8, 15, 0.2f}, 2.0f, Fallback::x2};
-constexpr Format kIq3s  {Grid::iq3s,   32, false, {8, 9, 0.2f},  2.0f, Fallback::x2};
+constexpr Format kIq2xxs{Grid::iq2xxs, 32, true, {3, 9, 0.1f}, 1.0f, Fallback::none};
+constexpr Format kIq2xs{Grid::iq2xs, 16, true, {3, 9, 0.1f}, 1.0f, Fallback::none};
+constexpr Format kIq2s{Grid::iq2s, 16, false, {3, 9, 0.1f}, 2.0f, Fallback::sigma_x2};
+constexpr Format kIq3xxs{Grid::iq3xxs, 32, true, {8, 15, 0.2f}, 2.0f, Fallback::x2};
+constexpr Format kIq3s{Grid::iq3s, 32, false, {8, 9, 0.2f}, 2.0f, Fallback::x2};
 
 // The search result of one super-block, before it is packed.
 struct Fit {
-    uint16_t idx[QK / 4];    // grid point per group (of 8 or 4 values)
-    uint8_t  signs[QK / 8];  // sign bits per 8 values
-    int      ls[QK / 16];    // 4-bit sub-scales, per sub-block
-    float    w[QK];          // weights, for the final fit of d
+    uint16_t idx[QK / 4];  // grid point per group (of 8 or 4 values)
+    uint8_t signs[QK / 8]; // sign bits per 8 values
+    int ls[QK / 16];       // 4-bit sub-scales, per sub-block
+    float w[QK];           // weights, for the final fit of d
 };
 
 // Returns false for an all-zero super-block.
@@ -55,8 +55,7 @@ bool search(const Format & f, const GridMap & g, const float * x, const float * 
 }
 
 // Packs r with d = 1, fits d, stores it; all-zero blocks are all zero.
-template <typename Block, typename Pack>
-void finish(Block & y, const float * x, const Fit * r, Pack pack) {
+template <typename Block, typename Pack> void finish(Block & y, const float * x, const Fit * r, Pack pack) {
     std::memset(&y, 0, sizeof(y));
     if (!r) return;
     pack(y, *r);
@@ -69,10 +68,11 @@ size_t rows(const Format & f, const float * src, void * dst, int64_t nrow, int64
             Pack pack) {
     const GridMap * g = grid_map(f.grid);
     if (!g) return 0;
-    return quantize_rows_with<Block>(src, dst, nrow, n_per_row, imatrix, [&](const float * x, const float * qw, Block & y) {
-        Fit r;
-        finish(y, x, search(f, *g, x, qw, r) ? &r : nullptr, pack);
-    });
+    return quantize_rows_with<Block>(src, dst, nrow, n_per_row, imatrix,
+                                     [&](const float * x, const float * qw, Block & y) {
+                                         Fit r;
+                                         finish(y, x, search(f, *g, x, qw, r) ? &r : nullptr, pack);
+                                     });
 }
 
 bool need_imatrix(const float * imatrix, const char * name) {

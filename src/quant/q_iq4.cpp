@@ -15,7 +15,7 @@ extern const int8_t lm_quant_kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35
 
 namespace {
 
-constexpr int kSub = 32;                            // values per scale
+constexpr int kSub = 32; // values per scale
 constexpr const int8_t * kValues = lm_quant_kvalues_iq4nl;
 
 // Index of the level nearest to v (the lower one on a tie); values below the
@@ -26,7 +26,10 @@ int nearest_level(float v) {
     int lo = 0, hi = 15;
     while (hi - lo > 1) {
         const int mid = (lo + hi) / 2;
-        if (v < kValues[mid]) hi = mid; else lo = mid;
+        if (v < kValues[mid])
+            hi = mid;
+        else
+            lo = mid;
     }
     return v - kValues[hi - 1] < kValues[hi] - v ? hi - 1 : hi;
 }
@@ -53,7 +56,10 @@ float sub_block_scale(const float * x, const float * w, int ntry, uint8_t * L) {
     float amax = 0, max = 0;
     for (int j = 0; j < kSub; ++j) {
         const float ax = std::fabs(x[j]);
-        if (ax > amax) { amax = ax; max = x[j]; }
+        if (ax > amax) {
+            amax = ax;
+            max = x[j];
+        }
     }
     if (amax < kGroupMaxEps) {
         std::memset(L, 8, kSub); // kvalues[8] = 1 is the level nearest zero; the scale is 0 anyway
@@ -121,10 +127,10 @@ void quantize_xs_block(const float * x, lm_block_iq4_xs * y, const float * qw) {
         scales[ib] = sub_block_scale(x + kSub * ib, w, 7, L + kSub * ib);
         if (std::fabs(scales[ib]) > amax_scale) {
             amax_scale = std::fabs(scales[ib]);
-            max_scale  = scales[ib];
+            max_scale = scales[ib];
         }
     }
-    const float d  = -max_scale / 32;
+    const float d = -max_scale / 32;
     const float id = d ? 1 / d : 0.0f;
     y->d = f32_to_half(d);
     y->scales_h = 0;
@@ -132,7 +138,7 @@ void quantize_xs_block(const float * x, lm_block_iq4_xs * y, const float * qw) {
     for (int ib = 0; ib < kNb; ++ib) {
         int l = nearest_int(id * scales[ib]);
         l = l < -32 ? -32 : (l > 31 ? 31 : l);
-        const float dl  = d * (float) l;
+        const float dl = d * (float) l;
         const float idl = dl ? 1 / dl : 0.0f;
         for (int j = 0; j < kSub; ++j) L[kSub * ib + j] = (uint8_t) nearest_level(idl * x[kSub * ib + j]);
         const int u = l + 32;
@@ -159,7 +165,7 @@ void lm_quant_dequantize_row_iq4_nl(const void * LM_GGML_RESTRICT vx, float * LM
     for (int64_t i = 0; i < k / LM_QK4_NL; ++i, y += LM_QK4_NL) {
         const float d = half_to_f32(x[i].d);
         for (int j = 0; j < 16; ++j) {
-            y[j]      = d * kValues[x[i].qs[j] & 0xF];
+            y[j] = d * kValues[x[i].qs[j] & 0xF];
             y[j + 16] = d * kValues[x[i].qs[j] >> 4];
         }
     }
@@ -173,7 +179,7 @@ void lm_quant_dequantize_row_iq4_xs(const void * LM_GGML_RESTRICT vx, float * LM
             const float dl = d * (float) lm_quant_iq4_xs_scale(&x[i], ib);
             const uint8_t * qs = x[i].qs + 16 * ib;
             for (int j = 0; j < 16; ++j) {
-                y[j]      = dl * kValues[qs[j] & 0xF];
+                y[j] = dl * kValues[qs[j] & 0xF];
                 y[j + 16] = dl * kValues[qs[j] >> 4];
             }
         }

@@ -12,22 +12,22 @@
 extern const int8_t lm_quant_kvalues_iq4nl[16];
 
 struct lm_block_iq4_nl {
-    lm_half d;                    // x = d * kvalues[q]
-    uint8_t qs[LM_QK4_NL / 2];    // q of value j in the low nibble of byte j, of value j+16 in the high nibble
+    lm_half d;                 // x = d * kvalues[q]
+    uint8_t qs[LM_QK4_NL / 2]; // q of value j in the low nibble of byte j, of value j+16 in the high nibble
 };
 struct lm_block_iq4_xs {
-    lm_half  d;                   // super-block scale
-    uint16_t scales_h;            // high 2 bits of the 8 6-bit sub-block scales (offset 32)
-    uint8_t  scales_l[LM_QK_K / 64]; // low 4 bits, two sub-blocks per byte
-    uint8_t  qs[LM_QK_K / 2];     // per 32 values: 16 bytes of nibbles, packed as in iq4_nl
+    lm_half d;                      // super-block scale
+    uint16_t scales_h;              // high 2 bits of the 8 6-bit sub-block scales (offset 32)
+    uint8_t scales_l[LM_QK_K / 64]; // low 4 bits, two sub-blocks per byte
+    uint8_t qs[LM_QK_K / 2];        // per 32 values: 16 bytes of nibbles, packed as in iq4_nl
 };
 struct lm_block_tq1_0 {
     uint8_t qs[(LM_QK_K - 4 * LM_QK_K / 64) / 5]; // 5 trits per byte (base-3 fixed point)
-    uint8_t qh[LM_QK_K / 64];                      // 4 trits per byte, the last 16 values
+    uint8_t qh[LM_QK_K / 64];                     // 4 trits per byte, the last 16 values
     lm_half d;
 };
 struct lm_block_tq2_0 {
-    uint8_t qs[LM_QK_K / 4];      // 2 bits per value: x = d * (q - 1)
+    uint8_t qs[LM_QK_K / 4]; // 2 bits per value: x = d * (q - 1)
     lm_half d;
 };
 
@@ -36,8 +36,8 @@ static_assert(sizeof(lm_block_iq4_xs) == 136, "iq4_xs block is 136 bytes");
 static_assert(sizeof(lm_block_tq1_0) == 54, "tq1_0 block is 54 bytes");
 static_assert(sizeof(lm_block_tq2_0) == 66, "tq2_0 block is 66 bytes");
 
-#define LM_QUANT_DECLARE_ROW_FNS(t)                                                                        \
-    void lm_quant_quantize_row_##t##_ref(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k); \
+#define LM_QUANT_DECLARE_ROW_FNS(t)                                                                                    \
+    void lm_quant_quantize_row_##t##_ref(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k);      \
     void lm_quant_dequantize_row_##t(const void * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t k);
 
 LM_QUANT_DECLARE_ROW_FNS(iq4_nl)

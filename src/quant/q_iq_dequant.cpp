@@ -6,8 +6,7 @@ using namespace lm_quant::iq;
 
 namespace {
 
-template <typename Block>
-void dequantize(const void * vx, float * y, int64_t k) {
+template <typename Block> void dequantize(const void * vx, float * y, int64_t k) {
     const auto * x = static_cast<const Block *>(vx);
     Unpacked u;
     for (int64_t i = 0; i < k / LM_QK_K; ++i, y += LM_QK_K) {

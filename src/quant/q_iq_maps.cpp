@@ -22,26 +22,26 @@ namespace {
 
 struct GridSpec {
     int dim, bits, size;
-    int nwant;                // distinct distances whose points become neighbours
-    const void * entries;     // uint64_t (dim 8) or uint32_t (dim 4)
-    uint8_t magnitudes[8];    // byte -> level: the index of the byte in this list
+    int nwant;             // distinct distances whose points become neighbours
+    const void * entries;  // uint64_t (dim 8) or uint32_t (dim 4)
+    uint8_t magnitudes[8]; // byte -> level: the index of the byte in this list
     int nlev;
 };
 
 // As ggml: IQ2_S keeps only the nearest distance, IQ1 and IQ3_S three.
 const GridSpec kSpecs[(int) Grid::count] = {
-    {8, 2, 256,  2, iq2xxs_grid, {8, 25, 43}, 3},
-    {8, 2, 512,  2, iq2xs_grid,  {8, 25, 43}, 3},
-    {8, 2, 1024, 1, iq2s_grid,   {8, 25, 43}, 3},
-    {8, 2, 2048, 3, iq1s_grid,   {255, 0, 1}, 3}, // int8 -1, 0, 1
-    {4, 3, 256,  2, iq3xxs_grid, {4, 12, 20, 28, 36, 44, 52, 62}, 8},
-    {4, 3, 512,  3, iq3s_grid,   {1, 3, 5, 7, 9, 11, 13, 15}, 8},
+    {8, 2, 256, 2, iq2xxs_grid, {8, 25, 43}, 3},
+    {8, 2, 512, 2, iq2xs_grid, {8, 25, 43}, 3},
+    {8, 2, 1024, 1, iq2s_grid, {8, 25, 43}, 3},
+    {8, 2, 2048, 3, iq1s_grid, {255, 0, 1}, 3}, // int8 -1, 0, 1
+    {4, 3, 256, 2, iq3xxs_grid, {4, 12, 20, 28, 36, 44, 52, 62}, 8},
+    {4, 3, 512, 3, iq3s_grid, {1, 3, 5, 7, 9, 11, 13, 15}, 8},
 };
 
 struct Built {
-    GridMap               map;
-    std::vector<uint8_t>  levels;
-    std::vector<int32_t>  index_of;
+    GridMap map;
+    std::vector<uint8_t> levels;
+    std::vector<int32_t> index_of;
     std::vector<uint16_t> neighbours;
 };
 
@@ -56,8 +56,8 @@ std::unique_ptr<Built> build(const GridSpec & s) {
     auto b = std::make_unique<Built>();
     b->levels.resize((size_t) s.size * s.dim);
     for (int p = 0; p < s.size; ++p) {
-        const uint64_t e = s.dim == 8 ? static_cast<const uint64_t *>(s.entries)[p]
-                                      : static_cast<const uint32_t *>(s.entries)[p];
+        const uint64_t e =
+            s.dim == 8 ? static_cast<const uint64_t *>(s.entries)[p] : static_cast<const uint32_t *>(s.entries)[p];
         for (int j = 0; j < s.dim; ++j) b->levels[(size_t) p * s.dim + j] = (uint8_t) level_of(s, grid_byte(e, j));
     }
     const int nkeys = 1 << (s.bits * s.dim);
@@ -114,8 +114,8 @@ std::unique_ptr<Built> build(const GridSpec & s) {
     return b;
 }
 
-std::mutex               g_mutex;
-std::unique_ptr<Built>   g_built[(int) Grid::count];
+std::mutex g_mutex;
+std::unique_ptr<Built> g_built[(int) Grid::count];
 
 } // namespace
 
@@ -153,10 +153,10 @@ using lm_quant::iq::Grid;
 bool iq2_grid_of(enum lm_ggml_type type, Grid * g) {
     switch (type) {
         case LM_GGML_TYPE_IQ2_XXS: *g = Grid::iq2xxs; return true;
-        case LM_GGML_TYPE_IQ2_XS:  *g = Grid::iq2xs;  return true;
-        case LM_GGML_TYPE_IQ2_S:   *g = Grid::iq2s;   return true;
+        case LM_GGML_TYPE_IQ2_XS: *g = Grid::iq2xs; return true;
+        case LM_GGML_TYPE_IQ2_S: *g = Grid::iq2s; return true;
         case LM_GGML_TYPE_IQ1_S:
-        case LM_GGML_TYPE_IQ1_M:   *g = Grid::iq1s;   return true;
+        case LM_GGML_TYPE_IQ1_M: *g = Grid::iq1s; return true;
         default: return false;
     }
 }

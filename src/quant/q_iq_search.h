@@ -96,8 +96,8 @@ inline int project(const GridMap & g, int nlev, const float * xval, const float 
 }
 
 struct FitParams {
-    int   nlev;       // levels per coordinate
-    int   steps;      // trial scales: max / (2 nlev - 1 + s * step), s in -steps..steps
+    int nlev;  // levels per coordinate
+    int steps; // trial scales: max / (2 nlev - 1 + s * step), s in -steps..steps
     float step;
 };
 
@@ -118,7 +118,7 @@ inline float fit_block(const GridMap & g, const FitParams & p, const float * xva
     float waux[32]; // the grid search compares candidates under sqrt(w), as ggml does
     for (int i = 0; i < n; ++i) waux[i] = std::sqrt(w[i]);
     float best_num = 0, best_den = 1; // best objective sumqx^2 / sumq2, kept as a fraction
-    bool  found = false;
+    bool found = false;
     auto try_scale = [&](float id) {
         bool on;
         float sumqx = 0, sumq2 = 0;
@@ -153,8 +153,7 @@ inline float fit_block(const GridMap & g, const FitParams & p, const float * xva
 // Fits the super-block scale d by weighted least squares against the block
 // as it decodes (sub-scales, grid points and signs already stored; d read as
 // 1): d = sum w x v / sum w v^2. Returns 0 when nothing is left to fit.
-template <typename Block>
-float fit_super_scale(const Block & b, const float * x, const float * w) {
+template <typename Block> float fit_super_scale(const Block & b, const float * x, const float * w) {
     Unpacked u;
     unpack(b, u);
     double num = 0, den = 0;

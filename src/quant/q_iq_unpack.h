@@ -13,15 +13,15 @@
 namespace lm_quant::iq {
 
 struct Unpacked {
-    float   d;
+    float d;
     int16_t m[LM_QK_K / 16];
-    int8_t  w[LM_QK_K];
+    int8_t w[LM_QK_K];
 };
 
 // the constant factor of each format's value formula
 template <typename Block> inline constexpr float kScale = 0.125f;
 template <> inline constexpr float kScale<lm_block_iq3_xxs> = 0.25f;
-template <> inline constexpr float kScale<lm_block_iq3_s>   = 1.0f;
+template <> inline constexpr float kScale<lm_block_iq3_s> = 1.0f;
 
 // 8 values from a grid entry and 8 sign bits
 inline void put8(int8_t * w, uint64_t entry, uint8_t signs) {

@@ -80,11 +80,12 @@ void q2_K_row_imatrix(const float * x, lm_block_q2_K * y, int64_t n_per_row, con
             const float * qw = quant_weights + QK * i + 16 * j;
             for (int l = 0; l < 16; ++l) weight[l] = qw[l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
             for (int l = 0; l < 16; ++l) sw[j] += weight[l];
-            scales[j] = make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
+            scales[j] =
+                make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
         }
         const float dm = make_qp_quants(NG, 15, scales, Ls, sw);
         const float mm = make_qp_quants(NG, 15, mins, Lm, sw);
-        y[i].d    = f32_to_half(dm);
+        y[i].d = f32_to_half(dm);
         y[i].dmin = f32_to_half(mm);
         for (int j = 0; j < NG; ++j) y[i].scales[j] = (uint8_t) (Ls[j] | (Lm[j] << 4));
         q2_K_requantize(x, y[i], L);
@@ -201,7 +202,10 @@ void lm_quant_quantize_row_q3_K_ref(const float * LM_GGML_RESTRICT x, void * LM_
         for (int j = 0; j < NG; ++j) {
             scales[j] = make_q3_quants(16, 4, x + 16 * j, L + 16 * j, true);
             const float a = std::fabs(scales[j]);
-            if (a > amax) { amax = a; max_scale = scales[j]; }
+            if (a > amax) {
+                amax = a;
+                max_scale = scales[j];
+            }
         }
         if (max_scale) {
             const float iscale = -32.f / max_scale;

@@ -40,14 +40,14 @@ void ref_scales(const float * x, int nmax, float rmin, float rdelta, int nstep, 
         if (mins[j] > max_min) max_min = mins[j];
     }
     const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
-    const float inv_min   = max_min   > 0 ? 63.f / max_min   : 0.f;
+    const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
     uint8_t ls[NG], lm[NG];
     for (int j = 0; j < NG; ++j) {
         ls[j] = std::min<uint8_t>(63, (uint8_t) nearest_int(inv_scale * scales[j]));
         lm[j] = std::min<uint8_t>(63, (uint8_t) nearest_int(inv_min * mins[j]));
     }
     pack_scale_min_k4(ls, lm, h.scales);
-    *h.d    = f32_to_half(max_scale / 63.f);
+    *h.d = f32_to_half(max_scale / 63.f);
     *h.dmin = f32_to_half(max_min / 63.f);
 }
 
@@ -83,7 +83,7 @@ void imatrix_scales(const float * x, const float * qw_block, int nmax, bool cap6
         }
     }
     pack_scale_min_k4(Ls, Lm, h.scales);
-    *h.d    = f32_to_half(d_block);
+    *h.d = f32_to_half(d_block);
     *h.dmin = f32_to_half(m_block);
 }
 
@@ -147,8 +147,7 @@ size_t quantize_rows(const float * src, void * dst, int64_t nrow, int64_t n_per_
 }
 
 // dequantize: value = d * sc * q - dmin * m, per 32-value group
-template <typename Block, typename Unpack>
-void dequantize_k(const Block * x, float * y, int64_t k, Unpack unpack) {
+template <typename Block, typename Unpack> void dequantize_k(const Block * x, float * y, int64_t k, Unpack unpack) {
     uint8_t q[QK];
     for (int64_t i = 0; i < k / QK; ++i, y += QK) {
         const float d = half_to_f32(x[i].d), min = half_to_f32(x[i].dmin);
@@ -180,7 +179,8 @@ void lm_quant_dequantize_row_q4_K(const void * LM_GGML_RESTRICT vx, float * LM_G
 }
 
 size_t lm_quant_rows_q4_K(const float * src, void * dst, int64_t nrow, int64_t n_per_row, const float * imatrix) {
-    return quantize_rows<lm_block_q4_K>(src, dst, nrow, n_per_row, imatrix, lm_quant_quantize_row_q4_K_ref,
+    return quantize_rows<lm_block_q4_K>(
+        src, dst, nrow, n_per_row, imatrix, lm_quant_quantize_row_q4_K_ref,
         [](const float * x, lm_block_q4_K * y, int64_t n, const float * qw) {
             uint8_t L[QK];
             for (int64_t i = 0; i < n / QK; ++i, x += QK) {
@@ -206,7 +206,8 @@ void lm_quant_dequantize_row_q5_K(const void * LM_GGML_RESTRICT vx, float * LM_G
 }
 
 size_t lm_quant_rows_q5_K(const float * src, void * dst, int64_t nrow, int64_t n_per_row, const float * imatrix) {
-    return quantize_rows<lm_block_q5_K>(src, dst, nrow, n_per_row, imatrix, lm_quant_quantize_row_q5_K_ref,
+    return quantize_rows<lm_block_q5_K>(
+        src, dst, nrow, n_per_row, imatrix, lm_quant_quantize_row_q5_K_ref,
         [](const float * x, lm_block_q5_K * y, int64_t n, const float * qw) {
             uint8_t L[QK];
             for (int64_t i = 0; i < n / QK; ++i, x += QK) {

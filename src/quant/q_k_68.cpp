@@ -23,7 +23,7 @@ void pack_q6_K(const int8_t * L, lm_block_q6_K & y) {
         uint8_t * ql = y.ql + 64 * c;
         uint8_t * qh = y.qh + 32 * c;
         for (int l = 0; l < 32; ++l) {
-            ql[l]      = (uint8_t) ((Lc[l] & 0xF)      | ((Lc[l + 64] & 0xF) << 4));
+            ql[l] = (uint8_t) ((Lc[l] & 0xF) | ((Lc[l + 64] & 0xF) << 4));
             ql[l + 32] = (uint8_t) ((Lc[l + 32] & 0xF) | ((Lc[l + 96] & 0xF) << 4));
             qh[l] = (uint8_t) ((Lc[l] >> 4) | ((Lc[l + 32] >> 4) << 2) | ((Lc[l + 64] >> 4) << 4) |
                                ((Lc[l + 96] >> 4) << 6));
@@ -39,7 +39,10 @@ void quantize_block_q6_K(const float * x, const float * qw, lm_block_q6_K & y) {
     for (int ib = 0; ib < NG; ++ib) {
         scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1, qw ? qw + 16 * ib : nullptr);
         const float a = std::fabs(scales[ib]);
-        if (a > max_abs_scale) { max_abs_scale = a; max_scale = scales[ib]; }
+        if (a > max_abs_scale) {
+            max_abs_scale = a;
+            max_scale = scales[ib];
+        }
     }
     if (max_abs_scale < kGroupMaxEps) { // an all-zero block is all zero bytes
         std::memset(&y, 0, sizeof(y));
@@ -104,7 +107,10 @@ void lm_quant_quantize_row_q8_K_ref(const float * LM_GGML_RESTRICT x, void * LM_
         bool has_nan = false;
         for (int j = 0; j < QK; ++j) {
             const float ax = std::fabs(x[j]);
-            if (ax > amax) { amax = ax; max = x[j]; }
+            if (ax > amax) {
+                amax = ax;
+                max = x[j];
+            }
             has_nan |= ax != ax;
         }
         if (has_nan) { // the scale carries it to every product (ggml's levels would be garbage)

@@ -30,15 +30,16 @@ inline uint32_t load_high_bits(const uint8_t * qh) {
 }
 
 // level of value j (0..31) in a 4-bit block
-inline int nibble(const uint8_t * qs, int j) {
-    return j < QK / 2 ? (qs[j] & 0x0F) : (qs[j - QK / 2] >> 4);
-}
+inline int nibble(const uint8_t * qs, int j) { return j < QK / 2 ? (qs[j] & 0x0F) : (qs[j - QK / 2] >> 4); }
 
 // symmetric formats: the signed value of largest magnitude (first on ties)
 inline float signed_absmax(const float * x) {
     float amax = 0.0f, max = 0.0f;
     for (int j = 0; j < QK; ++j) {
-        if (amax < std::fabs(x[j])) { amax = std::fabs(x[j]); max = x[j]; }
+        if (amax < std::fabs(x[j])) {
+            amax = std::fabs(x[j]);
+            max = x[j];
+        }
     }
     return max;
 }
@@ -56,7 +57,7 @@ inline void minmax(const float * x, float * min, float * max) {
 // Symmetric b-bit levels: d = max / -2^(b-1), q = trunc(x/d + 2^(b-1) + 0.5) capped at 2^b - 1.
 inline float quantize_symmetric(const float * x, int bits, uint8_t * q) {
     const int half = 1 << (bits - 1);
-    const float d  = signed_absmax(x) / (float) -half;
+    const float d = signed_absmax(x) / (float) -half;
     const float id = d ? 1.0f / d : 0.0f;
     const float bias = (float) half + 0.5f;
     for (int j = 0; j < QK; ++j) q[j] = (uint8_t) std::min((1 << bits) - 1, trunc_int(x[j] * id + bias));
@@ -67,7 +68,7 @@ inline float quantize_symmetric(const float * x, int bits, uint8_t * q) {
 inline float quantize_asymmetric(const float * x, int bits, uint8_t * q, float * min_out) {
     float min, max;
     minmax(x, &min, &max);
-    const float d  = (max - min) / (float) ((1 << bits) - 1);
+    const float d = (max - min) / (float) ((1 << bits) - 1);
     const float id = d ? 1.0f / d : 0.0f;
     for (int j = 0; j < QK; ++j) q[j] = (uint8_t) std::min((1 << bits) - 1, trunc_int((x[j] - min) * id + 0.5f));
     *min_out = min;
@@ -78,7 +79,7 @@ inline float quantize_asymmetric(const float * x, int bits, uint8_t * q, float *
 inline float quantize_q8(const float * x, int8_t * q) {
     float amax = 0.0f;
     for (int j = 0; j < QK; ++j) amax = std::max(amax, std::fabs(x[j]));
-    const float d  = amax / 127.0f;
+    const float d = amax / 127.0f;
     const float id = d ? 1.0f / d : 0.0f;
     for (int j = 0; j < QK; ++j) q[j] = (int8_t) round_int(x[j] * id);
     return d;
@@ -236,65 +237,67 @@ void lm_quant_dequantize_row_q8_1(const void * LM_GGML_RESTRICT vx, float * LM_G
 // (weights: imatrix * sqrt(sigma^2 + x^2)) instead of the extreme value.
 size_t lm_quant_rows_q4_0(const float * src, void * dst, int64_t nrow, int64_t n_per_row, const float * imatrix) {
     return quantize_rows<lm_block_q4_0>(src, dst, nrow, n_per_row, imatrix, lm_quant_quantize_row_q4_0_ref,
-        [](const float * x, lm_block_q4_0 * y, int64_t n, const float * qw) {
-            const float sigma2 = row_sigma2(x, n);
-            float w[QK];
-            int8_t L[QK];
-            for (int64_t ib = 0; ib < n / QK; ++ib) {
-                importance(x + ib * QK, qw + ib * QK, sigma2, w);
-                y[ib].d = f32_to_half(make_qx_quants(QK, 8, x + ib * QK, L, 1, w));
-                pack_nibbles(reinterpret_cast<const uint8_t *>(L), y[ib].qs);
-            }
-        });
+                                        [](const float * x, lm_block_q4_0 * y, int64_t n, const float * qw) {
+                                            const float sigma2 = row_sigma2(x, n);
+                                            float w[QK];
+                                            int8_t L[QK];
+                                            for (int64_t ib = 0; ib < n / QK; ++ib) {
+                                                importance(x + ib * QK, qw + ib * QK, sigma2, w);
+                                                y[ib].d = f32_to_half(make_qx_quants(QK, 8, x + ib * QK, L, 1, w));
+                                                pack_nibbles(reinterpret_cast<const uint8_t *>(L), y[ib].qs);
+                                            }
+                                        });
 }
 
 size_t lm_quant_rows_q4_1(const float * src, void * dst, int64_t nrow, int64_t n_per_row, const float * imatrix) {
     return quantize_rows<lm_block_q4_1>(src, dst, nrow, n_per_row, imatrix, lm_quant_quantize_row_q4_1_ref,
-        [](const float * x, lm_block_q4_1 * y, int64_t n, const float * qw) {
-            const float sigma2 = row_sigma2(x, n);
-            float w[QK];
-            uint8_t L[QK], Laux[QK];
-            for (int64_t ib = 0; ib < n / QK; ++ib) {
-                importance(x + ib * QK, qw + ib * QK, sigma2, w);
-                float min;
-                const float d = make_qkx3_quants(QK, 15, x + ib * QK, w, L, &min, Laux, -0.9f, 0.05f, 36, false);
-                y[ib].d = f32_to_half(d);
-                y[ib].m = f32_to_half(-min);
-                pack_nibbles(L, y[ib].qs);
-            }
-        });
+                                        [](const float * x, lm_block_q4_1 * y, int64_t n, const float * qw) {
+                                            const float sigma2 = row_sigma2(x, n);
+                                            float w[QK];
+                                            uint8_t L[QK], Laux[QK];
+                                            for (int64_t ib = 0; ib < n / QK; ++ib) {
+                                                importance(x + ib * QK, qw + ib * QK, sigma2, w);
+                                                float min;
+                                                const float d = make_qkx3_quants(QK, 15, x + ib * QK, w, L, &min, Laux,
+                                                                                 -0.9f, 0.05f, 36, false);
+                                                y[ib].d = f32_to_half(d);
+                                                y[ib].m = f32_to_half(-min);
+                                                pack_nibbles(L, y[ib].qs);
+                                            }
+                                        });
 }
 
 size_t lm_quant_rows_q5_0(const float * src, void * dst, int64_t nrow, int64_t n_per_row, const float * imatrix) {
     return quantize_rows<lm_block_q5_0>(src, dst, nrow, n_per_row, imatrix, lm_quant_quantize_row_q5_0_ref,
-        [](const float * x, lm_block_q5_0 * y, int64_t n, const float * qw) {
-            const float sigma2 = row_sigma2(x, n);
-            float w[QK];
-            int8_t L[QK];
-            for (int64_t ib = 0; ib < n / QK; ++ib) {
-                importance(x + ib * QK, qw + ib * QK, sigma2, w);
-                y[ib].d = f32_to_half(make_qx_quants(QK, 16, x + ib * QK, L, 1, w));
-                const auto * q = reinterpret_cast<const uint8_t *>(L);
-                pack_high_bits(q, y[ib].qh);
-                pack_nibbles(q, y[ib].qs);
-            }
-        });
+                                        [](const float * x, lm_block_q5_0 * y, int64_t n, const float * qw) {
+                                            const float sigma2 = row_sigma2(x, n);
+                                            float w[QK];
+                                            int8_t L[QK];
+                                            for (int64_t ib = 0; ib < n / QK; ++ib) {
+                                                importance(x + ib * QK, qw + ib * QK, sigma2, w);
+                                                y[ib].d = f32_to_half(make_qx_quants(QK, 16, x + ib * QK, L, 1, w));
+                                                const auto * q = reinterpret_cast<const uint8_t *>(L);
+                                                pack_high_bits(q, y[ib].qh);
+                                                pack_nibbles(q, y[ib].qs);
+                                            }
+                                        });
 }
 
 size_t lm_quant_rows_q5_1(const float * src, void * dst, int64_t nrow, int64_t n_per_row, const float * imatrix) {
     return quantize_rows<lm_block_q5_1>(src, dst, nrow, n_per_row, imatrix, lm_quant_quantize_row_q5_1_ref,
-        [](const float * x, lm_block_q5_1 * y, int64_t n, const float * qw) {
-            const float sigma2 = row_sigma2(x, n);
-            float w[QK];
-            uint8_t L[QK], Laux[QK];
-            for (int64_t ib = 0; ib < n / QK; ++ib) {
-                importance(x + ib * QK, qw + ib * QK, sigma2, w);
-                float min;
-                const float d = make_qkx3_quants(QK, 31, x + ib * QK, w, L, &min, Laux, -0.9f, 0.05f, 36, false);
-                y[ib].d = f32_to_half(d);
-                y[ib].m = f32_to_half(-min);
-                pack_high_bits(L, y[ib].qh);
-                pack_nibbles(L, y[ib].qs);
-            }
-        });
+                                        [](const float * x, lm_block_q5_1 * y, int64_t n, const float * qw) {
+                                            const float sigma2 = row_sigma2(x, n);
+                                            float w[QK];
+                                            uint8_t L[QK], Laux[QK];
+                                            for (int64_t ib = 0; ib < n / QK; ++ib) {
+                                                importance(x + ib * QK, qw + ib * QK, sigma2, w);
+                                                float min;
+                                                const float d = make_qkx3_quants(QK, 31, x + ib * QK, w, L, &min, Laux,
+                                                                                 -0.9f, 0.05f, 36, false);
+                                                y[ib].d = f32_to_half(d);
+                                                y[ib].m = f32_to_half(-min);
+                                                pack_high_bits(L, y[ib].qh);
+                                                pack_nibbles(L, y[ib].qs);
+                                            }
+                                        });
 }

@@ -13,9 +13,9 @@ namespace {
 // weight of value x for make_qx_quants when no importance weights are given
 inline float qx_weight(int rmse_type, float x) {
     switch (rmse_type) {
-        case 1:  return x * x;
-        case 2:  return 1.0f;
-        case 3:  return std::fabs(x);
+        case 1: return x * x;
+        case 2: return 1.0f;
+        case 3: return std::fabs(x);
         default: return std::sqrt(std::fabs(x));
     }
 }
@@ -27,7 +27,10 @@ inline float signed_absmax(int n, const float * x, float * amax_out) {
     float amax = 0.0f, max = 0.0f;
     for (int i = 0; i < n; ++i) {
         const float ax = std::fabs(x[i]);
-        if (ax > amax) { amax = ax; max = x[i]; }
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
     }
     *amax_out = amax;
     return max;
@@ -185,14 +188,14 @@ float make_qkx_impl(int n, int nmax, const float * x, const float * weights, uin
             const int l = clamp_int(nearest_int(iscale * (x[i] - min)), 0, nmax);
             Laux[i] = (uint8_t) l;
             const float w = weight(i);
-            sum_l  += w * l;
+            sum_l += w * l;
             sum_l2 += w * l * l;
             sum_xl += w * l * x[i];
         }
         const float D = sum_w * sum_l2 - sum_l * sum_l;
         if (!(D > 0)) continue;
         float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
-        float this_min   = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+        float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
         if (this_min > 0) {
             this_min = 0;
             this_scale = sum_xl / sum_l2;

@@ -35,14 +35,10 @@ inline int nearest_int(float f) {
 
 // C-style truncation toward zero, without the undefined behaviour of casting
 // NaN or out-of-range floats (they give 0; only garbage input produces them).
-inline int trunc_int(float f) {
-    return (f > -2147483520.f && f < 2147483520.f) ? static_cast<int>(f) : 0;
-}
+inline int trunc_int(float f) { return (f > -2147483520.f && f < 2147483520.f) ? static_cast<int>(f) : 0; }
 
 // C roundf (half away from zero) into an int, with the same guard.
-inline int round_int(float f) {
-    return trunc_int(std::round(f));
-}
+inline int round_int(float f) { return trunc_int(std::round(f)); }
 
 inline float half_to_f32(lm_half h) { return LM_GGML_FP16_TO_FP32(h); }
 inline lm_half f32_to_half(float f) { return LM_GGML_FP32_TO_FP16(f); }
@@ -84,12 +80,12 @@ inline void get_scale_min_k4(int j, const uint8_t * q, uint8_t * d, uint8_t * m)
 inline void pack_scale_min_k4(const uint8_t * ls, const uint8_t * lm, uint8_t * scales) {
     for (int j = 0; j < 8; ++j) {
         if (j < 4) {
-            scales[j]     = ls[j];
+            scales[j] = ls[j];
             scales[j + 4] = lm[j];
         } else {
             scales[j + 4] = (uint8_t) ((ls[j] & 0xF) | ((lm[j] & 0xF) << 4));
             scales[j - 4] |= (uint8_t) ((ls[j] >> 4) << 6);
-            scales[j]     |= (uint8_t) ((lm[j] >> 4) << 6);
+            scales[j] |= (uint8_t) ((lm[j] >> 4) << 6);
         }
     }
 }

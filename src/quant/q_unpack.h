@@ -59,7 +59,7 @@ inline void unpack_q5_K(const lm_block_q5_K & b, uint8_t * q) {
 inline void unpack_q6_K(const lm_block_q6_K & b, int8_t * q) {
     for (int e = 0; e < LM_QK_K; ++e) {
         const int c = e / 128, s = (e / 32) % 4, l = e % 32;
-        const int low  = (b.ql[64 * c + 32 * (s & 1) + l] >> (4 * (s >> 1))) & 0xF;
+        const int low = (b.ql[64 * c + 32 * (s & 1) + l] >> (4 * (s >> 1))) & 0xF;
         const int high = (b.qh[32 * c + l] >> (2 * s)) & 3;
         q[e] = (int8_t) ((low | (high << 4)) - 32);
     }

@@ -27,8 +27,7 @@ size_t convert_float_rows(enum lm_ggml_type type, const float * src, void * dst,
             for (int64_t i = 0; i < n; ++i) out[i] = LM_GGML_FP32_TO_BF16(src[start + i]);
             return (size_t) n * sizeof(lm_ggml_bf16_t);
         }
-        default:
-            return 0;
+        default: return 0;
     }
 }
 
@@ -43,9 +42,9 @@ extern "C" void lm_ggml_quantize_init(enum lm_ggml_type type) {
         case LM_GGML_TYPE_IQ2_XS:
         case LM_GGML_TYPE_IQ2_S:
         case LM_GGML_TYPE_IQ1_S:
-        case LM_GGML_TYPE_IQ1_M:   lm_iq2xs_init_impl(type); break;
+        case LM_GGML_TYPE_IQ1_M: lm_iq2xs_init_impl(type); break;
         case LM_GGML_TYPE_IQ3_XXS: lm_iq3xs_init_impl(256); break;
-        case LM_GGML_TYPE_IQ3_S:   lm_iq3xs_init_impl(512); break;
+        case LM_GGML_TYPE_IQ3_S: lm_iq3xs_init_impl(512); break;
         default: break; // the other formats need no tables
     }
 }

@@ -31,8 +31,7 @@ bool check_half_fields(const void * data, size_t nb, size_t block_bytes, const s
     return true;
 }
 
-template <typename F>
-bool check_floats(const void * data, size_t n) {
+template <typename F> bool check_floats(const void * data, size_t n) {
     const auto * p = static_cast<const uint8_t *>(data);
     for (size_t i = 0; i < n; ++i) {
         F v;
@@ -60,8 +59,8 @@ bool check_bf16(const void * data, size_t n) {
         infs += v == 0x7f80u;
     }
     if (nans || infs) {
-        LM_GGML_LOG_ERROR("%s: data: found %zu NaNs and %zu infinities in a row of %zu BF16 values\n", kFn, nans,
-                          infs, n);
+        LM_GGML_LOG_ERROR("%s: data: found %zu NaNs and %zu infinities in a row of %zu BF16 values\n", kFn, nans, infs,
+                          n);
         return false;
     }
     return true;
@@ -75,7 +74,8 @@ bool check_iq1_m(const void * data, size_t nb, size_t block_bytes) {
         const uint8_t * sc = p + 48;
         uint16_t s[4];
         for (int k = 0; k < 4; ++k) s[k] = load_u16(sc + 2 * k);
-        const uint16_t h = (uint16_t) ((s[0] >> 12) | ((s[1] >> 8) & 0x00f0) | ((s[2] >> 4) & 0x0f00) | (s[3] & 0xf000));
+        const uint16_t h =
+            (uint16_t) ((s[0] >> 12) | ((s[1] >> 8) & 0x00f0) | ((s[2] >> 4) & 0x0f00) | (s[3] & 0xf000));
         if (half_bad(h)) return report("scale", (h & 0x03ffu) != 0, i);
     }
     return true;
@@ -104,15 +104,15 @@ extern "C" bool lm_ggml_validate_row_data(enum lm_ggml_type type, const void * d
     const size_t nb = nbytes / tsize;
 
     // byte offsets of the fp16 scales inside each block
-    static const size_t kAt0[]    = {0};
-    static const size_t kAt0_2[]  = {0, 2};
-    const size_t at_end[] = {tsize - 2};                  // q3_K, q6_K, tq1_0, tq2_0: d is the last field
-    const size_t q2k[]    = {tsize - 4, tsize - 2};       // q2_K: d, dmin at the end
+    static const size_t kAt0[] = {0};
+    static const size_t kAt0_2[] = {0, 2};
+    const size_t at_end[] = {tsize - 2};         // q3_K, q6_K, tq1_0, tq2_0: d is the last field
+    const size_t q2k[] = {tsize - 4, tsize - 2}; // q2_K: d, dmin at the end
 
     switch (type) {
-        case LM_GGML_TYPE_F32:  return check_floats<float>(data, nb);
-        case LM_GGML_TYPE_F64:  return check_floats<double>(data, nb);
-        case LM_GGML_TYPE_F16:  return check_f16(data, nb);
+        case LM_GGML_TYPE_F32: return check_floats<float>(data, nb);
+        case LM_GGML_TYPE_F64: return check_floats<double>(data, nb);
+        case LM_GGML_TYPE_F16: return check_f16(data, nb);
         case LM_GGML_TYPE_BF16: return check_bf16(data, nb);
         case LM_GGML_TYPE_Q4_0:
         case LM_GGML_TYPE_Q5_0:
@@ -124,23 +124,18 @@ extern "C" bool lm_ggml_validate_row_data(enum lm_ggml_type type, const void * d
         case LM_GGML_TYPE_IQ3_S:
         case LM_GGML_TYPE_IQ1_S:
         case LM_GGML_TYPE_IQ4_NL:
-        case LM_GGML_TYPE_IQ4_XS:
-            return check_half_fields(data, nb, tsize, kAt0, 1);
+        case LM_GGML_TYPE_IQ4_XS: return check_half_fields(data, nb, tsize, kAt0, 1);
         case LM_GGML_TYPE_Q4_1:
         case LM_GGML_TYPE_Q5_1:
         case LM_GGML_TYPE_Q8_1: // (d, s); ggml itself has no check for q8_1
         case LM_GGML_TYPE_Q4_K:
-        case LM_GGML_TYPE_Q5_K:
-            return check_half_fields(data, nb, tsize, kAt0_2, 2);
-        case LM_GGML_TYPE_Q2_K:
-            return check_half_fields(data, nb, tsize, q2k, 2);
+        case LM_GGML_TYPE_Q5_K: return check_half_fields(data, nb, tsize, kAt0_2, 2);
+        case LM_GGML_TYPE_Q2_K: return check_half_fields(data, nb, tsize, q2k, 2);
         case LM_GGML_TYPE_Q3_K:
         case LM_GGML_TYPE_Q6_K:
         case LM_GGML_TYPE_TQ1_0:
-        case LM_GGML_TYPE_TQ2_0:
-            return check_half_fields(data, nb, tsize, at_end, 1);
-        case LM_GGML_TYPE_IQ1_M:
-            return check_iq1_m(data, nb, tsize);
+        case LM_GGML_TYPE_TQ2_0: return check_half_fields(data, nb, tsize, at_end, 1);
+        case LM_GGML_TYPE_IQ1_M: return check_iq1_m(data, nb, tsize);
         case LM_GGML_TYPE_Q8_K: {
             const auto * p = static_cast<const uint8_t *>(data);
             for (size_t i = 0; i < nb; ++i) {
@@ -153,10 +148,7 @@ extern "C" bool lm_ggml_validate_row_data(enum lm_ggml_type type, const void * d
         case LM_GGML_TYPE_I8:
         case LM_GGML_TYPE_I16:
         case LM_GGML_TYPE_I32:
-        case LM_GGML_TYPE_I64:
-            return true; // integers cannot be NaN
-        default:
-            LM_GGML_LOG_ERROR("%s: type: no validation for %s\n", kFn, lm_ggml_type_name(type));
-            return false;
+        case LM_GGML_TYPE_I64: return true; // integers cannot be NaN
+        default: LM_GGML_LOG_ERROR("%s: type: no validation for %s\n", kFn, lm_ggml_type_name(type)); return false;
     }
 }

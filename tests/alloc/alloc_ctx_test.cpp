@@ -22,7 +22,7 @@ struct TypeCfg {
     size_t alignment;
     size_t max_size;  // SIZE_MAX: unlimited
     size_t alloc_pad; // get_alloc_size rounds nbytes up to a multiple of this
-    int    n_alloc = 0;
+    int n_alloc = 0;
     std::vector<size_t> sizes; // sizes asked of alloc_buffer, in order
 };
 
@@ -32,8 +32,15 @@ void * buf_base(lm_ggml_backend_buffer_t b) { return b->context; }
 void buf_free(lm_ggml_backend_buffer_t b) { std::free(b->context); }
 
 constexpr lm_ggml_backend_buffer_i kBufIface = {
-    .free_buffer = buf_free, .get_base = buf_base, .init_tensor = nullptr, .memset_tensor = nullptr,
-    .set_tensor = nullptr, .get_tensor = nullptr, .cpy_tensor = nullptr, .clear = nullptr, .reset = nullptr,
+    .free_buffer = buf_free,
+    .get_base = buf_base,
+    .init_tensor = nullptr,
+    .memset_tensor = nullptr,
+    .set_tensor = nullptr,
+    .get_tensor = nullptr,
+    .cpy_tensor = nullptr,
+    .clear = nullptr,
+    .reset = nullptr,
 };
 
 lm_ggml_backend_buffer_t type_alloc(lm_ggml_backend_buffer_type_t buft, size_t size) {
@@ -47,10 +54,10 @@ lm_ggml_backend_buffer_t type_alloc(lm_ggml_backend_buffer_type_t buft, size_t s
 
 lm_ggml_backend_buffer_type make_type(TypeCfg * c) {
     lm_ggml_backend_buffer_type t{};
-    t.iface.get_name       = [](lm_ggml_backend_buffer_type_t) { return "SIZED"; };
-    t.iface.alloc_buffer   = type_alloc;
-    t.iface.get_alignment  = [](lm_ggml_backend_buffer_type_t b) { return cfg_of(b).alignment; };
-    t.iface.get_max_size   = [](lm_ggml_backend_buffer_type_t b) { return cfg_of(b).max_size; };
+    t.iface.get_name = [](lm_ggml_backend_buffer_type_t) { return "SIZED"; };
+    t.iface.alloc_buffer = type_alloc;
+    t.iface.get_alignment = [](lm_ggml_backend_buffer_type_t b) { return cfg_of(b).alignment; };
+    t.iface.get_max_size = [](lm_ggml_backend_buffer_type_t b) { return cfg_of(b).max_size; };
     t.iface.get_alloc_size = [](lm_ggml_backend_buffer_type_t b, const lm_ggml_tensor * x) {
         const size_t p = cfg_of(b).alloc_pad;
         return (lm_ggml_nbytes(x) + p - 1) / p * p;
@@ -73,7 +80,10 @@ std::vector<size_t> expected_buffers(const std::vector<size_t> & nbytes, const T
     size_t cur = 0;
     for (size_t n : nbytes) {
         const size_t s = pad(pad(n, c.alloc_pad), c.alignment);
-        if (cur + s > c.max_size) { out.push_back(cur); cur = 0; }
+        if (cur + s > c.max_size) {
+            out.push_back(cur);
+            cur = 0;
+        }
         cur += s;
     }
     if (cur > 0) out.push_back(cur);
@@ -88,7 +98,7 @@ struct Case {
 TEST(AllocCtxSizes, BuffersAreExactlyThePaddedSumsLikeGgml) {
     const Case cases[] = {
         {32, SIZE_MAX, 1, {{10}, {7, 3}, {1}, {100, 2, 2}}},
-        {64, SIZE_MAX, 1, {{16}}},             // already a multiple: no slack at all
+        {64, SIZE_MAX, 1, {{16}}}, // already a multiple: no slack at all
         {128, SIZE_MAX, 1, {{33}, {5, 5}, {2, 2, 2}}},
         {256, SIZE_MAX, 48, {{3}, {70}, {9, 9}}},
         {32, 1024, 1, {{100}, {100}, {100}, {64}, {200}, {8}}}, // 416 B each: splits

@@ -12,13 +12,13 @@
 namespace {
 
 int g_resets = 0;
-int g_inits  = 0;
+int g_inits = 0;
 
 // CPU memory, with a reset slot and an init_tensor slot that count their calls
 lm_ggml_backend_buffer_t counting_alloc(lm_ggml_backend_buffer_type_t buft, size_t size) {
     lm_ggml_backend_buffer_t b = lm_ggml_backend_cpu_buffer_type()->iface.alloc_buffer(buft, size);
     if (b) {
-        b->iface.reset       = [](lm_ggml_backend_buffer_t) { g_resets++; };
+        b->iface.reset = [](lm_ggml_backend_buffer_t) { g_resets++; };
         b->iface.init_tensor = [](lm_ggml_backend_buffer_t, lm_ggml_tensor *) { g_inits++; };
     }
     return b;
@@ -28,7 +28,7 @@ lm_ggml_backend_buffer_type_t counting_buft() {
     static lm_ggml_backend_buffer_type buft = [] {
         lm_ggml_backend_buffer_type t = *lm_ggml_backend_cpu_buffer_type();
         t.iface.alloc_buffer = counting_alloc;
-        t.iface.get_name     = [](lm_ggml_backend_buffer_type_t) { return "CPU_counting"; };
+        t.iface.get_name = [](lm_ggml_backend_buffer_type_t) { return "CPU_counting"; };
         return t;
     }();
     return &buft;
@@ -51,10 +51,10 @@ TEST(GallocrReset, EveryAllocGraphResetsTheBufferBeforePlacing) {
     EXPECT_EQ(g_inits, 3);  // a, and the two products
     // the same graph again (a fresh copy of its tensors' placement): reset first, then init
     for (int i = 0; i < lm_ggml_graph_n_nodes(g); i++) {
-        lm_ggml_graph_node(g, i)->data   = nullptr;
+        lm_ggml_graph_node(g, i)->data = nullptr;
         lm_ggml_graph_node(g, i)->buffer = nullptr;
     }
-    a->data   = nullptr;
+    a->data = nullptr;
     a->buffer = nullptr;
     ASSERT_TRUE(lm_ggml_gallocr_alloc_graph(ga, g));
     EXPECT_EQ(g_resets, 2);

@@ -19,7 +19,8 @@ namespace {
 struct Ctx {
     lm_ggml_context * ctx;
     explicit Ctx(size_t n_tensors = 4096) {
-        lm_ggml_init_params p = {lm_ggml_tensor_overhead() * n_tensors + lm_ggml_graph_overhead_custom(8192, false), nullptr, true};
+        lm_ggml_init_params p = {lm_ggml_tensor_overhead() * n_tensors + lm_ggml_graph_overhead_custom(8192, false),
+                                 nullptr, true};
         ctx = lm_ggml_init(p);
     }
     ~Ctx() { lm_ggml_free(ctx); }
@@ -38,11 +39,11 @@ lm_ggml_tensor * transformer(lm_ggml_context * ctx, int n_layer, int n_embd, int
         lm_ggml_tensor * w1 = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, n_embd, n_ff);
         lm_ggml_tensor * w2 = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, n_ff, n_embd);
         lm_ggml_tensor * h = lm_ggml_rms_norm(ctx, x, 1e-5f);
-        lm_ggml_tensor * q = lm_ggml_mul_mat(ctx, wq, h);                 // (n_tok, n_embd)
-        lm_ggml_tensor * k = lm_ggml_mul_mat(ctx, wk, h);                 // (n_tok, n_embd)
+        lm_ggml_tensor * q = lm_ggml_mul_mat(ctx, wq, h);                        // (n_tok, n_embd)
+        lm_ggml_tensor * k = lm_ggml_mul_mat(ctx, wk, h);                        // (n_tok, n_embd)
         lm_ggml_tensor * kq = lm_ggml_soft_max(ctx, lm_ggml_mul_mat(ctx, k, q)); // (n_tok, n_tok)
-        lm_ggml_tensor * v = lm_ggml_cont(ctx, lm_ggml_transpose(ctx, h));  // (n_embd, n_tok)
-        lm_ggml_tensor * att = lm_ggml_mul_mat(ctx, v, kq);               // (n_tok, n_embd)
+        lm_ggml_tensor * v = lm_ggml_cont(ctx, lm_ggml_transpose(ctx, h));       // (n_embd, n_tok)
+        lm_ggml_tensor * att = lm_ggml_mul_mat(ctx, v, kq);                      // (n_tok, n_embd)
         x = lm_ggml_add(ctx, x, lm_ggml_mul_mat(ctx, wo, att));
         lm_ggml_tensor * f = lm_ggml_silu(ctx, lm_ggml_mul_mat(ctx, w1, lm_ggml_rms_norm(ctx, x, 1e-5f)));
         x = lm_ggml_add(ctx, x, lm_ggml_mul_mat(ctx, w2, f));
@@ -78,14 +79,19 @@ void expect_no_live_overlap(lm_ggml_cgraph * g) {
     auto touch = [&](const lm_ggml_tensor * t, int i) {
         const lm_ggml_tensor * o = owner(t);
         auto it = live.find(o);
-        if (it == live.end()) live[o] = {i, i};
-        else { it->second.first = std::min(it->second.first, i); it->second.second = std::max(it->second.second, i); }
+        if (it == live.end())
+            live[o] = {i, i};
+        else {
+            it->second.first = std::min(it->second.first, i);
+            it->second.second = std::max(it->second.second, i);
+        }
     };
     const int n = lm_ggml_graph_n_nodes(g);
     for (int i = 0; i < n; i++) {
         lm_ggml_tensor * node = lm_ggml_graph_node(g, i);
         touch(node, i);
-        for (int s = 0; s < LM_GGML_MAX_SRC; s++) if (node->src[s]) touch(node->src[s], i);
+        for (int s = 0; s < LM_GGML_MAX_SRC; s++)
+            if (node->src[s]) touch(node->src[s], i);
     }
     std::vector<std::pair<const lm_ggml_tensor *, std::pair<int, int>>> v(live.begin(), live.end());
     for (auto & e : v) {
@@ -96,14 +102,18 @@ void expect_no_live_overlap(lm_ggml_cgraph * g) {
     for (size_t a = 0; a < v.size(); a++) {
         ASSERT_NE(v[a].first->data, nullptr) << v[a].first->name;
         for (size_t b = a + 1; b < v.size(); b++) {
-            const auto & A = v[a]; const auto & B = v[b];
+            const auto & A = v[a];
+            const auto & B = v[b];
             // overlapping lifetimes, but a node may reuse a source dying at it (in place)
             const bool lifetimes_overlap = A.second.first < B.second.second && B.second.first < A.second.second;
             if (!lifetimes_overlap) continue;
-            const char * a0 = (const char *) A.first->data; const char * a1 = a0 + lm_ggml_nbytes(A.first);
-            const char * b0 = (const char *) B.first->data; const char * b1 = b0 + lm_ggml_nbytes(B.first);
-            EXPECT_FALSE(a0 < b1 && b0 < a1) << A.first->name << " [" << A.second.first << "," << A.second.second << "] overlaps "
-                                             << B.first->name << " [" << B.second.first << "," << B.second.second << "]";
+            const char * a0 = (const char *) A.first->data;
+            const char * a1 = a0 + lm_ggml_nbytes(A.first);
+            const char * b0 = (const char *) B.first->data;
+            const char * b1 = b0 + lm_ggml_nbytes(B.first);
+            EXPECT_FALSE(a0 < b1 && b0 < a1)
+                << A.first->name << " [" << A.second.first << "," << A.second.second << "] overlaps " << B.first->name
+                << " [" << B.second.first << "," << B.second.second << "]";
         }
     }
 }
@@ -208,7 +218,8 @@ TEST(Gallocr, ComputesTheSameAsAReference) {
     }
     lm_ggml_backend_buffer_t own = lm_ggml_backend_alloc_ctx_tensors(c.ctx, cpu);
     ASSERT_NE(own, nullptr);
-    for (size_t i = 0; i < leafs.size(); i++) lm_ggml_backend_tensor_set(leafs[i], leaf_data[i].data(), 0, lm_ggml_nbytes(leafs[i]));
+    for (size_t i = 0; i < leafs.size(); i++)
+        lm_ggml_backend_tensor_set(leafs[i], leaf_data[i].data(), 0, lm_ggml_nbytes(leafs[i]));
     ASSERT_EQ(lm_ggml_backend_graph_compute(cpu, g), LM_GGML_STATUS_SUCCESS);
     std::vector<float> own_out((size_t) lm_ggml_nelements(out));
     lm_ggml_backend_tensor_get(out, own_out.data(), 0, lm_ggml_nbytes(out));
@@ -254,7 +265,8 @@ TEST(Gallocr, MaxBufferSizeIsRespectedBySpreading) {
     ASSERT_EQ(lm_ggml_backend_graph_compute(cpu, g), LM_GGML_STATUS_SUCCESS);
     std::vector<float> got(768);
     lm_ggml_backend_tensor_get(x, got.data(), 0, sizeof(float) * 768);
-    for (int i = 0; i < 768; i += 97) EXPECT_NEAR(got[i], std::pow((double) in[i], 16.0), 1e-3 * std::pow((double) in[i], 16.0));
+    for (int i = 0; i < 768; i += 97)
+        EXPECT_NEAR(got[i], std::pow((double) in[i], 16.0), 1e-3 * std::pow((double) in[i], 16.0));
     lm_ggml_backend_free(cpu);
     lm_ggml_gallocr_free(ga);
 }

@@ -17,12 +17,19 @@ using lmtest::BackendLogCapture;
 
 namespace {
 
-struct CtxDeleter { void operator()(lm_ggml_context * c) const { lm_ggml_free(c); } };
+struct CtxDeleter {
+    void operator()(lm_ggml_context * c) const { lm_ggml_free(c); }
+};
 using CtxPtr = std::unique_ptr<lm_ggml_context, CtxDeleter>;
 
 // ---- a counting buffer over host memory, for free/reset/init_tensor hooks
-struct Counters { int freed = 0, reset = 0, init_tensor = 0; };
-struct CountingCtx { std::vector<uint8_t> mem; Counters * counters; };
+struct Counters {
+    int freed = 0, reset = 0, init_tensor = 0;
+};
+struct CountingCtx {
+    std::vector<uint8_t> mem;
+    Counters * counters;
+};
 
 void cnt_free(lm_ggml_backend_buffer_t b) {
     auto * c = static_cast<CountingCtx *>(b->context);
@@ -30,16 +37,32 @@ void cnt_free(lm_ggml_backend_buffer_t b) {
     delete c;
 }
 void * cnt_base(lm_ggml_backend_buffer_t b) { return static_cast<CountingCtx *>(b->context)->mem.data(); }
-void cnt_init_tensor(lm_ggml_backend_buffer_t b, lm_ggml_tensor *) { static_cast<CountingCtx *>(b->context)->counters->init_tensor++; }
-void cnt_clear(lm_ggml_backend_buffer_t b, uint8_t v) { auto * c = static_cast<CountingCtx *>(b->context); std::memset(c->mem.data(), v, c->mem.size()); }
+void cnt_init_tensor(lm_ggml_backend_buffer_t b, lm_ggml_tensor *) {
+    static_cast<CountingCtx *>(b->context)->counters->init_tensor++;
+}
+void cnt_clear(lm_ggml_backend_buffer_t b, uint8_t v) {
+    auto * c = static_cast<CountingCtx *>(b->context);
+    std::memset(c->mem.data(), v, c->mem.size());
+}
 void cnt_reset(lm_ggml_backend_buffer_t b) { static_cast<CountingCtx *>(b->context)->counters->reset++; }
-void cnt_set(lm_ggml_backend_buffer_t, lm_ggml_tensor * t, const void * d, size_t o, size_t s) { std::memcpy((char *)t->data + o, d, s); }
-void cnt_get(lm_ggml_backend_buffer_t, const lm_ggml_tensor * t, void * d, size_t o, size_t s) { std::memcpy(d, (const char *)t->data + o, s); }
+void cnt_set(lm_ggml_backend_buffer_t, lm_ggml_tensor * t, const void * d, size_t o, size_t s) {
+    std::memcpy((char *) t->data + o, d, s);
+}
+void cnt_get(lm_ggml_backend_buffer_t, const lm_ggml_tensor * t, void * d, size_t o, size_t s) {
+    std::memcpy(d, (const char *) t->data + o, s);
+}
 
 lm_ggml_backend_buffer_t counting_buffer(size_t size, Counters * counters) {
     lm_ggml_backend_buffer_i iface = {
-        .free_buffer = cnt_free, .get_base = cnt_base, .init_tensor = cnt_init_tensor, .memset_tensor = nullptr,
-        .set_tensor = cnt_set, .get_tensor = cnt_get, .cpy_tensor = nullptr, .clear = cnt_clear, .reset = cnt_reset,
+        .free_buffer = cnt_free,
+        .get_base = cnt_base,
+        .init_tensor = cnt_init_tensor,
+        .memset_tensor = nullptr,
+        .set_tensor = cnt_set,
+        .get_tensor = cnt_get,
+        .cpy_tensor = nullptr,
+        .clear = cnt_clear,
+        .reset = cnt_reset,
     };
     auto * ctx = new CountingCtx{std::vector<uint8_t>(size), counters};
     return lm_ggml_backend_buffer_init(lm_ggml_backend_cpu_buffer_type(), iface, ctx, size);
@@ -51,7 +74,7 @@ TEST(BufferType, MiniDefaultsForOptionalSlots) {
     minibk::Mini mini = minibk::make();
     EXPECT_STREQ(lm_ggml_backend_buft_name(mini.buft), "MINI0");
     EXPECT_EQ(lm_ggml_backend_buft_get_alignment(mini.buft), minibk::kAlignment);
-    EXPECT_EQ(lm_ggml_backend_buft_get_max_size(mini.buft), SIZE_MAX);  // no get_max_size
+    EXPECT_EQ(lm_ggml_backend_buft_get_max_size(mini.buft), SIZE_MAX); // no get_max_size
     EXPECT_FALSE(lm_ggml_backend_buft_is_host(mini.buft));             // no is_host
     EXPECT_EQ(lm_ggml_backend_buft_get_device(mini.buft), mini.dev);
 
@@ -90,7 +113,7 @@ TEST(BufferType, CpuIsHost) {
     EXPECT_EQ(lm_ggml_backend_buffer_get_size(b), 100u);
     EXPECT_EQ(lm_ggml_backend_buffer_get_alignment(b), lm_ggml_backend_buft_get_alignment(cpu));
     EXPECT_EQ(lm_ggml_backend_buffer_get_max_size(b), lm_ggml_backend_buft_get_max_size(cpu));
-    EXPECT_EQ((uintptr_t)lm_ggml_backend_buffer_get_base(b) % lm_ggml_backend_buffer_get_alignment(b), 0u);
+    EXPECT_EQ((uintptr_t) lm_ggml_backend_buffer_get_base(b) % lm_ggml_backend_buffer_get_alignment(b), 0u);
     lm_ggml_backend_buffer_free(b);
 }
 
@@ -147,14 +170,14 @@ TEST(Buffer, ResetAndInitTensorReachTheBackend) {
     CtxPtr ctx(lmtest::new_meta_ctx());
     lm_ggml_tensor * t = lm_ggml_new_tensor_1d(ctx.get(), LM_GGML_TYPE_F32, 4);
     lm_ggml_tensor * v = lm_ggml_view_1d(ctx.get(), t, 2, 8);
-    lm_ggml_backend_tensor_alloc(b, t, (char *)lm_ggml_backend_buffer_get_base(b) + 64);
+    lm_ggml_backend_tensor_alloc(b, t, (char *) lm_ggml_backend_buffer_get_base(b) + 64);
     EXPECT_EQ(c.init_tensor, 1);
     EXPECT_EQ(t->buffer, b);
-    EXPECT_EQ(t->data, (char *)lm_ggml_backend_buffer_get_base(b) + 64);
+    EXPECT_EQ(t->data, (char *) lm_ggml_backend_buffer_get_base(b) + 64);
     lm_ggml_backend_view_init(v);
     EXPECT_EQ(c.init_tensor, 2);
     EXPECT_EQ(v->buffer, b);
-    EXPECT_EQ(v->data, (char *)t->data + 8);
+    EXPECT_EQ(v->data, (char *) t->data + 8);
 
     lm_ggml_backend_buffer_free(b);
     EXPECT_EQ(c.freed, 1);
@@ -173,13 +196,17 @@ TEST(Buffer, NoFreeSlotStillReleasesTheObject) {
 TEST(Buffer, TensorAllocErrorsLogOneLineAndChangeNothing) {
     lm_ggml_backend_buffer_t b = lm_ggml_backend_buft_alloc_buffer(lm_ggml_backend_cpu_buffer_type(), 64);
     ASSERT_NE(b, nullptr);
-    char * base = (char *)lm_ggml_backend_buffer_get_base(b);
+    char * base = (char *) lm_ggml_backend_buffer_get_base(b);
     CtxPtr ctx(lmtest::new_meta_ctx());
     lm_ggml_tensor * big = lm_ggml_new_tensor_1d(ctx.get(), LM_GGML_TYPE_F32, 17); // 68 bytes > 64
     lm_ggml_tensor * t = lm_ggml_new_tensor_1d(ctx.get(), LM_GGML_TYPE_F32, 4);    // 16 bytes
     lm_ggml_tensor * v = lm_ggml_view_1d(ctx.get(), t, 2, 0);
 
-    struct Case { const char * what; lm_ggml_tensor * tensor; char * addr; };
+    struct Case {
+        const char * what;
+        lm_ggml_tensor * tensor;
+        char * addr;
+    };
     for (const Case & cs : {Case{"too big", big, base}, Case{"past the end", t, base + 56},
                             Case{"before base", t, base - 16}, Case{"a view", v, base}}) {
         BackendLogCapture log;
@@ -216,7 +243,7 @@ TEST(Buffer, ViewInitErrors) {
     }
     lm_ggml_backend_buffer_t b = lmtest::place_ctx_tensors(ctx.get(), lm_ggml_backend_cpu_buffer_type());
     ASSERT_NE(b, nullptr);
-    EXPECT_EQ(v->data, (char *)t->data + 4); // placed by the helper through view_init
+    EXPECT_EQ(v->data, (char *) t->data + 4); // placed by the helper through view_init
     {
         BackendLogCapture log;
         lm_ggml_backend_view_init(v); // already initialised
@@ -226,13 +253,17 @@ TEST(Buffer, ViewInitErrors) {
 }
 
 TEST(Buffer, NullArgumentsLogOneLine) {
-    struct Call { const char * what; void (*fn)(); };
+    struct Call {
+        const char * what;
+        void (*fn)();
+    };
     const Call calls[] = {
         {"buft_name", [] { EXPECT_STREQ(lm_ggml_backend_buft_name(nullptr), "NULL"); }},
         {"buft_alloc_buffer", [] { EXPECT_EQ(lm_ggml_backend_buft_alloc_buffer(nullptr, 16), nullptr); }},
         {"buft_get_alignment", [] { EXPECT_EQ(lm_ggml_backend_buft_get_alignment(nullptr), 0u); }},
         {"buft_get_max_size", [] { EXPECT_EQ(lm_ggml_backend_buft_get_max_size(nullptr), 0u); }},
-        {"buft_get_alloc_size", [] { EXPECT_EQ(lm_ggml_backend_buft_get_alloc_size(lm_ggml_backend_cpu_buffer_type(), nullptr), 0u); }},
+        {"buft_get_alloc_size",
+         [] { EXPECT_EQ(lm_ggml_backend_buft_get_alloc_size(lm_ggml_backend_cpu_buffer_type(), nullptr), 0u); }},
         {"buft_is_host", [] { EXPECT_FALSE(lm_ggml_backend_buft_is_host(nullptr)); }},
         {"buft_get_device", [] { EXPECT_EQ(lm_ggml_backend_buft_get_device(nullptr), nullptr); }},
         {"buffer_init", [] { EXPECT_EQ(lm_ggml_backend_buffer_init(nullptr, {}, nullptr, 0), nullptr); }},
@@ -243,7 +274,8 @@ TEST(Buffer, NullArgumentsLogOneLine) {
         {"buffer_clear", [] { lm_ggml_backend_buffer_clear(nullptr, 0); }},
         {"buffer_is_host", [] { EXPECT_FALSE(lm_ggml_backend_buffer_is_host(nullptr)); }},
         {"buffer_set_usage", [] { lm_ggml_backend_buffer_set_usage(nullptr, LM_GGML_BACKEND_BUFFER_USAGE_WEIGHTS); }},
-        {"buffer_get_usage", [] { EXPECT_EQ(lm_ggml_backend_buffer_get_usage(nullptr), LM_GGML_BACKEND_BUFFER_USAGE_ANY); }},
+        {"buffer_get_usage",
+         [] { EXPECT_EQ(lm_ggml_backend_buffer_get_usage(nullptr), LM_GGML_BACKEND_BUFFER_USAGE_ANY); }},
         {"buffer_get_type", [] { EXPECT_EQ(lm_ggml_backend_buffer_get_type(nullptr), nullptr); }},
         {"buffer_reset", [] { lm_ggml_backend_buffer_reset(nullptr); }},
         {"buffer_get_alignment", [] { EXPECT_EQ(lm_ggml_backend_buffer_get_alignment(nullptr), 0u); }},

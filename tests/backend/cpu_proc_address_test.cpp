@@ -12,9 +12,7 @@
 
 namespace {
 
-void * lookup(const char * name) {
-    return lm_ggml_backend_reg_get_proc_address(lm_ggml_backend_cpu_reg(), name);
-}
+void * lookup(const char * name) { return lm_ggml_backend_reg_get_proc_address(lm_ggml_backend_cpu_reg(), name); }
 
 } // namespace
 

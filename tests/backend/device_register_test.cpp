@@ -35,7 +35,7 @@ TEST(DeviceRegister, AddsADeviceWhoseRegistryIsNotRegistered) {
     lm_ggml_backend_device_register(mini.dev);
     EXPECT_EQ(log.errors(), 0u) << log.text();
     EXPECT_EQ(lm_ggml_backend_dev_count(), n_devs + 1);
-    EXPECT_EQ(lm_ggml_backend_reg_count(), n_regs); // the device only, not its registry
+    EXPECT_EQ(lm_ggml_backend_reg_count(), n_regs);       // the device only, not its registry
     EXPECT_EQ(lm_ggml_backend_dev_get(n_devs), mini.dev); // appended
     EXPECT_EQ(lm_ggml_backend_dev_by_name("devreg0"), mini.dev);
     EXPECT_EQ(lm_ggml_backend_reg_by_name("DEVREG"), nullptr);

@@ -45,7 +45,10 @@ TEST(Event, UnsupportedDeviceAndStreamAreReported) {
 }
 
 TEST(Event, NullArguments) {
-    struct Call { const char * what; void (*fn)(); };
+    struct Call {
+        const char * what;
+        void (*fn)();
+    };
     const Call calls[] = {
         {"new", [] { EXPECT_EQ(lm_ggml_backend_event_new(nullptr), nullptr); }},
         {"record", [] { lm_ggml_backend_event_record(nullptr, nullptr); }},
@@ -88,7 +91,9 @@ TEST(Event, RefdevRecordsWaitsAndSynchronizes) {
     lm_ggml_backend_t cpu = lm_ggml_backend_cpu_init();
     minibk::Mini mini = minibk::make();
     lm_ggml_backend_t other = lm_ggml_backend_dev_init(mini.dev, nullptr);
-    other->iface.event_record = [](lm_ggml_backend_t, lm_ggml_backend_event_t) { ADD_FAILURE() << "must not be called"; };
+    other->iface.event_record = [](lm_ggml_backend_t, lm_ggml_backend_event_t) {
+        ADD_FAILURE() << "must not be called";
+    };
     lm_ggml_backend_event_record(ev, other);
     EXPECT_EQ(log.errors(), 1u) << log.text();
 

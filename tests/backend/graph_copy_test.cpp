@@ -15,7 +15,9 @@ using lmtest::BackendLogCapture;
 
 namespace {
 
-struct CtxDeleter { void operator()(lm_ggml_context * c) const { lm_ggml_free(c); } };
+struct CtxDeleter {
+    void operator()(lm_ggml_context * c) const { lm_ggml_free(c); }
+};
 using CtxPtr = std::unique_ptr<lm_ggml_context, CtxDeleter>;
 
 // a, b: (6, 2) -> s = a + b -> r = reshape(s, (3, 4)) -> p = r * r', with r'
@@ -48,12 +50,12 @@ struct Net {
 
     std::vector<float> ref_s() const {
         std::vector<float> v(12);
-        for (int i = 0; i < 12; i++) v[i] = (float)((double)va[i] + vb[i]);
+        for (int i = 0; i < 12; i++) v[i] = (float) ((double) va[i] + vb[i]);
         return v;
     }
     std::vector<double> ref_p() const {
         std::vector<double> v(12);
-        for (int i = 0; i < 12; i++) v[i] = (double)(float)((double)va[i] + vb[i]) * vb[i];
+        for (int i = 0; i < 12; i++) v[i] = (double) (float) ((double) va[i] + vb[i]) * vb[i];
         return v;
     }
 };
@@ -106,7 +108,7 @@ TEST(GraphCopy, CopiesStructureLayoutAndContentsIntoTheDestination) {
         }
         if (o->view_src != nullptr) { // views alias their copied source
             ASSERT_NE(c->view_src, nullptr);
-            EXPECT_EQ(c->data, (char *)c->view_src->data + o->view_offs);
+            EXPECT_EQ(c->data, (char *) c->view_src->data + o->view_offs);
         }
     }
 
@@ -170,8 +172,8 @@ bool on_node(int, lm_ggml_tensor * t1, lm_ggml_tensor * t2, void * user) {
     auto * log = static_cast<CompareLog *>(user);
     log->names.push_back(t1->name);
     const std::vector<float> x = lmtest::get_f32(t1), y = lmtest::get_f32(t2);
-    for (size_t i = 0; i < x.size(); i++) log->max_diff = std::max(log->max_diff, (double)std::fabs(x[i] - y[i]));
-    return (int)log->names.size() < log->stop_after;
+    for (size_t i = 0; i < x.size(); i++) log->max_diff = std::max(log->max_diff, (double) std::fabs(x[i] - y[i]));
+    return (int) log->names.size() < log->stop_after;
 }
 } // namespace
 

@@ -10,11 +10,11 @@ namespace minibk {
 namespace {
 
 struct state {
-    Config                        cfg;
-    lm_ggml_backend_reg           reg;
-    lm_ggml_backend_device        dev;
-    lm_ggml_backend_buffer_type   buft;
-    int                           n_graph_compute = 0;
+    Config cfg;
+    lm_ggml_backend_reg reg;
+    lm_ggml_backend_device dev;
+    lm_ggml_backend_buffer_type buft;
+    int n_graph_compute = 0;
 };
 
 struct buffer_mem {
@@ -38,22 +38,24 @@ state * st_of_buft(lm_ggml_backend_buffer_type_t buft) { return static_cast<stat
 state * st_of_dev(lm_ggml_backend_dev_t dev) { return static_cast<state *>(dev->context); }
 
 // ---- buffer: required slots only (no free: memory is kept until exit)
-void * buf_get_base(lm_ggml_backend_buffer_t b) {
-    return static_cast<buffer_mem *>(b->context)->words.data();
-}
+void * buf_get_base(lm_ggml_backend_buffer_t b) { return static_cast<buffer_mem *>(b->context)->words.data(); }
 void buf_set_tensor(lm_ggml_backend_buffer_t, lm_ggml_tensor * t, const void * data, size_t offset, size_t size) {
     std::memcpy(static_cast<char *>(t->data) + offset, data, size);
 }
 void buf_get_tensor(lm_ggml_backend_buffer_t, const lm_ggml_tensor * t, void * data, size_t offset, size_t size) {
     std::memcpy(data, static_cast<const char *>(t->data) + offset, size);
 }
-void buf_clear(lm_ggml_backend_buffer_t b, uint8_t value) {
-    std::memset(buf_get_base(b), value, b->size);
-}
+void buf_clear(lm_ggml_backend_buffer_t b, uint8_t value) { std::memset(buf_get_base(b), value, b->size); }
 
 constexpr lm_ggml_backend_buffer_i kBufIface = {
-    .free_buffer = nullptr, .get_base = buf_get_base, .init_tensor = nullptr, .memset_tensor = nullptr,
-    .set_tensor = buf_set_tensor, .get_tensor = buf_get_tensor, .cpy_tensor = nullptr, .clear = buf_clear,
+    .free_buffer = nullptr,
+    .get_base = buf_get_base,
+    .init_tensor = nullptr,
+    .memset_tensor = nullptr,
+    .set_tensor = buf_set_tensor,
+    .get_tensor = buf_get_tensor,
+    .cpy_tensor = nullptr,
+    .clear = buf_clear,
     .reset = nullptr,
 };
 
@@ -81,15 +83,17 @@ void be_free(lm_ggml_backend_t b) { delete b; }
 
 bool computable(const lm_ggml_tensor * op) {
     switch (op->op) {
-        case LM_GGML_OP_NONE: case LM_GGML_OP_VIEW: case LM_GGML_OP_RESHAPE:
-        case LM_GGML_OP_PERMUTE: case LM_GGML_OP_TRANSPOSE:
-            return true;
-        case LM_GGML_OP_ADD: case LM_GGML_OP_MUL:
+        case LM_GGML_OP_NONE:
+        case LM_GGML_OP_VIEW:
+        case LM_GGML_OP_RESHAPE:
+        case LM_GGML_OP_PERMUTE:
+        case LM_GGML_OP_TRANSPOSE: return true;
+        case LM_GGML_OP_ADD:
+        case LM_GGML_OP_MUL:
             return op->type == LM_GGML_TYPE_F32 && op->src[0]->type == LM_GGML_TYPE_F32 &&
                    op->src[1]->type == LM_GGML_TYPE_F32 && lm_ggml_are_same_shape(op->src[0], op->src[1]) &&
                    lm_ggml_is_contiguous(op) && lm_ggml_is_contiguous(op->src[0]) && lm_ggml_is_contiguous(op->src[1]);
-        default:
-            return false;
+        default: return false;
     }
 }
 
@@ -116,16 +120,28 @@ lm_ggml_status be_graph_compute(lm_ggml_backend_t b, lm_ggml_cgraph * g) {
 lm_ggml_guid kGuid = {'m', 'i', 'n', 'i'};
 
 constexpr lm_ggml_backend_i kBackendIface = {
-    .get_name = be_name, .free = be_free, .set_tensor_async = nullptr, .get_tensor_async = nullptr,
-    .cpy_tensor_async = nullptr, .synchronize = nullptr, .graph_plan_create = nullptr, .graph_plan_free = nullptr,
-    .graph_plan_update = nullptr, .graph_plan_compute = nullptr, .graph_compute = be_graph_compute,
-    .event_record = nullptr, .event_wait = nullptr,
+    .get_name = be_name,
+    .free = be_free,
+    .set_tensor_async = nullptr,
+    .get_tensor_async = nullptr,
+    .cpy_tensor_async = nullptr,
+    .synchronize = nullptr,
+    .graph_plan_create = nullptr,
+    .graph_plan_free = nullptr,
+    .graph_plan_update = nullptr,
+    .graph_plan_compute = nullptr,
+    .graph_compute = be_graph_compute,
+    .event_record = nullptr,
+    .event_wait = nullptr,
 };
 
 // ---- device: no props, no host buffers, no events, no supports_buft/offload
 const char * dev_name(lm_ggml_backend_dev_t d) { return st_of_dev(d)->cfg.dev_name; }
 const char * dev_desc(lm_ggml_backend_dev_t) { return "minimal test device"; }
-void dev_memory(lm_ggml_backend_dev_t, size_t * free, size_t * total) { *free = 1000; *total = 2000; }
+void dev_memory(lm_ggml_backend_dev_t, size_t * free, size_t * total) {
+    *free = 1000;
+    *total = 2000;
+}
 enum lm_ggml_backend_dev_type dev_type(lm_ggml_backend_dev_t) { return LM_GGML_BACKEND_DEVICE_TYPE_ACCEL; }
 lm_ggml_backend_t dev_init(lm_ggml_backend_dev_t d, const char *) {
     return new lm_ggml_backend{.guid = &kGuid, .iface = kBackendIface, .device = d, .context = nullptr};
@@ -151,28 +167,44 @@ Mini make(const Config & cfg) {
     s->cfg = cfg;
     s->reg = {
         .api_version = LM_GGML_BACKEND_API_VERSION,
-        .iface = {.get_name = reg_name, .get_device_count = reg_dev_count, .get_device = reg_dev_get,
+        .iface = {.get_name = reg_name,
+                  .get_device_count = reg_dev_count,
+                  .get_device = reg_dev_get,
                   .get_proc_address = nullptr},
         .context = s,
     };
     s->dev = {
-        .iface = {
-            .get_name = dev_name, .get_description = dev_desc, .get_memory = dev_memory, .get_type = dev_type,
-            .get_props = nullptr, .init_backend = dev_init, .get_buffer_type = dev_buft,
-            .get_host_buffer_type = nullptr, .buffer_from_host_ptr = nullptr, .supports_op = dev_supports_op,
-            .supports_buft = nullptr, .offload_op = nullptr, .event_new = nullptr, .event_free = nullptr,
-            .event_synchronize = nullptr,
-        },
+        .iface =
+            {
+                .get_name = dev_name,
+                .get_description = dev_desc,
+                .get_memory = dev_memory,
+                .get_type = dev_type,
+                .get_props = nullptr,
+                .init_backend = dev_init,
+                .get_buffer_type = dev_buft,
+                .get_host_buffer_type = nullptr,
+                .buffer_from_host_ptr = nullptr,
+                .supports_op = dev_supports_op,
+                .supports_buft = nullptr,
+                .offload_op = nullptr,
+                .event_new = nullptr,
+                .event_free = nullptr,
+                .event_synchronize = nullptr,
+            },
         .reg = &s->reg,
         .context = s,
     };
     s->buft = {
-        .iface = {
-            .get_name = buft_name, .alloc_buffer = buft_alloc, .get_alignment = buft_alignment,
-            .get_max_size = cfg.max_size ? buft_max_size : nullptr,
-            .get_alloc_size = cfg.alloc_pad ? buft_alloc_size : nullptr,
-            .is_host = nullptr,
-        },
+        .iface =
+            {
+                .get_name = buft_name,
+                .alloc_buffer = buft_alloc,
+                .get_alignment = buft_alignment,
+                .get_max_size = cfg.max_size ? buft_max_size : nullptr,
+                .get_alloc_size = cfg.alloc_pad ? buft_alloc_size : nullptr,
+                .is_host = nullptr,
+            },
         .device = &s->dev,
         .context = s,
     };

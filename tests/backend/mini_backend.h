@@ -13,17 +13,17 @@
 namespace minibk {
 
 struct Config {
-    const char * dev_name  = "MINI0";
-    const char * reg_name  = "MINI";
-    size_t       max_size  = 0; // 0: get_max_size slot NULL
-    size_t       alloc_pad = 0; // 0: get_alloc_size slot NULL; else pad nbytes up to a multiple
+    const char * dev_name = "MINI0";
+    const char * reg_name = "MINI";
+    size_t max_size = 0;  // 0: get_max_size slot NULL
+    size_t alloc_pad = 0; // 0: get_alloc_size slot NULL; else pad nbytes up to a multiple
 };
 
 struct Mini {
-    lm_ggml_backend_reg_t         reg;
-    lm_ggml_backend_dev_t         dev;
+    lm_ggml_backend_reg_t reg;
+    lm_ggml_backend_dev_t dev;
     lm_ggml_backend_buffer_type_t buft;
-    int *                         n_graph_compute; // calls of its graph_compute
+    int * n_graph_compute; // calls of its graph_compute
 };
 
 // A new, independent reg/device/buffer type (never freed; not registered).

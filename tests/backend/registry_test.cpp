@@ -69,7 +69,7 @@ TEST(Registry, CpuDeviceQueries) {
         alignas(64) static float host[64];
         lm_ggml_backend_buffer_t b = lm_ggml_backend_dev_buffer_from_host_ptr(dev, host, sizeof(host), sizeof(host));
         ASSERT_NE(b, nullptr);
-        EXPECT_EQ(lm_ggml_backend_buffer_get_base(b), (void *)host);
+        EXPECT_EQ(lm_ggml_backend_buffer_get_base(b), (void *) host);
         EXPECT_TRUE(lm_ggml_backend_buffer_is_host(b));
         lm_ggml_backend_buffer_free(b);
     }
@@ -119,7 +119,7 @@ TEST(Registry, RegisterAddsDevicesAndUnloadRemovesThem) {
     EXPECT_EQ(lm_ggml_backend_reg_by_name("minireg"), mini.reg);
     EXPECT_EQ(lm_ggml_backend_dev_by_name("MINIREG0"), mini.dev);
     EXPECT_EQ(lm_ggml_backend_dev_get(devs0), mini.dev); // appended in order
-    if (accel0 == nullptr) { // the first of its type
+    if (accel0 == nullptr) {                             // the first of its type
         EXPECT_EQ(lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_ACCEL), mini.dev);
     }
 
@@ -174,7 +174,10 @@ TEST(Registry, MiniDeviceGetsComposedProps) {
 }
 
 TEST(Registry, OutOfRangeAndNullArguments) {
-    struct Call { const char * what; void (*fn)(); };
+    struct Call {
+        const char * what;
+        void (*fn)();
+    };
     const Call calls[] = {
         {"reg_get", [] { EXPECT_EQ(lm_ggml_backend_reg_get(1000), nullptr); }},
         {"dev_get", [] { EXPECT_EQ(lm_ggml_backend_dev_get(1000), nullptr); }},
@@ -187,14 +190,25 @@ TEST(Registry, OutOfRangeAndNullArguments) {
         {"reg_get_proc_address", [] { EXPECT_EQ(lm_ggml_backend_reg_get_proc_address(nullptr, "x"), nullptr); }},
         {"dev_name", [] { EXPECT_STREQ(lm_ggml_backend_dev_name(nullptr), "NULL"); }},
         {"dev_description", [] { EXPECT_STREQ(lm_ggml_backend_dev_description(nullptr), "NULL"); }},
-        {"dev_memory", [] { size_t f = 7, t = 7; lm_ggml_backend_dev_memory(nullptr, &f, &t); EXPECT_EQ(f + t, 0u); }},
+        {"dev_memory",
+         [] {
+             size_t f = 7, t = 7;
+             lm_ggml_backend_dev_memory(nullptr, &f, &t);
+             EXPECT_EQ(f + t, 0u);
+         }},
         {"dev_type", [] { lm_ggml_backend_dev_type(nullptr); }},
-        {"dev_get_props", [] { lm_ggml_backend_dev_props p; lm_ggml_backend_dev_get_props(nullptr, &p); EXPECT_EQ(p.name, nullptr); }},
+        {"dev_get_props",
+         [] {
+             lm_ggml_backend_dev_props p;
+             lm_ggml_backend_dev_get_props(nullptr, &p);
+             EXPECT_EQ(p.name, nullptr);
+         }},
         {"dev_backend_reg", [] { EXPECT_EQ(lm_ggml_backend_dev_backend_reg(nullptr), nullptr); }},
         {"dev_init", [] { EXPECT_EQ(lm_ggml_backend_dev_init(nullptr, nullptr), nullptr); }},
         {"dev_buffer_type", [] { EXPECT_EQ(lm_ggml_backend_dev_buffer_type(nullptr), nullptr); }},
         {"dev_host_buffer_type", [] { EXPECT_EQ(lm_ggml_backend_dev_host_buffer_type(nullptr), nullptr); }},
-        {"dev_buffer_from_host_ptr", [] { EXPECT_EQ(lm_ggml_backend_dev_buffer_from_host_ptr(nullptr, nullptr, 0, 0), nullptr); }},
+        {"dev_buffer_from_host_ptr",
+         [] { EXPECT_EQ(lm_ggml_backend_dev_buffer_from_host_ptr(nullptr, nullptr, 0, 0), nullptr); }},
         {"dev_supports_op", [] { EXPECT_FALSE(lm_ggml_backend_dev_supports_op(nullptr, nullptr)); }},
         {"dev_supports_buft", [] { EXPECT_FALSE(lm_ggml_backend_dev_supports_buft(nullptr, nullptr)); }},
         {"dev_offload_op", [] { EXPECT_FALSE(lm_ggml_backend_dev_offload_op(nullptr, nullptr)); }},
@@ -219,11 +233,12 @@ TEST(Registry, ConcurrentEnumerationWhileRegistering) {
         readers.emplace_back([&] {
             while (!stop.load()) {
                 const size_t n = lm_ggml_backend_dev_count();
-                if (n == 0 || lm_ggml_backend_dev_by_name("CPU") == nullptr || lm_ggml_backend_reg_by_name("CPU") == nullptr) {
+                if (n == 0 || lm_ggml_backend_dev_by_name("CPU") == nullptr ||
+                    lm_ggml_backend_reg_by_name("CPU") == nullptr) {
                     bad++;
                 }
                 for (size_t i = 0; i < lm_ggml_backend_reg_count(); i++) {
-                    (void)lm_ggml_backend_reg_name(lm_ggml_backend_reg_get(i)); // regs only grow here
+                    (void) lm_ggml_backend_reg_name(lm_ggml_backend_reg_get(i)); // regs only grow here
                 }
             }
         });

@@ -16,7 +16,9 @@ using lmtest::BackendLogCapture;
 
 namespace {
 
-struct CtxDeleter { void operator()(lm_ggml_context * c) const { lm_ggml_free(c); } };
+struct CtxDeleter {
+    void operator()(lm_ggml_context * c) const { lm_ggml_free(c); }
+};
 using CtxPtr = std::unique_ptr<lm_ggml_context, CtxDeleter>;
 
 // (4, 3) inputs with distinct values; out = (a + b) * a, mm = a^T-product.
@@ -52,7 +54,7 @@ struct SmallGraph {
     std::vector<double> reference(bool with_mul_mat) const {
         std::vector<double> ew(12);
         for (int i = 0; i < 12; i++) {
-            ew[i] = ((double)va[i] + vb[i]) * va[i];
+            ew[i] = ((double) va[i] + vb[i]) * va[i];
         }
         if (!with_mul_mat) {
             return ew;
@@ -61,7 +63,7 @@ struct SmallGraph {
         for (int n = 0; n < 3; n++)
             for (int m = 0; m < 3; m++) {
                 double s = 0;
-                for (int k = 0; k < 4; k++) s += (double)va[m * 4 + k] * ew[n * 4 + k];
+                for (int k = 0; k < 4; k++) s += (double) va[m * 4 + k] * ew[n * 4 + k];
                 mm[n * 3 + m] = s;
             }
         return mm;
@@ -86,8 +88,10 @@ TEST(Stream, CpuIdentityAndBufferQueries) {
     lm_ggml_backend_dev_t dev = lm_ggml_backend_get_device(cpu);
     ASSERT_NE(dev, nullptr);
     EXPECT_EQ(lm_ggml_backend_get_default_buffer_type(cpu), lm_ggml_backend_dev_buffer_type(dev));
-    EXPECT_EQ(lm_ggml_backend_get_alignment(cpu), lm_ggml_backend_buft_get_alignment(lm_ggml_backend_dev_buffer_type(dev)));
-    EXPECT_EQ(lm_ggml_backend_get_max_size(cpu), lm_ggml_backend_buft_get_max_size(lm_ggml_backend_dev_buffer_type(dev)));
+    EXPECT_EQ(lm_ggml_backend_get_alignment(cpu),
+              lm_ggml_backend_buft_get_alignment(lm_ggml_backend_dev_buffer_type(dev)));
+    EXPECT_EQ(lm_ggml_backend_get_max_size(cpu),
+              lm_ggml_backend_buft_get_max_size(lm_ggml_backend_dev_buffer_type(dev)));
     lm_ggml_backend_buffer_t b = lm_ggml_backend_alloc_buffer(cpu, 128);
     ASSERT_NE(b, nullptr);
     EXPECT_EQ(lm_ggml_backend_buffer_get_type(b), lm_ggml_backend_get_default_buffer_type(cpu));
@@ -106,9 +110,9 @@ TEST(Stream, MiniGetsDefaultsForEveryOptionalSlot) {
     EXPECT_EQ(lm_ggml_backend_get_max_size(be), SIZE_MAX);
 
     BackendLogCapture log;
-    lm_ggml_backend_synchronize(be);                                      // no slot: no-op
-    EXPECT_FALSE(lm_ggml_backend_offload_op(be, nullptr));                // NULL op: one line
-    EXPECT_TRUE(lm_ggml_backend_supports_buft(be, mini.buft));             // default: own buffer type
+    lm_ggml_backend_synchronize(be);                           // no slot: no-op
+    EXPECT_FALSE(lm_ggml_backend_offload_op(be, nullptr));     // NULL op: one line
+    EXPECT_TRUE(lm_ggml_backend_supports_buft(be, mini.buft)); // default: own buffer type
     EXPECT_FALSE(lm_ggml_backend_supports_buft(be, lm_ggml_backend_cpu_buffer_type()));
     EXPECT_EQ(log.errors(), 1u) << "only offload_op(NULL) complains: " << log.text();
 
@@ -202,7 +206,10 @@ TEST(Stream, ComputeErrorsBecomeStatuses) {
 }
 
 TEST(Stream, NullBackendArgumentsLogOneLine) {
-    struct Call { const char * what; void (*fn)(); };
+    struct Call {
+        const char * what;
+        void (*fn)();
+    };
     const Call calls[] = {
         {"guid", [] { EXPECT_EQ(lm_ggml_backend_guid(nullptr), nullptr); }},
         {"name", [] { EXPECT_STREQ(lm_ggml_backend_name(nullptr), "NULL"); }},
@@ -213,8 +220,10 @@ TEST(Stream, NullBackendArgumentsLogOneLine) {
         {"synchronize", [] { lm_ggml_backend_synchronize(nullptr); }},
         {"plan_create", [] { EXPECT_EQ(lm_ggml_backend_graph_plan_create(nullptr, nullptr), nullptr); }},
         {"plan_free", [] { lm_ggml_backend_graph_plan_free(nullptr, nullptr); }},
-        {"plan_compute", [] { EXPECT_EQ(lm_ggml_backend_graph_plan_compute(nullptr, nullptr), LM_GGML_STATUS_FAILED); }},
-        {"compute_async", [] { EXPECT_EQ(lm_ggml_backend_graph_compute_async(nullptr, nullptr), LM_GGML_STATUS_FAILED); }},
+        {"plan_compute",
+         [] { EXPECT_EQ(lm_ggml_backend_graph_plan_compute(nullptr, nullptr), LM_GGML_STATUS_FAILED); }},
+        {"compute_async",
+         [] { EXPECT_EQ(lm_ggml_backend_graph_compute_async(nullptr, nullptr), LM_GGML_STATUS_FAILED); }},
         {"supports_op", [] { EXPECT_FALSE(lm_ggml_backend_supports_op(nullptr, nullptr)); }},
         {"supports_buft", [] { EXPECT_FALSE(lm_ggml_backend_supports_buft(nullptr, nullptr)); }},
         {"offload_op", [] { EXPECT_FALSE(lm_ggml_backend_offload_op(nullptr, nullptr)); }},

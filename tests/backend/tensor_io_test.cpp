@@ -16,7 +16,9 @@ using lmtest::BackendLogCapture;
 
 namespace {
 
-struct CtxDeleter { void operator()(lm_ggml_context * c) const { lm_ggml_free(c); } };
+struct CtxDeleter {
+    void operator()(lm_ggml_context * c) const { lm_ggml_free(c); }
+};
 using CtxPtr = std::unique_ptr<lm_ggml_context, CtxDeleter>;
 
 std::vector<float> iota_f32(size_t n, float start) {
@@ -91,7 +93,10 @@ TEST_P(TensorIo, OutOfRangeAndUnallocatedAreRefusedWithOneLine) {
     lmtest::set_f32(f.t, v);
     std::vector<uint8_t> big(200, 0x11);
 
-    struct Case { const char * what; size_t offset, size; };
+    struct Case {
+        const char * what;
+        size_t offset, size;
+    };
     for (const Case & c : {Case{"size past end", 0, 97}, Case{"offset+size past end", 90, 8},
                            Case{"offset past end", 97, 1}, Case{"overflowing offset", SIZE_MAX, 2}}) {
         {
@@ -153,12 +158,12 @@ TEST_P(TensorIo, CopyBetweenHostAndThisBufferType) {
     const std::vector<float> v = iota_f32(24, -5.0f);
     lmtest::set_f32(host.t, v);
 
-    lm_ggml_backend_tensor_copy(host.t, other.t);  // host -> X
+    lm_ggml_backend_tensor_copy(host.t, other.t); // host -> X
     EXPECT_EQ(lmtest::get_f32(other.t), v);
     lm_ggml_backend_tensor_copy(other.t, third.t); // X -> X (mini: staged through host)
     EXPECT_EQ(lmtest::get_f32(third.t), v);
     lmtest::set_f32(host.t, std::vector<float>(24, 0.0f));
-    lm_ggml_backend_tensor_copy(third.t, host.t);  // X -> host
+    lm_ggml_backend_tensor_copy(third.t, host.t); // X -> host
     EXPECT_EQ(lmtest::get_f32(host.t), v);
 
     BackendLogCapture log;

@@ -18,7 +18,6 @@ using clitest::run_cli;
 
 namespace {
 
-
 // Tokens of the conversation [system?, user] rendered in `t` with the
 // assistant's turn opened, as the model's vocabulary tokenizes it.
 size_t rendered_tokens(const std::string & model, lmllm::ChatTemplate t, const std::string & user,
@@ -67,8 +66,11 @@ const std::vector<ArchCase> & arch_cases() {
     static const std::vector<ArchCase> cases = {
         {"gemma3", tiny::gemma3_spec, {"<start_of_turn>", "<end_of_turn>"}, lmllm::ChatTemplate::GEMMA, "gemma3"},
         {"qwen2", tiny::qwen2_spec, {"<|im_start|>", "<|im_end|>"}, lmllm::ChatTemplate::CHATML, "qwen2"},
-        {"llama3", tiny::llama_spec, {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"},
-         lmllm::ChatTemplate::LLAMA3, "llama"},
+        {"llama3",
+         tiny::llama_spec,
+         {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"},
+         lmllm::ChatTemplate::LLAMA3,
+         "llama"},
         {"smollm", tiny::llama_spec, {"<|im_start|>", "<|im_end|>"}, lmllm::ChatTemplate::CHATML, "llama"},
         {"llama2", tiny::llama_spec, {}, lmllm::ChatTemplate::LLAMA2, "llama"},
     };
@@ -118,7 +120,8 @@ TEST(CliChatTemplate, TheModelsOwnTemplateComesFirst) {
     auto r = run_cli({"run", "-m", model, "--chat", "-p", "Hello there", "-n", "1", "--temp", "0"});
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.err.find("chat template: gemma (the model's tokenizer.chat_template)\n"), std::string::npos) << r.err;
-    EXPECT_EQ(int_after(r.err, "prompt: ([0-9]+) tokens"), int(rendered_tokens(model, lmllm::ChatTemplate::GEMMA, "Hello there")));
+    EXPECT_EQ(int_after(r.err, "prompt: ([0-9]+) tokens"),
+              int(rendered_tokens(model, lmllm::ChatTemplate::GEMMA, "Hello there")));
 
     // a template lmggml does not render: a warning, and the architecture's format
     tiny::Spec g = spec_of(arch_cases()[0]);
@@ -127,7 +130,9 @@ TEST(CliChatTemplate, TheModelsOwnTemplateComesFirst) {
     auto w = run_cli({"run", "-m", odd, "--chat", "-p", "Hello there", "-n", "1", "--temp", "0"});
     ASSERT_EQ(w.rc, 0) << w.err;
     EXPECT_NE(w.err.find("warning: the model's chat template is not one lmggml renders; using gemma "
-                         "(choose with --template: chatml, llama3, gemma, llama2)"), std::string::npos) << w.err;
+                         "(choose with --template: chatml, llama3, gemma, llama2)"),
+              std::string::npos)
+        << w.err;
     EXPECT_NE(w.err.find("chat template: gemma (gemma3's format)\n"), std::string::npos) << w.err;
 }
 
@@ -138,12 +143,14 @@ TEST(CliChatTemplate, TemplateOptionOnRunAndChat) {
     const int want = int(rendered_tokens(model, lmllm::ChatTemplate::LLAMA2, prompt, "Be kind."));
     ASSERT_NE(want, int(rendered_tokens(model, lmllm::ChatTemplate::CHATML, prompt, "Be kind.")));
 
-    auto r = run_cli({"run", "-m", model, "--chat", "--system", "Be kind.", "-p", prompt, "--template", "llama2", "-n", "1"});
+    auto r = run_cli(
+        {"run", "-m", model, "--chat", "--system", "Be kind.", "-p", prompt, "--template", "llama2", "-n", "1"});
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.err.find("chat template: llama2 (--template)\n"), std::string::npos) << r.err;
     EXPECT_EQ(int_after(r.err, "prompt: ([0-9]+) tokens"), want) << r.err;
 
-    auto ch = run_cli({"chat", "-m", model, "--system", "Be kind.", "--chat-template", "llama2", "-n", "1", "-v"}, prompt + "\n");
+    auto ch = run_cli({"chat", "-m", model, "--system", "Be kind.", "--chat-template", "llama2", "-n", "1", "-v"},
+                      prompt + "\n");
     ASSERT_EQ(ch.rc, 0) << ch.err;
     ASSERT_EQ(fed(ch.err).size(), 1u) << ch.err;
     EXPECT_EQ(fed(ch.err)[0].first, want);
@@ -156,7 +163,8 @@ TEST(CliChatTemplate, TemplateOptionOnRunAndChat) {
         EXPECT_EQ(bad.rc, 1);
         ASSERT_EQ(lines(bad.err).size(), 1u) << bad.err;
         EXPECT_NE(bad.err.find("error: unknown chat template 'vicuna' (valid: chatml, llama3, gemma, llama2)"),
-                  std::string::npos) << bad.err;
+                  std::string::npos)
+            << bad.err;
     }
     auto no_chat = run_cli({"run", "-m", model, "-p", "hi", "--template", "chatml"});
     EXPECT_EQ(no_chat.rc, 1);
@@ -176,7 +184,7 @@ TEST(CliChatConsole, CtrlCStopsTheReplyAndCtrlCAtThePromptQuits) {
         s.type(std::string(msg) + "\n");
         ASSERT_TRUE(s.wait_for(std::string(msg) + "\r\n", at, 10)) << s.output(); // the echo
         const size_t reply = s.output().find(std::string(msg) + "\r\n", at) + std::string(msg).size() + 2;
-        ASSERT_TRUE(s.wait_for_bytes(300, reply, 30)) << s.output(); // the reply streams...
+        ASSERT_TRUE(s.wait_for_bytes(300, reply, 30)) << s.output();              // the reply streams...
         ASSERT_EQ(s.output().find("> ", reply), std::string::npos) << s.output(); // ...and is not over
         const size_t stop = s.size();
         s.type("\x03");
@@ -212,7 +220,8 @@ TEST(CliChatConsole, AFullContextDropsTheOldestTurnsKeepingTheSystemMessage) {
     std::string input;
     const int n_msgs = 8;
     for (int i = 0; i < n_msgs; i++) input += "message number " + std::to_string(i) + "\n";
-    auto r = run_cli({"chat", "-m", model, "--temp", "0", "-n", "40", "-c", "160", "--system", "Answer briefly.", "-v"}, input);
+    auto r = run_cli({"chat", "-m", model, "--temp", "0", "-n", "40", "-c", "160", "--system", "Answer briefly.", "-v"},
+                     input);
     ASSERT_EQ(r.rc, 0) << r.err;
     // every message is answered with its 40 tokens, none is cut
     EXPECT_NE(r.err.find("generation: " + std::to_string(40 * n_msgs) + " tokens"), std::string::npos) << r.err;
@@ -221,7 +230,8 @@ TEST(CliChatConsole, AFullContextDropsTheOldestTurnsKeepingTheSystemMessage) {
     // turns were dropped, the system message first in what was kept
     const std::regex drop("chat: the context \\(160 tokens\\) is full: dropped the ([0-9]+) oldest messages "
                           "\\(the system message stays\\), ([0-9]+) kept\\nchat: keeping system user");
-    EXPECT_GE(std::distance(std::sregex_iterator(r.err.begin(), r.err.end(), drop), std::sregex_iterator()), 2) << r.err;
+    EXPECT_GE(std::distance(std::sregex_iterator(r.err.begin(), r.err.end(), drop), std::sregex_iterator()), 2)
+        << r.err;
     // and decoded again from an empty cache, never past the context
     int refeeds = 0;
     for (const auto & [n, cached] : fed(r.err)) {
@@ -253,7 +263,8 @@ TEST(CliChatConsole, AReplyThatFillsTheContextGoesOnAfterTheOldestTurnsAreDroppe
     auto cut = run_cli({"chat", "-m", model, "--temp", "0", "-c", "64"}, "first\nsecond\n");
     EXPECT_EQ(cut.rc, 0) << cut.err;
     const std::regex cut_re("the reply filled the context \\(64 tokens\\); it was cut");
-    EXPECT_EQ(std::distance(std::sregex_iterator(cut.err.begin(), cut.err.end(), cut_re), std::sregex_iterator()), 2) << cut.err;
+    EXPECT_EQ(std::distance(std::sregex_iterator(cut.err.begin(), cut.err.end(), cut_re), std::sregex_iterator()), 2)
+        << cut.err;
 }
 
 TEST(CliChatConsole, AMessageTooLongForTheContextIsRefusedAndTheChatGoesOn) {
@@ -263,7 +274,8 @@ TEST(CliChatConsole, AMessageTooLongForTheContextIsRefusedAndTheChatGoesOn) {
     auto r = run_cli({"chat", "-m", model, "--temp", "0", "-n", "4", "-c", "64", "-v"}, too_long + "\nshort\n");
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_TRUE(std::regex_search(r.err, std::regex("lmggml chat: the message takes [0-9]+ tokens in the template, "
-                                                    "more than the context holds \\(64\\); it was not sent\n"))) << r.err;
+                                                    "more than the context holds \\(64\\); it was not sent\n")))
+        << r.err;
     const auto turns = fed(r.err);
     ASSERT_EQ(turns.size(), 1u) << r.err; // only "short" was fed
     EXPECT_EQ(turns[0].second, 0);

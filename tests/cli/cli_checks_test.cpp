@@ -17,7 +17,6 @@ using clitest::run_cli;
 
 namespace {
 
-
 // exit code 1 and one stderr line that is an error containing `what`
 void expect_error(const clitest::RunResult & r, const std::string & what) {
     EXPECT_EQ(r.rc, 1) << r.err;
@@ -73,7 +72,8 @@ TEST(CliChecks, AnIntegerTooLargeSaysOutOfRange) {
     REQUIRE_CLI();
     expect_error(run_cli({"run", "-m", "x.gguf", "-p", "hi", "-n", "99999999999"}),
                  "invalid value '99999999999' for --n-predict (out of range: -2147483648 to 2147483647)");
-    expect_error(run_cli({"run", "-m", "x.gguf", "-p", "hi", "-c", "-1"}), "invalid value '-1' for --ctx-size (expected a non-negative integer)");
+    expect_error(run_cli({"run", "-m", "x.gguf", "-p", "hi", "-c", "-1"}),
+                 "invalid value '-1' for --ctx-size (expected a non-negative integer)");
 }
 
 TEST(CliChecks, AContextBeyondTheTrainingContextWarns) {
@@ -82,7 +82,9 @@ TEST(CliChecks, AContextBeyondTheTrainingContextWarns) {
     ASSERT_FALSE(model.empty());
     auto r = run_cli({"run", "-m", model, "-p", "Hello", "-n", "1", "-c", "5000", "--temp", "0"});
     EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_NE(r.err.find("warning: a context of 5000 tokens exceeds the model's training context (4096)"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("warning: a context of 5000 tokens exceeds the model's training context (4096)"),
+              std::string::npos)
+        << r.err;
     auto ok = run_cli({"run", "-m", model, "-p", "Hello", "-n", "1", "-c", "4096", "--temp", "0"});
     EXPECT_EQ(ok.rc, 0) << ok.err;
     EXPECT_EQ(ok.err.find("warning"), std::string::npos) << ok.err;
@@ -107,7 +109,8 @@ TEST(CliChecks, ACorruptedModelFailsWithTheCauseInsteadOfPrintingGarbage) {
 
     auto run = run_cli({"run", "-m", bad, "-p", "Once upon a time", "-n", "8", "--temp", "0"});
     EXPECT_EQ(run.rc, 1) << run.err;
-    EXPECT_NE(run.err.find("the model produced NaN logits: its weights are likely corrupted"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("the model produced NaN logits: its weights are likely corrupted"), std::string::npos)
+        << run.err;
     EXPECT_TRUE(run.out.empty() || run.out == "\n") << run.out;
 
     const std::string text(2000, 'a');

@@ -15,10 +15,9 @@ using clitest::run_cli;
 
 namespace {
 
-
-#define REQUIRE_MODEL(var)                                                                                      \
-    REQUIRE_CLI();                                                                                              \
-    const std::string var = clitest::default_model();                                                           \
+#define REQUIRE_MODEL(var)                                                                                             \
+    REQUIRE_CLI();                                                                                                     \
+    const std::string var = clitest::default_model();                                                                  \
     ASSERT_FALSE(var.empty()) << "default model missing: set LMGGML_MODEL or run scripts/fetch-model"
 
 double number_after(const std::string & s, const std::string & re) {
@@ -37,19 +36,22 @@ TEST(CliEndToEndOptions, RequantizedModelAnswersAndStopsAtTheStopString) {
     auto q = run_cli({"quantize", model, q8, "Q8_0", "--allow-requantize"});
     ASSERT_EQ(q.rc, 0) << q.err;
 
-    const std::vector<std::string> ask = {"run", "-m", q8, "--chat", "-p", "What is the capital of France?", "-n", "32", "--temp", "0"};
+    const std::vector<std::string> ask = {"run", "-m", q8,       "--chat", "-p", "What is the capital of France?",
+                                          "-n",  "32", "--temp", "0"};
     auto full = run_cli(ask);
     ASSERT_EQ(full.rc, 0) << full.err;
     ASSERT_NE(full.out.find("Paris"), std::string::npos) << full.out;
-    auto cut = run_cli({"run", "-m", q8, "--chat", "-p", "What is the capital of France?", "-n", "32", "--temp", "0", "-r", "Paris"});
+    auto cut = run_cli(
+        {"run", "-m", q8, "--chat", "-p", "What is the capital of France?", "-n", "32", "--temp", "0", "-r", "Paris"});
     ASSERT_EQ(cut.rc, 0) << cut.err;
     EXPECT_EQ(cut.out, full.out.substr(0, full.out.find("Paris") + 5) + "\n");
     EXPECT_TRUE(std::regex_search(cut.err, std::regex("time to first token: [0-9.]+ ms"))) << cut.err;
 
     // perplexity: the Q4_1 file against the Q8_0 one as the base
-    const std::string para = "The sea is the connected body of salty water that covers over 70 percent of the Earth's "
-                             "surface. It moderates the climate, provides food and oxygen, and supports a vast variety of "
-                             "life. Ships have crossed the sea for thousands of years, carrying people and goods.\n";
+    const std::string para =
+        "The sea is the connected body of salty water that covers over 70 percent of the Earth's "
+        "surface. It moderates the climate, provides food and oxygen, and supports a vast variety of "
+        "life. Ships have crossed the sea for thousands of years, carrying people and goods.\n";
     const std::string text = clitest::temp_file("e2e-kld.txt", para + para + para);
     const std::string logits = clitest::temp_file("e2e.kld", "");
     auto base = run_cli({"perplexity", "-m", q8, "-f", text, "-c", "32", "--kl-divergence-base", logits});
@@ -57,8 +59,8 @@ TEST(CliEndToEndOptions, RequantizedModelAnswersAndStopsAtTheStopString) {
     auto cmp = run_cli({"perplexity", "-m", model, "--kl-divergence-base", logits, "--kl-divergence"});
     ASSERT_EQ(cmp.rc, 0) << cmp.err;
     const double kld = number_after(cmp.out, "Mean    KLD: +([0-9.]+)");
-    EXPECT_GT(kld, 0.0) << cmp.out;   // Q4_1 differs from its Q8_0 copy...
-    EXPECT_LT(kld, 0.5) << cmp.out;   // ...but only by rounding
+    EXPECT_GT(kld, 0.0) << cmp.out; // Q4_1 differs from its Q8_0 copy...
+    EXPECT_LT(kld, 0.5) << cmp.out; // ...but only by rounding
     EXPECT_GT(number_after(cmp.out, "Same top p: +([0-9.]+)"), 60.0) << cmp.out;
 }
 

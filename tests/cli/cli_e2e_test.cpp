@@ -17,12 +17,11 @@ using clitest::run_cli;
 
 namespace {
 
-
-#define REQUIRE_MODEL(var)                                                                                      \
-    REQUIRE_CLI();                                                                                              \
-    const std::string var = clitest::default_model();                                                           \
-    ASSERT_FALSE(var.empty()) << "default model missing: set LMGGML_MODEL or run scripts/fetch-model "          \
-                                 "(expected $XDG_CACHE_HOME/lmggml/SmolLM2-135M-Instruct.Q4_1.gguf, "         \
+#define REQUIRE_MODEL(var)                                                                                             \
+    REQUIRE_CLI();                                                                                                     \
+    const std::string var = clitest::default_model();                                                                  \
+    ASSERT_FALSE(var.empty()) << "default model missing: set LMGGML_MODEL or run scripts/fetch-model "                 \
+                                 "(expected $XDG_CACHE_HOME/lmggml/SmolLM2-135M-Instruct.Q4_1.gguf, "                  \
                                  "XDG_CACHE_HOME defaulting to ~/.cache)"
 
 } // namespace
@@ -37,7 +36,8 @@ TEST(CliEndToEnd, InfoListsAndChecksTheModel) {
     EXPECT_NE(r.out.find("(49152 "), std::string::npos);
     EXPECT_LT(r.out.size(), 100000u);
     // token_embd: Q8_0 in this file, 576 x 49152, 34-byte blocks of 32
-    EXPECT_TRUE(std::regex_search(r.out, std::regex("token_embd\\.weight +Q8_0 +\\[576, 49152\\] +30081024\\n"))) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("token_embd\\.weight +Q8_0 +\\[576, 49152\\] +30081024\\n")))
+        << r.out;
     EXPECT_NE(r.out.find("272 tensors"), std::string::npos);
     auto check = run_cli({"info", model, "--check"});
     EXPECT_EQ(check.rc, 0) << check.err;
@@ -46,8 +46,8 @@ TEST(CliEndToEnd, InfoListsAndChecksTheModel) {
 
 TEST(CliEndToEnd, RunAnswersInTheModelsTemplate) {
     REQUIRE_MODEL(model);
-    const std::vector<std::string> args = {"run", "-m", model, "--chat", "-p", "What is the capital of France?",
-                                           "-n", "16", "--temp", "0"};
+    const std::vector<std::string> args = {"run", "-m", model,    "--chat", "-p", "What is the capital of France?",
+                                           "-n",  "16", "--temp", "0"};
     auto a = run_cli(args);
     auto b = run_cli(args);
     ASSERT_EQ(a.rc, 0) << a.err;
@@ -59,7 +59,8 @@ TEST(CliEndToEnd, RunAnswersInTheModelsTemplate) {
 
 TEST(CliEndToEnd, ChatKeepsTheConversationInTheCache) {
     REQUIRE_MODEL(model);
-    auto r = run_cli({"chat", "-m", model, "-n", "8", "--temp", "0", "-v"}, "Hello!\nWhat is 2+2?\n/exit\nnever read\n");
+    auto r =
+        run_cli({"chat", "-m", model, "-n", "8", "--temp", "0", "-v"}, "Hello!\nWhat is 2+2?\n/exit\nnever read\n");
     ASSERT_EQ(r.rc, 0) << r.err;
     std::vector<std::pair<int, int>> turns; // (fed, cached before)
     const std::regex turn_re("chat: feeding ([0-9]+) new tokens after ([0-9]+) cached");
@@ -97,7 +98,9 @@ TEST(CliEndToEnd, FetchModelUsesXdgCacheHome) {
     const std::string marker = clitest::temp_file("fetch_marker", "");
     const std::string xdg = marker.substr(0, marker.rfind('/')) + "/xdg_fetch";
     ASSERT_EQ(std::system(("mkdir -p '" + xdg + "/lmggml' && ln -sf '" + model + "' '" + xdg +
-                           "/lmggml/SmolLM2-135M-Instruct.Q4_1.gguf'").c_str()), 0);
+                           "/lmggml/SmolLM2-135M-Instruct.Q4_1.gguf'")
+                              .c_str()),
+              0);
     const std::string script = std::string(LMGGML_TEST_DATA_DIR) + "/../../scripts/fetch-model";
     const std::string out = clitest::temp_file("fetch_out", "");
     const std::string cmd = "env -u LMGGML_MODEL_DIR XDG_CACHE_HOME='" + xdg + "' '" + script + "' > '" + out + "'";

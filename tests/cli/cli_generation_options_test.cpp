@@ -18,10 +18,9 @@ using clitest::run_cli;
 
 namespace {
 
-
-#define REQUIRE_TINY(var)                                                                                      \
-    REQUIRE_CLI();                                                                                              \
-    const std::string var = clitest::tiny_model("tiny.gguf");                                                  \
+#define REQUIRE_TINY(var)                                                                                              \
+    REQUIRE_CLI();                                                                                                     \
+    const std::string var = clitest::tiny_model("tiny.gguf");                                                          \
     ASSERT_FALSE(var.empty()) << "cannot write the tiny model"
 
 int int_after(const std::string & s, const std::string & re) {
@@ -89,7 +88,7 @@ TEST(CliGeneration, StopStringEndsTheOutputOnce) {
     EXPECT_EQ(all.compare(0, cut.size(), cut), 0) << "not a prefix of the full output:\n" << cut << "\n" << all;
     EXPECT_LT(cut.size(), all.size());
     EXPECT_EQ(occurrences(cut, stop), 1u) << cut;
-    EXPECT_GE(cut.size(), at + stop.size()); // the token that completes it is printed whole
+    EXPECT_GE(cut.size(), at + stop.size());             // the token that completes it is printed whole
     EXPECT_LE(cut.size(), at + stop.size() + 16) << cut; // and nothing after it
     // a stop string that never appears changes nothing
     auto none = run_cli(cat(base, {"--reverse-prompt", "zzzz-never"}));
@@ -103,8 +102,9 @@ TEST(CliGeneration, IgnoreEosGeneratesEveryRequestedToken) {
     REQUIRE_TINY(model);
     // at a huge temperature every token is about as likely: the end-of-text
     // token (one of 300) comes up long before 2000 tokens, unless it is ignored
-    const std::vector<std::string> args = {"run", "-m", model, "-p", "a", "-n", "2000", "-c", "2048", "--temp", "1000",
-                                           "--top-k", "0", "--top-p", "1", "--min-p", "0", "-s", "5"};
+    const std::vector<std::string> args = {"run", "-m",      model,    "-p",   "a",       "-n", "2000",
+                                           "-c",  "2048",    "--temp", "1000", "--top-k", "0",  "--top-p",
+                                           "1",   "--min-p", "0",      "-s",   "5"};
     auto plain = run_cli(args);
     ASSERT_EQ(plain.rc, 0) << plain.err;
     const int n_plain = int_after(plain.err, "generation: ([0-9]+) tokens");
@@ -189,8 +189,9 @@ TEST(CliGeneration, NKeepShiftsAFullContextAndGoesOn) {
     EXPECT_NE(bad.err.find("--n-keep must be >= -1"), std::string::npos) << bad.err;
     // keeping the whole prompt in a context one token larger leaves nothing to drop
     const size_t n_prompt = library_tokens(model, "Once upon a time", true).size();
-    auto all = run_cli(cat({"run", "-m", model, "-p", "Once upon a time", "-c", std::to_string(n_prompt + 1), "-n", "4"},
-                           {"--n-keep", "-1"}));
+    auto all =
+        run_cli(cat({"run", "-m", model, "-p", "Once upon a time", "-c", std::to_string(n_prompt + 1), "-n", "4"},
+                    {"--n-keep", "-1"}));
     EXPECT_EQ(all.rc, 1);
     EXPECT_NE(all.err.find("leaves nothing to drop"), std::string::npos) << all.err;
 }
@@ -242,7 +243,8 @@ TEST(CliGeneration, NKeepKeepsWhatItSays) {
     REQUIRE_TINY(model);
     for (int keep : {-1, 0, 3}) {
         auto r = run_cli(cat({"run", "-m", model, "-p", "Once upon a time", "-c", "48", "-n", "100", "--n-keep",
-                              std::to_string(keep), "--no-summary"}, kVaried));
+                              std::to_string(keep), "--no-summary"},
+                             kVaried));
         ASSERT_EQ(r.rc, 0) << r.err;
         EXPECT_EQ(text_of(r), shifted_reference(model, "Once upon a time", 48, 100, keep)) << "--n-keep " << keep;
     }
@@ -253,7 +255,8 @@ TEST(CliGeneration, SummaryHasTheTimeToFirstToken) {
     auto r = run_cli({"run", "-m", model, "-p", "hello", "-n", "4", "--temp", "0"});
     ASSERT_EQ(r.rc, 0) << r.err;
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.err, m, std::regex("prompt: [0-9]+ tokens in ([0-9.]+) s .* \\| time to first token: ([0-9.]+) ms")))
+    ASSERT_TRUE(std::regex_search(
+        r.err, m, std::regex("prompt: [0-9]+ tokens in ([0-9.]+) s .* \\| time to first token: ([0-9.]+) ms")))
         << r.err;
     const double prompt_s = std::stod(m[1]), ttft_ms = std::stod(m[2]);
     EXPECT_GT(ttft_ms, 0.0);
@@ -281,7 +284,8 @@ TEST(CliGeneration, ChatStopStringEndsTheReplyAndTheChatGoesOn) {
     EXPECT_EQ(occurrences(cut[0], stop), 1u) << cut[0];
     EXPECT_LE(cut[0].size(), at + stop.size() + 16) << cut[0];
     // the first reply was cut, the second message was answered too (its own reply)
-    EXPECT_LT(int_after(r.err, "generation: ([0-9]+) tokens"), int_after(full.err, "generation: ([0-9]+) tokens")) << r.err;
+    EXPECT_LT(int_after(r.err, "generation: ([0-9]+) tokens"), int_after(full.err, "generation: ([0-9]+) tokens"))
+        << r.err;
     EXPECT_FALSE(cut[1].empty());
 }
 
@@ -289,8 +293,8 @@ TEST(CliGeneration, ChatNKeepZeroLetsTheSystemMessageGo) {
     REQUIRE_TINY(model);
     std::string input;
     for (int i = 0; i < 10; i++) input += "message number " + std::to_string(i) + "\n";
-    const std::vector<std::string> base = {"chat", "-m", model, "--temp", "0", "-n", "40", "-c", "400",
-                                           "--system", "Answer briefly.", "-v"};
+    const std::vector<std::string> base = {"chat", "-m",  model,      "--temp",          "0", "-n", "40",
+                                           "-c",   "400", "--system", "Answer briefly.", "-v"};
     auto kept = run_cli(base, input);
     ASSERT_EQ(kept.rc, 0) << kept.err;
     EXPECT_NE(kept.err.find("chat: keeping system user"), std::string::npos) << kept.err;
@@ -371,7 +375,8 @@ TEST(CliGeneration, NewCommandsAndOptionsHaveHelp) {
     EXPECT_NE(top.out.find("quantize"), std::string::npos);
     EXPECT_NE(top.out.find("tokenize"), std::string::npos);
     const auto run_help = run_cli({"run", "--help"}).out;
-    for (const char * o : {"--reverse-prompt", "--ignore-eos", "--escape", "--n-keep", "--presence-penalty", "--frequency-penalty"})
+    for (const char * o :
+         {"--reverse-prompt", "--ignore-eos", "--escape", "--n-keep", "--presence-penalty", "--frequency-penalty"})
         EXPECT_NE(run_help.find(o), std::string::npos) << o;
     const auto bench_help = run_cli({"bench", "--help"}).out;
     for (const char * o : {"-pg", "--n-depth", "-dev"}) EXPECT_NE(bench_help.find(o), std::string::npos) << o;

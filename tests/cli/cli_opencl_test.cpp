@@ -22,13 +22,13 @@ bool have_opencl() {
 }
 
 #ifdef LMGGML_CLI
-#define REQUIRE_CLI_AND_OPENCL()                                                                               \
-    if (!have_opencl()) {                                                                                      \
-        const char * req = std::getenv("LMGGML_REQUIRE_OPENCL");                                              \
-        if (req != nullptr && std::strcmp(req, "1") == 0) {                                                   \
-            FAIL() << "LMGGML_REQUIRE_OPENCL=1 but no OpenCL device is registered";                           \
-        }                                                                                                      \
-        GTEST_SKIP() << "no OpenCL device (opencl plugin not built, or no OpenCL platform such as pocl-opencl-icd)"; \
+#define REQUIRE_CLI_AND_OPENCL()                                                                                       \
+    if (!have_opencl()) {                                                                                              \
+        const char * req = std::getenv("LMGGML_REQUIRE_OPENCL");                                                       \
+        if (req != nullptr && std::strcmp(req, "1") == 0) {                                                            \
+            FAIL() << "LMGGML_REQUIRE_OPENCL=1 but no OpenCL device is registered";                                    \
+        }                                                                                                              \
+        GTEST_SKIP() << "no OpenCL device (opencl plugin not built, or no OpenCL platform such as pocl-opencl-icd)";   \
     }
 #else
 #define REQUIRE_CLI_AND_OPENCL() GTEST_SKIP() << "the lmggml program is not built (LMGGML_BUILD_TOOLS=OFF)"
@@ -46,7 +46,8 @@ TEST(CliOpenCL, RunOnTheDeviceGivesTheCpusTokens) {
     REQUIRE_CLI_AND_OPENCL();
     const std::string model = clitest::tiny_model("tiny_ocl.gguf");
     ASSERT_FALSE(model.empty());
-    const std::vector<std::string> base = {"run", "-m", model, "-p", "the sea", "-n", "16", "--temp", "0", "--no-summary"};
+    const std::vector<std::string> base = {"run", "-m", model,    "-p", "the sea",
+                                           "-n",  "16", "--temp", "0",  "--no-summary"};
     auto cpu = run_cli(base);
     ASSERT_EQ(cpu.rc, 0) << cpu.err;
     ASSERT_FALSE(cpu.out.empty());

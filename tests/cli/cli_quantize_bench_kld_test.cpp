@@ -22,7 +22,6 @@ using clitest::run_cli;
 
 namespace {
 
-
 // Every matrix row 256 wide, so the 256-blocks of the K- and I-quants apply
 // without a fallback.
 tiny::Spec wide_spec() {
@@ -55,8 +54,10 @@ struct GgufFile {
 // The tensor's values as floats (dequantized by the type's decoder).
 std::vector<float> values(const lm_ggml_tensor * t) {
     std::vector<float> out(static_cast<size_t>(lm_ggml_nelements(t)));
-    if (t->type == LM_GGML_TYPE_F32) std::memcpy(out.data(), t->data, out.size() * sizeof(float));
-    else lm_ggml_get_type_traits(t->type)->to_float(t->data, out.data(), int64_t(out.size()));
+    if (t->type == LM_GGML_TYPE_F32)
+        std::memcpy(out.data(), t->data, out.size() * sizeof(float));
+    else
+        lm_ggml_get_type_traits(t->type)->to_float(t->data, out.data(), int64_t(out.size()));
     return out;
 }
 
@@ -102,8 +103,14 @@ TEST(CliQuantize, QuantizedModelsHoldTheTypeDecodeCloseAndRun) {
     const std::string src = clitest::tiny_model("wide.gguf", spec);
     ASSERT_FALSE(src.empty());
     const tiny::Weights w = tiny::make_weights(spec, 1);
-    const struct { const char * name; lm_ggml_type type; double tol; } cases[] = {
-        {"Q8_0", LM_GGML_TYPE_Q8_0, 0.01}, {"q4_k", LM_GGML_TYPE_Q4_K, 0.12}, {"IQ4_XS", LM_GGML_TYPE_IQ4_XS, 0.12},
+    const struct {
+        const char * name;
+        lm_ggml_type type;
+        double tol;
+    } cases[] = {
+        {"Q8_0", LM_GGML_TYPE_Q8_0, 0.01},
+        {"q4_k", LM_GGML_TYPE_Q4_K, 0.12},
+        {"IQ4_XS", LM_GGML_TYPE_IQ4_XS, 0.12},
     };
     for (const auto & c : cases) {
         SCOPED_TRACE(c.name);
@@ -211,7 +218,8 @@ TEST(CliQuantize, AnImatrixFileEnablesTheLowBitTypes) {
 TEST(CliBench, PromptGenerationDepthAndProgress) {
     REQUIRE_CLI();
     const std::string model = clitest::tiny_model("tiny.gguf");
-    auto r = run_cli({"bench", "-m", model, "-p", "8", "-n", "4", "-pg", "8,4", "-d", "0,16", "-r", "2", "-t", "1", "-o", "json"});
+    auto r = run_cli(
+        {"bench", "-m", model, "-p", "8", "-n", "4", "-pg", "8,4", "-d", "0,16", "-r", "2", "-t", "1", "-o", "json"});
     ASSERT_EQ(r.rc, 0) << r.err;
     clitest::Json j;
     ASSERT_TRUE(clitest::parse_json(r.out, j)) << r.out;
@@ -228,15 +236,17 @@ TEST(CliBench, PromptGenerationDepthAndProgress) {
             EXPECT_EQ(t.fields.at("n_gen").number, 4);
             // t/s over the 12 tokens of each repetition
             for (size_t i = 0; i < 2; i++)
-                EXPECT_NEAR(t.fields.at("samples_ts").items[i].number,
-                            12e9 / t.fields.at("samples_ns").items[i].number, 1e-3 * t.fields.at("samples_ts").items[i].number);
+                EXPECT_NEAR(t.fields.at("samples_ts").items[i].number, 12e9 / t.fields.at("samples_ns").items[i].number,
+                            1e-3 * t.fields.at("samples_ts").items[i].number);
         }
     }
-    EXPECT_EQ(names, (std::set<std::string>{"pp8", "tg4", "pp8+tg4", "pp8 @ d16", "tg4 @ d16", "pp8+tg4 @ d16"})) << r.out;
+    EXPECT_EQ(names, (std::set<std::string>{"pp8", "tg4", "pp8+tg4", "pp8 @ d16", "tg4 @ d16", "pp8+tg4 @ d16"}))
+        << r.out;
     // progress: every test and repetition, in order
     EXPECT_NE(r.err.find("bench: test 1/6: pp8, 1 threads: warm-up"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("bench: test 6/6: pp8+tg4 @ d16, 1 threads: repetition 2/2"), std::string::npos) << r.err;
-    EXPECT_LT(r.err.find("test 3/6: pp8+tg4, 1 threads: repetition 1/2"), r.err.find("test 3/6: pp8+tg4, 1 threads: repetition 2/2"));
+    EXPECT_LT(r.err.find("test 3/6: pp8+tg4, 1 threads: repetition 1/2"),
+              r.err.find("test 3/6: pp8+tg4, 1 threads: repetition 2/2"));
     // the markdown table names them the same way
     auto md = run_cli({"bench", "-m", model, "-p", "0", "-n", "0", "-pg", "4,2", "-d", "8", "-r", "1"});
     ASSERT_EQ(md.rc, 0) << md.err;
@@ -267,7 +277,8 @@ TEST(CliPerplexity, KlDivergenceAgainstSavedBaseLogits) {
     const std::string text = clitest::temp_file("kld.txt", kText);
     const std::string logits = out_path("base.kld");
 
-    auto save = run_cli({"perplexity", "-m", base, "-f", text, "-c", std::to_string(n_ctx), "--kl-divergence-base", logits});
+    auto save =
+        run_cli({"perplexity", "-m", base, "-f", text, "-c", std::to_string(n_ctx), "--kl-divergence-base", logits});
     ASSERT_EQ(save.rc, 0) << save.err;
     const double ppl_base = number_after(save.out, "Final estimate: PPL = ([0-9.]+)");
 
@@ -337,7 +348,8 @@ TEST(CliPerplexity, KlDivergenceAgainstSavedBaseLogits) {
     EXPECT_NEAR(number_after(cmp.out, "Same top p: +([0-9.]+)"), 100.0 * same / count, 1e-2) << cmp.out;
     const double ratio = std::exp((nll_q - nll_b) / count);
     EXPECT_NEAR(number_after(cmp.out, "Mean PPL\\(Q\\)/PPL\\(base\\) +: +([0-9.]+)"), ratio, 1e-3 * ratio) << cmp.out;
-    EXPECT_NEAR(number_after(cmp.out, "Mean PPL\\(Q\\) +: +([0-9.]+)"), std::exp(nll_q / count), 1e-3 * std::exp(nll_q / count));
+    EXPECT_NEAR(number_after(cmp.out, "Mean PPL\\(Q\\) +: +([0-9.]+)"), std::exp(nll_q / count),
+                1e-3 * std::exp(nll_q / count));
 
     // errors: no base file, a file of another kind, -f with --kl-divergence
     auto nofile = run_cli({"perplexity", "-m", q8, "--kl-divergence"});

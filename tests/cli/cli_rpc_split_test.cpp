@@ -62,7 +62,8 @@ struct ServerProcess {
             const int null = open("/dev/null", O_WRONLY);
             dup2(null, 1);
             dup2(null, 2);
-            execl(LMGGML_CLI, LMGGML_CLI, "rpc-server", "-p", p.c_str(), "-d", "CPU", "-t", "1", static_cast<char *>(nullptr));
+            execl(LMGGML_CLI, LMGGML_CLI, "rpc-server", "-p", p.c_str(), "-d", "CPU", "-t", "1",
+                  static_cast<char *>(nullptr));
             _exit(127);
         }
         for (int i = 0; i < 100 && pid > 0 && !accepts(port); i++) {
@@ -88,12 +89,14 @@ TEST(CliRpcSplit, TwoServersGiveTheCpusTokens) {
     spec.n_layer = 4;
     const std::string model = clitest::tiny_model("tiny4.gguf", spec);
     ASSERT_FALSE(model.empty());
-    const std::vector<std::string> base = {"run", "-m", model, "-p", "hello world", "-n", "12", "--temp", "0", "-t", "1"};
+    const std::vector<std::string> base = {"run",    "-m", model, "-p", "hello world", "-n", "12",
+                                           "--temp", "0",  "-t",  "1"};
     auto cpu = run_cli(base);
     ASSERT_EQ(cpu.rc, 0) << cpu.err;
     ASSERT_FALSE(cpu.out.empty());
     const std::string servers = a.endpoint() + "," + b.endpoint();
-    if (run_cli({"run", "-m", model, "-p", "hi", "-n", "1", "--rpc", servers}).err.find("RPC plugin") != std::string::npos) {
+    if (run_cli({"run", "-m", model, "-p", "hi", "-n", "1", "--rpc", servers}).err.find("RPC plugin") !=
+        std::string::npos) {
         GTEST_SKIP() << "the RPC plugin is not built";
     }
     struct Case {
@@ -129,10 +132,11 @@ TEST(CliRpcSplit, TwoServersGiveTheCpusTokens) {
     // the other model commands take the same options
     r = run_cli({"bench", "-m", model, "-p", "8", "-n", "2", "-r", "1", "-t", "1", "--rpc", servers, "-ts", "1,1"});
     EXPECT_EQ(r.rc, 0) << r.err;
-    r = run_cli({"perplexity", "-m", model, "-f", clitest::temp_file("ppl.txt", std::string(400, 'a')), "-c", "64", "-t", "1",
-                 "--rpc", servers, "-ts", "1,1"});
+    r = run_cli({"perplexity", "-m", model, "-f", clitest::temp_file("ppl.txt", std::string(400, 'a')), "-c", "64",
+                 "-t", "1", "--rpc", servers, "-ts", "1,1"});
     EXPECT_EQ(r.rc, 0) << r.err;
-    r = run_cli({"chat", "-m", model, "-n", "4", "--temp", "0", "-t", "1", "--rpc", servers, "-ts", "1,1"}, "hello\n/exit\n");
+    r = run_cli({"chat", "-m", model, "-n", "4", "--temp", "0", "-t", "1", "--rpc", servers, "-ts", "1,1"},
+                "hello\n/exit\n");
     EXPECT_EQ(r.rc, 0) << r.err;
 #endif
 }

@@ -14,7 +14,6 @@ using clitest::run_cli;
 
 namespace {
 
-
 // an in-process server for the CPU device, or "" when the plugin is absent
 std::string loopback_server() {
     static std::string endpoint = [] {
@@ -42,7 +41,8 @@ TEST(CliRpc, RunOnRemoteLayersGivesTheCpusTokens) {
     if (ep.empty()) GTEST_SKIP() << "the RPC plugin is not built";
     const std::string model = clitest::tiny_model("tiny.gguf");
     ASSERT_FALSE(model.empty());
-    const std::vector<std::string> base = {"run", "-m", model, "-p", "hello world", "-n", "12", "--temp", "0", "-t", "2"};
+    const std::vector<std::string> base = {"run",    "-m", model, "-p", "hello world", "-n", "12",
+                                           "--temp", "0",  "-t",  "2"};
     auto cpu = run_cli(base);
     ASSERT_EQ(cpu.rc, 0) << cpu.err;
     ASSERT_FALSE(cpu.out.empty());
@@ -83,11 +83,13 @@ TEST(CliRpc, AuthKeyFromFileOrEnvIsProven) {
     if (start == nullptr || port_of == nullptr) GTEST_SKIP() << "the RPC plugin is not built";
     lm_ggml_backend_dev_t cpu = lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU);
     const std::string key = "cli-test-key-0123456789";
-    lm_ggml_backend_rpc_server_t s = start("127.0.0.1:0", nullptr, 2, 1, &cpu, key.c_str()); // lives until the process ends
+    lm_ggml_backend_rpc_server_t s =
+        start("127.0.0.1:0", nullptr, 2, 1, &cpu, key.c_str()); // lives until the process ends
     ASSERT_NE(s, nullptr);
     const std::string ep = "127.0.0.1:" + std::to_string(port_of(s));
     const std::string model = clitest::tiny_model("tiny.gguf");
-    const std::vector<std::string> base = {"run", "-m", model, "-p", "hello world", "-n", "6", "--temp", "0", "-t", "2"};
+    const std::vector<std::string> base = {"run",    "-m", model, "-p", "hello world", "-n", "6",
+                                           "--temp", "0",  "-t",  "2"};
     auto cpu_run = run_cli(base);
     ASSERT_EQ(cpu_run.rc, 0) << cpu_run.err;
 
@@ -98,7 +100,8 @@ TEST(CliRpc, AuthKeyFromFileOrEnvIsProven) {
     EXPECT_EQ(r.out, cpu_run.out);
 
     args = base;
-    args.insert(args.end(), {"--rpc", ep, "--rpc-auth-key", clitest::temp_file("wrong.key", "not-the-key-0123456789\n")});
+    args.insert(args.end(),
+                {"--rpc", ep, "--rpc-auth-key", clitest::temp_file("wrong.key", "not-the-key-0123456789\n")});
     r = run_cli(args);
     EXPECT_NE(r.rc, 0);
     EXPECT_NE(r.err.find("refused this client's key"), std::string::npos) << r.err;

@@ -22,11 +22,10 @@ using clitest::run_cli;
 
 namespace {
 
-
 // A tiny model written by the test itself: nothing to download.
-#define REQUIRE_TINY(var)                                                                                      \
-    REQUIRE_CLI();                                                                                              \
-    const std::string var = clitest::tiny_model("tiny.gguf");                                                  \
+#define REQUIRE_TINY(var)                                                                                              \
+    REQUIRE_CLI();                                                                                                     \
+    const std::string var = clitest::tiny_model("tiny.gguf");                                                          \
     ASSERT_FALSE(var.empty()) << "cannot write the tiny model"
 
 const char * kText =
@@ -57,7 +56,8 @@ TEST(Cli, HelpForEveryCommandExitsZero) {
     }
     auto top = run_cli({"--help"});
     EXPECT_EQ(top.rc, 0);
-    for (const char * c : {"run", "chat", "bench", "perplexity", "info", "devices"}) EXPECT_NE(top.out.find(c), std::string::npos);
+    for (const char * c : {"run", "chat", "bench", "perplexity", "info", "devices"})
+        EXPECT_NE(top.out.find(c), std::string::npos);
 }
 
 TEST(Cli, NoCommandOrUnknownCommandFails) {
@@ -165,14 +165,17 @@ TEST(Cli, TheModelCacheHonoursXdgCacheHome) {
     setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
     const std::string found = clitest::default_model();
     if (saved) setenv("LMGGML_MODEL", saved_model.c_str(), 1);
-    if (saved_xdg_env) setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1);
-    else unsetenv("XDG_CACHE_HOME");
+    if (saved_xdg_env)
+        setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
     EXPECT_EQ(found, model);
 }
 
 TEST(Cli, RunGreedyIsDeterministic) {
     REQUIRE_TINY(model);
-    const std::vector<std::string> args = {"run", "-m", model, "-p", "The capital of France is", "-n", "16", "--temp", "0"};
+    const std::vector<std::string> args = {"run", "-m", model,    "-p", "The capital of France is",
+                                           "-n",  "16", "--temp", "0"};
     auto a = run_cli(args);
     auto b = run_cli(args);
     ASSERT_EQ(a.rc, 0) << a.err;
@@ -186,8 +189,8 @@ TEST(Cli, RunGreedyIsDeterministic) {
 
 TEST(Cli, RunSeededSamplingIsReproducible) {
     REQUIRE_TINY(model);
-    const std::vector<std::string> args = {"run", "-m", model, "--chat", "-p", "Name a color.", "-n", "8",
-                                           "--temp", "1.0", "--seed", "7", "--no-summary"};
+    const std::vector<std::string> args = {"run", "-m",     model, "--chat", "-p", "Name a color.", "-n",
+                                           "8",   "--temp", "1.0", "--seed", "7",  "--no-summary"};
     auto a = run_cli(args);
     auto b = run_cli(args);
     ASSERT_EQ(a.rc, 0) << a.err;
@@ -244,7 +247,7 @@ TEST(Cli, PerplexityIsFinite) {
     ASSERT_TRUE(std::regex_search(r.out, m, std::regex("Final estimate: PPL = ([0-9.]+)"))) << r.out;
     const double ppl = std::stod(m[1]);
     EXPECT_TRUE(std::isfinite(ppl));
-    EXPECT_GE(ppl, 1.0); // by definition
+    EXPECT_GE(ppl, 1.0);                             // by definition
     EXPECT_NE(r.out.find("[1]"), std::string::npos); // running estimate per chunk
     // too short for the default context of 512
     auto s = run_cli({"perplexity", "-m", model, "-f", text});
@@ -254,7 +257,8 @@ TEST(Cli, PerplexityIsFinite) {
 
 TEST(Cli, ChatAnswersEachLineAndStopsAtExit) {
     REQUIRE_TINY(model);
-    auto r = run_cli({"chat", "-m", model, "-n", "8", "--temp", "0", "-v"}, "Hello!\nWhat is 2+2?\n/exit\nnever read\n");
+    auto r =
+        run_cli({"chat", "-m", model, "-n", "8", "--temp", "0", "-v"}, "Hello!\nWhat is 2+2?\n/exit\nnever read\n");
     ASSERT_EQ(r.rc, 0) << r.err;
     // the cache keeps the conversation: the second turn feeds only its own tokens
     std::vector<std::pair<int, int>> turns; // (fed, cached before)
@@ -333,7 +337,9 @@ TEST(Cli, TheDefaultThreadCountLeavesOutACoreABusyLoopHolds) {
     waitpid(busy, nullptr, 0);
     ASSERT_EQ(r.rc, 0) << r.err;
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.err, m, std::regex("threads: ([0-9]+) \\(([0-9]+) usable cores, ([0-9]+) busy with other work"))) << r.err;
+    ASSERT_TRUE(std::regex_search(
+        r.err, m, std::regex("threads: ([0-9]+) \\(([0-9]+) usable cores, ([0-9]+) busy with other work")))
+        << r.err;
     const int threads = std::stoi(m[1]), usable = std::stoi(m[2]), n_busy = std::stoi(m[3]);
     EXPECT_EQ(usable, CPU_COUNT(&allowed));
     EXPECT_GE(n_busy, 1);

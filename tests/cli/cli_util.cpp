@@ -66,10 +66,15 @@ struct Parser {
             if (s[i] == '\\') {
                 if (++i >= s.size()) return false;
                 const char e = s[i];
-                if (e == 'n') out += '\n';
-                else if (e == 't') out += '\t';
-                else if (e == 'u') { out += '?'; i += 4; }
-                else out += e;
+                if (e == 'n')
+                    out += '\n';
+                else if (e == 't')
+                    out += '\t';
+                else if (e == 'u') {
+                    out += '?';
+                    i += 4;
+                } else
+                    out += e;
                 i++;
             } else {
                 out += s[i++];
@@ -87,7 +92,10 @@ struct Parser {
             v.kind = Json::OBJECT;
             i++;
             ws();
-            if (i < s.size() && s[i] == '}') { i++; return true; }
+            if (i < s.size() && s[i] == '}') {
+                i++;
+                return true;
+            }
             while (true) {
                 ws();
                 std::string key;
@@ -96,8 +104,14 @@ struct Parser {
                 if (i >= s.size() || s[i++] != ':') return false;
                 if (!value(v.fields[key])) return false;
                 ws();
-                if (i < s.size() && s[i] == ',') { i++; continue; }
-                if (i < s.size() && s[i] == '}') { i++; return true; }
+                if (i < s.size() && s[i] == ',') {
+                    i++;
+                    continue;
+                }
+                if (i < s.size() && s[i] == '}') {
+                    i++;
+                    return true;
+                }
                 return false;
             }
         }
@@ -105,13 +119,22 @@ struct Parser {
             v.kind = Json::ARRAY;
             i++;
             ws();
-            if (i < s.size() && s[i] == ']') { i++; return true; }
+            if (i < s.size() && s[i] == ']') {
+                i++;
+                return true;
+            }
             while (true) {
                 v.items.emplace_back();
                 if (!value(v.items.back())) return false;
                 ws();
-                if (i < s.size() && s[i] == ',') { i++; continue; }
-                if (i < s.size() && s[i] == ']') { i++; return true; }
+                if (i < s.size() && s[i] == ',') {
+                    i++;
+                    continue;
+                }
+                if (i < s.size() && s[i] == ']') {
+                    i++;
+                    return true;
+                }
                 return false;
             }
         }
@@ -119,9 +142,19 @@ struct Parser {
             v.kind = Json::STRING;
             return string(v.str);
         }
-        if (lit("true")) { v.kind = Json::BOOL; v.boolean = true; return true; }
-        if (lit("false")) { v.kind = Json::BOOL; return true; }
-        if (lit("null")) { v.kind = Json::NUL; return true; }
+        if (lit("true")) {
+            v.kind = Json::BOOL;
+            v.boolean = true;
+            return true;
+        }
+        if (lit("false")) {
+            v.kind = Json::BOOL;
+            return true;
+        }
+        if (lit("null")) {
+            v.kind = Json::NUL;
+            return true;
+        }
         char * end = nullptr;
         v.number = std::strtod(s.c_str() + i, &end);
         if (end == s.c_str() + i) return false;
@@ -158,9 +191,12 @@ RunResult run_cli(const std::vector<std::string> & args, const std::string & inp
 
 std::string default_model() {
     std::string path;
-    if (const char * env = std::getenv("LMGGML_MODEL"); env && *env) path = env;
-    else if (const char * xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) path = std::string(xdg) + "/lmggml/SmolLM2-135M-Instruct.Q4_1.gguf";
-    else if (const char * home = std::getenv("HOME")) path = std::string(home) + "/.cache/lmggml/SmolLM2-135M-Instruct.Q4_1.gguf";
+    if (const char * env = std::getenv("LMGGML_MODEL"); env && *env)
+        path = env;
+    else if (const char * xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+        path = std::string(xdg) + "/lmggml/SmolLM2-135M-Instruct.Q4_1.gguf";
+    else if (const char * home = std::getenv("HOME"))
+        path = std::string(home) + "/.cache/lmggml/SmolLM2-135M-Instruct.Q4_1.gguf";
     return !path.empty() && access(path.c_str(), R_OK) == 0 ? path : std::string();
 }
 
@@ -168,8 +204,9 @@ tiny::Spec tiny_spec() {
     tiny::Spec s = tiny::llama_spec();
     s.n_ctx_train = 4096;
     s.special_tokens = {"<|im_start|>", "<|im_end|>"};
-    s.chat_template = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
-                      "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+    s.chat_template =
+        "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+        "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
     return s;
 }
 

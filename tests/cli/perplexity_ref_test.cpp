@@ -57,8 +57,8 @@ void expect_reference_perplexity(const std::string & model_path) {
     }
 
     // the program
-    auto r = clitest::run_cli({"perplexity", "-m", model_path, "-f", clitest::temp_file("ref.txt", kText), "-c",
-                               std::to_string(n_ctx)});
+    auto r = clitest::run_cli(
+        {"perplexity", "-m", model_path, "-f", clitest::temp_file("ref.txt", kText), "-c", std::to_string(n_ctx)});
     ASSERT_EQ(r.rc, 0) << r.err;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(r.out, m, std::regex("Final estimate: PPL = ([0-9.]+)"))) << r.out;

@@ -2,13 +2,9 @@
 
 namespace lmtest {
 
-BackendLogCapture::BackendLogCapture() {
-    lm_ggml_log_set(&BackendLogCapture::callback, this);
-}
+BackendLogCapture::BackendLogCapture() { lm_ggml_log_set(&BackendLogCapture::callback, this); }
 
-BackendLogCapture::~BackendLogCapture() {
-    lm_ggml_log_set(nullptr, nullptr);
-}
+BackendLogCapture::~BackendLogCapture() { lm_ggml_log_set(nullptr, nullptr); }
 
 void BackendLogCapture::callback(lm_ggml_log_level level, const char * text, void * user) {
     static_cast<BackendLogCapture *>(user)->entries_.emplace_back(level, text ? text : "");
@@ -38,9 +34,7 @@ std::string BackendLogCapture::text() const {
     return all;
 }
 
-void BackendLogCapture::clear() {
-    entries_.clear();
-}
+void BackendLogCapture::clear() { entries_.clear(); }
 
 lm_ggml_backend_buffer_t place_ctx_tensors(lm_ggml_context * ctx, lm_ggml_backend_buffer_type_t buft) {
     const size_t align = lm_ggml_backend_buft_get_alignment(buft);
@@ -81,9 +75,9 @@ std::vector<float> get_f32(const lm_ggml_tensor * t) {
 
 lm_ggml_context * new_meta_ctx(size_t n_tensors) {
     lm_ggml_init_params params = {
-        .mem_size   = lm_ggml_tensor_overhead() * n_tensors + lm_ggml_graph_overhead(),
+        .mem_size = lm_ggml_tensor_overhead() * n_tensors + lm_ggml_graph_overhead(),
         .mem_buffer = nullptr,
-        .no_alloc   = true,
+        .no_alloc = true,
     };
     return lm_ggml_init(params);
 }

@@ -23,7 +23,7 @@ public:
 
     // lines at INFO, WARN or ERROR (DEBUG and CONT are not counted)
     size_t lines() const;
-    size_t errors() const; // ERROR lines only
+    size_t errors() const;    // ERROR lines only
     std::string text() const; // every captured line, concatenated
     void clear();
 

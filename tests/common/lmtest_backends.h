@@ -9,11 +9,11 @@
 namespace lmtest {
 
 struct DeviceInfo {
-    size_t index;                 // lm_ggml_backend_dev_get(index)
+    size_t index; // lm_ggml_backend_dev_get(index)
     lm_ggml_backend_dev_t dev;
-    std::string name;             // lm_ggml_backend_dev_name
-    bool is_cpu;                  // the built-in CPU backend's device
-    bool has_set_n_threads;       // its reg exports "lm_ggml_backend_set_n_threads"
+    std::string name;       // lm_ggml_backend_dev_name
+    bool is_cpu;            // the built-in CPU backend's device
+    bool has_set_n_threads; // its reg exports "lm_ggml_backend_set_n_threads"
 };
 
 // Loads every backend plugin in dir once per process (later calls do nothing).

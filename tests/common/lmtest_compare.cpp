@@ -15,8 +15,8 @@ std::string index_str(const Shape & ne, int64_t flat) {
         flat /= ne[k];
     }
     char buf[96];
-    std::snprintf(buf, sizeof(buf), "[%lld,%lld,%lld,%lld]", (long long) i[0], (long long) i[1],
-                  (long long) i[2], (long long) i[3]);
+    std::snprintf(buf, sizeof(buf), "[%lld,%lld,%lld,%lld]", (long long) i[0], (long long) i[1], (long long) i[2],
+                  (long long) i[3]);
     return buf;
 }
 
@@ -63,8 +63,8 @@ std::string worst_elements(const HTensor & e, const HTensor & a, int count) {
     char buf[192];
     for (size_t k = 0; k < std::min<size_t>(count, errs.size()); ++k) {
         const size_t i = errs[k].second;
-        std::snprintf(buf, sizeof(buf), "\n    %s: got %.9g, want %.9g", index_str(e.ne, (int64_t) i).c_str(),
-                      a.v[i], e.v[i]);
+        std::snprintf(buf, sizeof(buf), "\n    %s: got %.9g, want %.9g", index_str(e.ne, (int64_t) i).c_str(), a.v[i],
+                      e.v[i]);
         s += buf;
     }
     std::snprintf(buf, sizeof(buf), "\n    (%zu of %zu elements differ)", errs.size(), e.v.size());

@@ -16,8 +16,8 @@ namespace lmtest {
 
 struct CompareResult {
     bool ok = false;
-    double nmse = 0.0;       // NaN when a non-finite mismatch was found
-    std::string message;     // why it failed, with the worst elements
+    double nmse = 0.0;   // NaN when a non-finite mismatch was found
+    std::string message; // why it failed, with the worst elements
 };
 
 CompareResult compare_nmse(const HTensor & expected, const HTensor & actual, double max_nmse);

@@ -10,10 +10,10 @@ namespace {
 struct Format {
     int mant_bits; // stored fraction bits
     int exp_bias;
-    int exp_max;   // all-ones exponent field (inf/NaN)
+    int exp_max; // all-ones exponent field (inf/NaN)
 };
 
-constexpr Format kF16  = {10, 15, 31};
+constexpr Format kF16 = {10, 15, 31};
 constexpr Format kBF16 = {7, 127, 255};
 
 // Encodes |v| (finite, non-negative) into exponent/fraction fields with one
@@ -24,8 +24,8 @@ uint32_t encode_magnitude(double a, const Format & f) {
         return 0;
     }
     int e2 = 0;
-    std::frexp(a, &e2);     // a = m * 2^e2, m in [0.5, 1)
-    int e = e2 - 1;         // a = s * 2^e, s in [1, 2)
+    std::frexp(a, &e2); // a = m * 2^e2, m in [0.5, 1)
+    int e = e2 - 1;     // a = s * 2^e, s in [1, 2)
     if (e < min_normal_exp) {
         // subnormal: integer multiple of the smallest step 2^(min_normal_exp - mant_bits)
         const double q = std::nearbyint(std::ldexp(a, f.mant_bits - min_normal_exp));
@@ -67,16 +67,17 @@ double decode(uint16_t bits, const Format & f) {
     } else if (field == 0) {
         a = std::ldexp(static_cast<double>(frac), 1 - f.exp_bias - f.mant_bits);
     } else {
-        a = std::ldexp(static_cast<double>(frac + (1u << f.mant_bits)), static_cast<int>(field) - f.exp_bias - f.mant_bits);
+        a = std::ldexp(static_cast<double>(frac + (1u << f.mant_bits)),
+                       static_cast<int>(field) - f.exp_bias - f.mant_bits);
     }
     return neg ? -a : a;
 }
 
 } // namespace
 
-uint16_t f16_bits(double v)         { return encode(v, kF16); }
-double   f16_value(uint16_t bits)   { return decode(bits, kF16); }
-uint16_t bf16_bits(double v)        { return encode(v, kBF16); }
-double   bf16_value(uint16_t bits)  { return decode(bits, kBF16); }
+uint16_t f16_bits(double v) { return encode(v, kF16); }
+double f16_value(uint16_t bits) { return decode(bits, kF16); }
+uint16_t bf16_bits(double v) { return encode(v, kBF16); }
+double bf16_value(uint16_t bits) { return decode(bits, kBF16); }
 
 } // namespace lmtest

@@ -63,8 +63,8 @@ std::unique_ptr<GuardedBuffer> GuardedBuffer::place(lm_ggml_context * ctx, lm_gg
     for (size_t g = 0; g < regions.size(); ++g) {
         const Region & r = regions[g];
         cover_begin.push_back(align_down(r.begin, align));
-        lm_ggml_tensor * cover = lm_ggml_new_tensor_1d(gb->guard_ctx_, LM_GGML_TYPE_I8,
-                                                       static_cast<int64_t>(r.end - cover_begin[g]));
+        lm_ggml_tensor * cover =
+            lm_ggml_new_tensor_1d(gb->guard_ctx_, LM_GGML_TYPE_I8, static_cast<int64_t>(r.end - cover_begin[g]));
         if (cover == nullptr) {
             *err = "could not create a guard tensor";
             return nullptr;
@@ -143,8 +143,8 @@ std::vector<std::string> GuardedBuffer::damaged_guards() const {
         }
         if (changed != 0) {
             char line[512];
-            std::snprintf(line, sizeof(line), "guard %s: %zu of %zu bytes changed, first at +%zu",
-                          g.where.c_str(), changed, g.size, first);
+            std::snprintf(line, sizeof(line), "guard %s: %zu of %zu bytes changed, first at +%zu", g.where.c_str(),
+                          changed, g.size, first);
             out.emplace_back(line);
         }
     }

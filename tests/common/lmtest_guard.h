@@ -41,10 +41,10 @@ public:
 
 private:
     struct Guard {
-        lm_ggml_tensor * cover;   // I8 tensor at an aligned address covering the region
-        size_t offset;            // region start inside `cover`
-        size_t size;              // region length in bytes
-        std::string where;        // e.g. "after 'a'"
+        lm_ggml_tensor * cover; // I8 tensor at an aligned address covering the region
+        size_t offset;          // region start inside `cover`
+        size_t size;            // region length in bytes
+        std::string where;      // e.g. "after 'a'"
         std::vector<uint8_t> pattern;
     };
 

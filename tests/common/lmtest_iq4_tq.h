@@ -40,11 +40,26 @@ inline bool handles(lm_ggml_type t) {
 // values per block, bytes per block (0, 0 for other types)
 inline void layout(lm_ggml_type t, int64_t * elems, size_t * bytes) {
     switch (t) {
-        case LM_GGML_TYPE_IQ4_NL: *elems = 32;  *bytes = 18;  return;
-        case LM_GGML_TYPE_IQ4_XS: *elems = 256; *bytes = 136; return;
-        case LM_GGML_TYPE_TQ1_0:  *elems = 256; *bytes = 54;  return;
-        case LM_GGML_TYPE_TQ2_0:  *elems = 256; *bytes = 66;  return;
-        default: *elems = 0; *bytes = 0; return;
+        case LM_GGML_TYPE_IQ4_NL:
+            *elems = 32;
+            *bytes = 18;
+            return;
+        case LM_GGML_TYPE_IQ4_XS:
+            *elems = 256;
+            *bytes = 136;
+            return;
+        case LM_GGML_TYPE_TQ1_0:
+            *elems = 256;
+            *bytes = 54;
+            return;
+        case LM_GGML_TYPE_TQ2_0:
+            *elems = 256;
+            *bytes = 66;
+            return;
+        default:
+            *elems = 0;
+            *bytes = 0;
+            return;
     }
 }
 
@@ -52,17 +67,18 @@ inline void layout(lm_ggml_type t, int64_t * elems, size_t * bytes) {
 inline double half(const uint8_t * p) {
     const unsigned h = (unsigned) p[0] | ((unsigned) p[1] << 8);
     const int e = (int) ((h >> 10) & 31), f = (int) (h & 1023);
-    const double mag = e == 0 ? std::ldexp((double) f, -24) : e == 31 ? (f ? NAN : INFINITY)
-                                                                     : std::ldexp(1024.0 + f, e - 25);
+    const double mag = e == 0    ? std::ldexp((double) f, -24)
+                       : e == 31 ? (f ? NAN : INFINITY)
+                                 : std::ldexp(1024.0 + f, e - 25);
     return (h & 0x8000u) ? -mag : mag;
 }
 
 // double -> binary16 bits for positive normal values in [2^-14, 65504]: rounds to nearest
 inline uint16_t half_bits(double v) {
     int e;
-    const double m = std::frexp(v, &e);                 // v = m * 2^e, m in [0.5, 1)
-    const long f = std::lround(std::ldexp(m, 11));      // 11 significant bits
-    return (uint16_t) (((e + 14) << 10) + (f - 1024));  // a carry into the exponent is still right
+    const double m = std::frexp(v, &e);                // v = m * 2^e, m in [0.5, 1)
+    const long f = std::lround(std::ldexp(m, 11));     // 11 significant bits
+    return (uint16_t) (((e + 14) << 10) + (f - 1024)); // a carry into the exponent is still right
 }
 
 inline void put_half(uint8_t * p, double v) {

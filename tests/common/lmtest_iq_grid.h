@@ -36,8 +36,13 @@ namespace lmtest::iqgrid {
 
 inline bool handles(lm_ggml_type t) {
     switch (t) {
-        case LM_GGML_TYPE_IQ2_XXS: case LM_GGML_TYPE_IQ2_XS: case LM_GGML_TYPE_IQ2_S: case LM_GGML_TYPE_IQ3_XXS:
-        case LM_GGML_TYPE_IQ3_S:   case LM_GGML_TYPE_IQ1_S:  case LM_GGML_TYPE_IQ1_M: return true;
+        case LM_GGML_TYPE_IQ2_XXS:
+        case LM_GGML_TYPE_IQ2_XS:
+        case LM_GGML_TYPE_IQ2_S:
+        case LM_GGML_TYPE_IQ3_XXS:
+        case LM_GGML_TYPE_IQ3_S:
+        case LM_GGML_TYPE_IQ1_S:
+        case LM_GGML_TYPE_IQ1_M: return true;
         default: return false;
     }
 }
@@ -45,13 +50,13 @@ inline bool handles(lm_ggml_type t) {
 inline size_t block_bytes(lm_ggml_type t) {
     switch (t) {
         case LM_GGML_TYPE_IQ2_XXS: return 66;
-        case LM_GGML_TYPE_IQ2_XS:  return 74;
-        case LM_GGML_TYPE_IQ2_S:   return 82;
+        case LM_GGML_TYPE_IQ2_XS: return 74;
+        case LM_GGML_TYPE_IQ2_S: return 82;
         case LM_GGML_TYPE_IQ3_XXS: return 98;
-        case LM_GGML_TYPE_IQ3_S:   return 110;
-        case LM_GGML_TYPE_IQ1_S:   return 50;
-        case LM_GGML_TYPE_IQ1_M:   return 56;
-        default:                   return 0;
+        case LM_GGML_TYPE_IQ3_S: return 110;
+        case LM_GGML_TYPE_IQ1_S: return 50;
+        case LM_GGML_TYPE_IQ1_M: return 56;
+        default: return 0;
     }
 }
 
@@ -62,7 +67,9 @@ inline uint32_t u32(const uint8_t * p) {
 // IEEE binary16 bits -> double
 inline double h2d(uint16_t h) {
     const int e = (h >> 10) & 31, m = h & 1023;
-    const double v = e == 0 ? std::ldexp((double) m, -24) : e == 31 ? INFINITY : std::ldexp((double) (m + 1024), e - 25);
+    const double v = e == 0    ? std::ldexp((double) m, -24)
+                     : e == 31 ? INFINITY
+                               : std::ldexp((double) (m + 1024), e - 25);
     return (h & 0x8000) ? -v : v;
 }
 // a normal double in f16 range -> nearest-below binary16 bits (exactness is not needed)
@@ -99,7 +106,8 @@ inline void dequantize_block(lm_ggml_type t, const uint8_t * b, double * y) {
             for (int k = 0; k < 32; ++k) {
                 const uint16_t v = u16(b + 2 + 2 * k);
                 const int sc = (b[66 + k / 4] >> (4 * ((k / 2) % 2))) & 0xF;
-                for (int j = 0; j < 8; ++j) *y++ = d * (0.5 + sc) * 0.25 * gbyte(iq2xs_grid[v & 511], j) * sgn(even8(v >> 9), j);
+                for (int j = 0; j < 8; ++j)
+                    *y++ = d * (0.5 + sc) * 0.25 * gbyte(iq2xs_grid[v & 511], j) * sgn(even8(v >> 9), j);
             }
             break;
         }
@@ -119,7 +127,8 @@ inline void dequantize_block(lm_ggml_type t, const uint8_t * b, double * y) {
                 const double db = d * (0.5 + (aux >> 28)) * 0.5;
                 for (int l = 0; l < 4; ++l) {
                     const unsigned s = even8((aux >> (7 * l)) & 127);
-                    for (int j = 0; j < 8; ++j) *y++ = db * gbyte(iq3xxs_grid[b[2 + 8 * ib + 2 * l + j / 4]], j % 4) * sgn(s, j);
+                    for (int j = 0; j < 8; ++j)
+                        *y++ = db * gbyte(iq3xxs_grid[b[2 + 8 * ib + 2 * l + j / 4]], j % 4) * sgn(s, j);
                 }
             }
             break;
@@ -140,13 +149,15 @@ inline void dequantize_block(lm_ggml_type t, const uint8_t * b, double * y) {
                 const int k = e / 8;
                 const uint16_t h = u16(b + 34 + 2 * (e / 32));
                 const int idx = b[2 + k] | (((h >> (3 * (k % 4))) & 7) << 8);
-                *y++ = d * (2 * ((h >> 12) & 7) + 1) * (gsigned(iq1s_grid[idx], e % 8) + ((h & 0x8000) ? -0.125 : 0.125));
+                *y++ =
+                    d * (2 * ((h >> 12) & 7) + 1) * (gsigned(iq1s_grid[idx], e % 8) + ((h & 0x8000) ? -0.125 : 0.125));
             }
             break;
         }
         case LM_GGML_TYPE_IQ1_M: {
             const uint16_t sc[4] = {u16(b + 48), u16(b + 50), u16(b + 52), u16(b + 54)};
-            const double d = h2d((uint16_t) ((sc[0] >> 12) | ((sc[1] >> 8) & 0xF0) | ((sc[2] >> 4) & 0xF00) | (sc[3] & 0xF000)));
+            const double d =
+                h2d((uint16_t) ((sc[0] >> 12) | ((sc[1] >> 8) & 0xF0) | ((sc[2] >> 4) & 0xF00) | (sc[3] & 0xF000)));
             for (int e = 0; e < 256; ++e) {
                 const int k = e / 8, g16 = e / 16;
                 const int nib = (b[32 + k / 2] >> (4 * (k % 2))) & 0xF;
@@ -167,8 +178,11 @@ inline void random_block(lm_ggml_type t, Rng & rng, uint8_t * b) {
     for (size_t i = 0; i < n; ++i) b[i] = (uint8_t) (rng.next() >> 56);
     double d = 0;
     switch (t) {
-        case LM_GGML_TYPE_IQ2_XXS: case LM_GGML_TYPE_IQ2_XS: case LM_GGML_TYPE_IQ2_S: d = rng.uniform(0.002, 0.006); break;
-        case LM_GGML_TYPE_IQ3_XXS: case LM_GGML_TYPE_IQ3_S: d = rng.uniform(0.001, 0.002); break;
+        case LM_GGML_TYPE_IQ2_XXS:
+        case LM_GGML_TYPE_IQ2_XS:
+        case LM_GGML_TYPE_IQ2_S: d = rng.uniform(0.002, 0.006); break;
+        case LM_GGML_TYPE_IQ3_XXS:
+        case LM_GGML_TYPE_IQ3_S: d = rng.uniform(0.001, 0.002); break;
         default: d = rng.uniform(0.02, 0.06); break; // IQ1
     }
     const uint16_t h = d2h(d);

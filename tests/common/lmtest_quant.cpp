@@ -9,7 +9,7 @@
 namespace lmtest {
 namespace {
 
-constexpr int64_t kQK  = 32;  // elements per block of the simple formats
+constexpr int64_t kQK = 32;   // elements per block of the simple formats
 constexpr int64_t kQKK = 256; // elements per super-block of the k-quants
 
 void put_half(uint8_t * p, double v) {
@@ -32,7 +32,7 @@ void deq_q4_0(const uint8_t * b, double * y) {
     const double d = get_half(b);
     const uint8_t * qs = b + 2;
     for (int j = 0; j < 16; ++j) {
-        y[j]      = ((qs[j] & 0x0F) - 8) * d;
+        y[j] = ((qs[j] & 0x0F) - 8) * d;
         y[j + 16] = ((qs[j] >> 4) - 8) * d;
     }
 }
@@ -41,7 +41,7 @@ void deq_q4_1(const uint8_t * b, double * y) {
     const double d = get_half(b), m = get_half(b + 2);
     const uint8_t * qs = b + 4;
     for (int j = 0; j < 16; ++j) {
-        y[j]      = (qs[j] & 0x0F) * d + m;
+        y[j] = (qs[j] & 0x0F) * d + m;
         y[j + 16] = (qs[j] >> 4) * d + m;
     }
 }
@@ -54,7 +54,7 @@ void deq_q5_0(const uint8_t * b, double * y) {
     for (int j = 0; j < 16; ++j) {
         const int lo = (qs[j] & 0x0F) | (((qh >> j) & 1u) << 4);
         const int hi = (qs[j] >> 4) | (((qh >> (j + 16)) & 1u) << 4);
-        y[j]      = (lo - 16) * d;
+        y[j] = (lo - 16) * d;
         y[j + 16] = (hi - 16) * d;
     }
 }
@@ -67,7 +67,7 @@ void deq_q5_1(const uint8_t * b, double * y) {
     for (int j = 0; j < 16; ++j) {
         const int lo = (qs[j] & 0x0F) | (((qh >> j) & 1u) << 4);
         const int hi = (qs[j] >> 4) | (((qh >> (j + 16)) & 1u) << 4);
-        y[j]      = lo * d + m;
+        y[j] = lo * d + m;
         y[j + 16] = hi * d + m;
     }
 }
@@ -84,10 +84,10 @@ void deq_q8_0(const uint8_t * b, double * y) {
 void k4_scale_min(int s, const uint8_t * q, int * sc, int * m) {
     if (s < 4) {
         *sc = q[s] & 63;
-        *m  = q[s + 4] & 63;
+        *m = q[s + 4] & 63;
     } else {
         *sc = (q[s + 4] & 0x0F) | ((q[s - 4] >> 6) << 4);
-        *m  = (q[s + 4] >> 4)   | ((q[s] >> 6) << 4);
+        *m = (q[s + 4] >> 4) | ((q[s] >> 6) << 4);
     }
 }
 void deq_q4_k(const uint8_t * b, double * y) {
@@ -99,7 +99,7 @@ void deq_q4_k(const uint8_t * b, double * y) {
         k4_scale_min(2 * c, scales, &sc0, &m0);
         k4_scale_min(2 * c + 1, scales, &sc1, &m1);
         for (int l = 0; l < 32; ++l) {
-            y[64 * c + l]      = d * sc0 * (qs[32 * c + l] & 0x0F) - dmin * m0;
+            y[64 * c + l] = d * sc0 * (qs[32 * c + l] & 0x0F) - dmin * m0;
             y[64 * c + 32 + l] = d * sc1 * (qs[32 * c + l] >> 4) - dmin * m1;
         }
     }
@@ -130,11 +130,11 @@ void deq_q6_k(const uint8_t * b, double * y) {
 
 bool quant_layout(lm_ggml_type type, BlockLayout * out) {
     switch (type) {
-        case LM_GGML_TYPE_Q4_0: *out = {kQK, 18};   return true;
-        case LM_GGML_TYPE_Q4_1: *out = {kQK, 20};   return true;
-        case LM_GGML_TYPE_Q5_0: *out = {kQK, 22};   return true;
-        case LM_GGML_TYPE_Q5_1: *out = {kQK, 24};   return true;
-        case LM_GGML_TYPE_Q8_0: *out = {kQK, 34};   return true;
+        case LM_GGML_TYPE_Q4_0: *out = {kQK, 18}; return true;
+        case LM_GGML_TYPE_Q4_1: *out = {kQK, 20}; return true;
+        case LM_GGML_TYPE_Q5_0: *out = {kQK, 22}; return true;
+        case LM_GGML_TYPE_Q5_1: *out = {kQK, 24}; return true;
+        case LM_GGML_TYPE_Q8_0: *out = {kQK, 34}; return true;
         case LM_GGML_TYPE_Q4_K: *out = {kQKK, 144}; return true;
         case LM_GGML_TYPE_Q6_K: *out = {kQKK, 210}; return true;
         default:

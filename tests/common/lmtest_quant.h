@@ -16,7 +16,7 @@ namespace lmtest {
 
 struct BlockLayout {
     int64_t block_elems; // elements per block
-    size_t  block_bytes; // bytes per block
+    size_t block_bytes;  // bytes per block
 };
 
 // false for formats this file does not know

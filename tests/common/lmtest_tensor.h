@@ -36,7 +36,7 @@ struct HTensor {
 
 // ggml semantics: result dim ax_k has the size of source dim k.
 HTensor permute(const HTensor & a, int ax0, int ax1, int ax2, int ax3);
-HTensor transpose(const HTensor & a); // swaps dims 0 and 1
+HTensor transpose(const HTensor & a);         // swaps dims 0 and 1
 HTensor reshape(const HTensor & a, Shape ne); // same element order, new shape
 // View into base's flat element order: element (i0..i3) is
 // base.v[offset + i0*stride[0] + ... + i3*stride[3]] (strides/offset in elements).
@@ -45,11 +45,11 @@ HTensor strided_view(const HTensor & base, Shape ne, Shape stride, int64_t offse
 // ---- types ----
 struct TypeLayout {
     int64_t block_elems; // 1 for plain types
-    size_t  block_bytes; // type size
+    size_t block_bytes;  // type size
 };
 // Layout from the test's own table; false for types the tests do not handle.
 bool type_layout(lm_ggml_type type, TypeLayout * out);
-bool is_plain_type(lm_ggml_type type);  // F32, F16, BF16, I8, I16, I32, I64
+bool is_plain_type(lm_ggml_type type); // F32, F16, BF16, I8, I16, I32, I64
 size_t contiguous_bytes(lm_ggml_type type, Shape ne);
 // The value v takes once stored as `type` (round to nearest even; ints truncate).
 double round_to_type(lm_ggml_type type, double v);

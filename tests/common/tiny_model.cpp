@@ -11,9 +11,7 @@
 
 namespace tiny {
 
-Spec llama_spec() {
-    return Spec();
-}
+Spec llama_spec() { return Spec(); }
 
 Spec qwen2_spec() {
     Spec s;
@@ -27,8 +25,8 @@ Spec qwen2_spec() {
 Spec gemma3_spec() {
     Spec s;
     s.arch = "gemma3";
-    s.n_layer = 3;        // layers 0 and 1 slide, layer 2 is global (pattern 3)
-    s.head_dim = 32;      // n_head * head_dim != n_embd, as in real Gemma 3
+    s.n_layer = 3;   // layers 0 and 1 slide, layer 2 is global (pattern 3)
+    s.head_dim = 32; // n_head * head_dim != n_embd, as in real Gemma 3
     s.n_rot = 32;
     s.n_head = 4;
     s.n_head_kv = 1;
@@ -38,13 +36,14 @@ Spec gemma3_spec() {
     s.rope_scale_factor = 8.0f; // global layers only
     s.n_swa = 4;
     s.swa_pattern = 3;
-    s.final_softcap = 3.0f;     // small enough to bend the random logits
+    s.final_softcap = 3.0f; // small enough to bend the random logits
     return s;
 }
 
 namespace {
 
-void add(Weights & w, const std::string & name, std::vector<int64_t> shape, std::mt19937_64 & rng, double lo, double hi) {
+void add(Weights & w, const std::string & name, std::vector<int64_t> shape, std::mt19937_64 & rng, double lo,
+         double hi) {
     int64_t n = 1;
     for (int64_t d : shape) {
         n *= d;
@@ -224,7 +223,7 @@ bool write_gguf(const Spec & s, const Weights & w, const std::string & path) {
         const bool quant = shape.size() == 2 && s.wtype != LM_GGML_TYPE_F32 && !s.reshape.count(name);
         const lm_ggml_type type = quant ? s.wtype : LM_GGML_TYPE_F32;
         lm_ggml_tensor * t = shape.size() == 1 ? lm_ggml_new_tensor_1d(ctx, type, shape[0])
-                                            : lm_ggml_new_tensor_2d(ctx, type, shape[0], shape[1]);
+                                               : lm_ggml_new_tensor_2d(ctx, type, shape[0], shape[1]);
         lm_ggml_set_name(t, name.c_str());
         const int64_t n = lm_ggml_nelements(t);
         if (quant) {

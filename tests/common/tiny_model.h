@@ -22,7 +22,7 @@ struct Spec {
     int n_layer = 2;
     int n_head = 4;
     int n_head_kv = 2;
-    int head_dim = 16;          // key_length = value_length
+    int head_dim = 16; // key_length = value_length
     int n_ff = 96;
     int n_vocab = 300;
     int n_ctx_train = 256;
@@ -30,7 +30,7 @@ struct Spec {
     float rope_base = 10000.0f;
     float rope_scale_factor = 0.0f; // rope.scaling.factor; 0: none
     float eps = 1e-5f;
-    bool tied = true;           // no output.weight: the embeddings serve
+    bool tied = true; // no output.weight: the embeddings serve
     // gemma3
     int n_swa = 0;
     int swa_pattern = 6;
@@ -72,7 +72,8 @@ Weights make_weights(const Spec & spec, uint64_t seed);
 bool write_gguf(const Spec & spec, const Weights & w, const std::string & path);
 
 // Logits of every position: (T, n_vocab), double precision.
-std::vector<std::vector<double>> reference_forward(const Spec & spec, const Weights & w, const std::vector<int32_t> & tokens);
+std::vector<std::vector<double>> reference_forward(const Spec & spec, const Weights & w,
+                                                   const std::vector<int32_t> & tokens);
 
 double nmse(const float * got, const std::vector<double> & want);
 

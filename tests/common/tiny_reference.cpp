@@ -54,13 +54,12 @@ void rope(double * h, int n_rot, int pos, double base, double scale, bool neox) 
 }
 
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
-double gelu_tanh(double x) {
-    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-}
+double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
 
 } // namespace
 
-std::vector<std::vector<double>> reference_forward(const Spec & s, const Weights & w, const std::vector<int32_t> & tokens) {
+std::vector<std::vector<double>> reference_forward(const Spec & s, const Weights & w,
+                                                   const std::vector<int32_t> & tokens) {
     const bool gemma = s.arch == "gemma3";
     const bool neox = s.arch != "llama";
     const int T = static_cast<int>(tokens.size());

@@ -46,9 +46,9 @@ public:
     }
 
 private:
-    std::atomic<int>   count_{0};
+    std::atomic<int> count_{0};
     mutable std::mutex mutex_;
-    std::string        first_;
+    std::string first_;
 };
 
 // Counts error lines logged from any thread (the log callback may be called

@@ -34,11 +34,13 @@ void enumerate_once(size_t min_devices, conc::Failures & fail) {
             fail.add("reg_get below reg_count returned NULL");
             continue;
         }
-        if (lm_ggml_backend_reg_by_name(lm_ggml_backend_reg_name(reg)) != reg) fail.add("reg_by_name(reg_name(r)) != r");
+        if (lm_ggml_backend_reg_by_name(lm_ggml_backend_reg_name(reg)) != reg)
+            fail.add("reg_by_name(reg_name(r)) != r");
     }
     lm_ggml_backend_dev_t cpu = lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU);
     if (cpu == nullptr || cpu != lm_ggml_backend_dev_by_name("CPU")) fail.add("CPU device lookup disagrees");
-    if (lm_ggml_backend_reg_by_name("CPU") != lm_ggml_backend_cpu_reg()) fail.add("reg_by_name(CPU) is not the CPU reg");
+    if (lm_ggml_backend_reg_by_name("CPU") != lm_ggml_backend_cpu_reg())
+        fail.add("reg_by_name(CPU) is not the CPU reg");
     if (lm_ggml_backend_dev_by_name("no-such-device") != nullptr) fail.add("a device that does not exist was found");
 }
 

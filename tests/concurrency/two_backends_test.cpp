@@ -16,15 +16,15 @@
 namespace {
 
 struct Job {
-    lm_ggml_backend_t         backend = nullptr;
-    lm_ggml_context *         ctx     = nullptr;
-    lm_ggml_gallocr_t         galloc  = nullptr;
-    lm_ggml_cgraph *          graph   = nullptr;
-    lm_ggml_tensor *          a       = nullptr;
-    lm_ggml_tensor *          b       = nullptr;
-    lm_ggml_tensor *          out     = nullptr;
-    std::vector<float>        va, vb;
-    std::vector<double>       want;
+    lm_ggml_backend_t backend = nullptr;
+    lm_ggml_context * ctx = nullptr;
+    lm_ggml_gallocr_t galloc = nullptr;
+    lm_ggml_cgraph * graph = nullptr;
+    lm_ggml_tensor * a = nullptr;
+    lm_ggml_tensor * b = nullptr;
+    lm_ggml_tensor * out = nullptr;
+    std::vector<float> va, vb;
+    std::vector<double> want;
     ~Job() {
         lm_ggml_gallocr_free(galloc);
         lm_ggml_free(ctx);
@@ -46,12 +46,12 @@ std::unique_ptr<Job> make_job(int kind, int n_threads) {
     j->ctx = lm_ggml_init(ip);
     if (!j->ctx) return nullptr;
     if (kind == 0) {
-        j->a   = lm_ggml_new_tensor_2d(j->ctx, LM_GGML_TYPE_F32, k, m);
-        j->b   = lm_ggml_new_tensor_2d(j->ctx, LM_GGML_TYPE_F32, k, n);
+        j->a = lm_ggml_new_tensor_2d(j->ctx, LM_GGML_TYPE_F32, k, m);
+        j->b = lm_ggml_new_tensor_2d(j->ctx, LM_GGML_TYPE_F32, k, n);
         j->out = lm_ggml_mul_mat(j->ctx, j->a, j->b);
     } else {
-        j->a   = lm_ggml_new_tensor_2d(j->ctx, LM_GGML_TYPE_F32, k, n);
-        j->b   = lm_ggml_new_tensor_2d(j->ctx, LM_GGML_TYPE_F32, k, n);
+        j->a = lm_ggml_new_tensor_2d(j->ctx, LM_GGML_TYPE_F32, k, n);
+        j->b = lm_ggml_new_tensor_2d(j->ctx, LM_GGML_TYPE_F32, k, n);
         j->out = lm_ggml_soft_max(j->ctx, lm_ggml_add(j->ctx, lm_ggml_scale(j->ctx, j->a, 0.5f), j->b));
     }
     lm_ggml_set_input(j->a);
@@ -80,7 +80,8 @@ std::unique_ptr<Job> make_job(int kind, int n_threads) {
             double mx = -1e300, sum = 0;
             for (int i = 0; i < k; ++i) mx = std::fmax(mx, 0.5 * j->va[c * k + i] + j->vb[c * k + i]);
             for (int i = 0; i < k; ++i) sum += std::exp(0.5 * j->va[c * k + i] + j->vb[c * k + i] - mx);
-            for (int i = 0; i < k; ++i) j->want[c * k + i] = std::exp(0.5 * j->va[c * k + i] + j->vb[c * k + i] - mx) / sum;
+            for (int i = 0; i < k; ++i)
+                j->want[c * k + i] = std::exp(0.5 * j->va[c * k + i] + j->vb[c * k + i] - mx) / sum;
         }
     }
     return j;
@@ -130,7 +131,8 @@ TEST(TwoBackends, ManyBackendsCreatedAndFreedConcurrently) {
             std::unique_ptr<Job> j = make_job((t + it) % 2, 1 + (it % 2));
             std::vector<float> got;
             double err = 0;
-            if (!j || !run_once(*j, got, err)) fail.add("thread " + std::to_string(t) + " iteration " + std::to_string(it));
+            if (!j || !run_once(*j, got, err))
+                fail.add("thread " + std::to_string(t) + " iteration " + std::to_string(it));
         }
     });
     EXPECT_EQ(fail.count(), 0) << fail.first();

@@ -86,7 +86,7 @@ TEST(Accessors, ContiguityLevels) {
 TEST(Accessors, ArenaHelpers) {
     Ctx c;
     ASSERT_NE(c.ctx, nullptr);
-    lm_ggml_tensor * a = lm_ggml_new_tensor_1d(c.ctx, LM_GGML_TYPE_F32, 3);   // 12 bytes
+    lm_ggml_tensor * a = lm_ggml_new_tensor_1d(c.ctx, LM_GGML_TYPE_F32, 3);    // 12 bytes
     lm_ggml_tensor * b = lm_ggml_new_tensor_2d(c.ctx, LM_GGML_TYPE_F32, 7, 5); // 140 bytes
     EXPECT_EQ(lm_ggml_nbytes_pad(a), (size_t) LM_GGML_PAD(12, LM_GGML_MEM_ALIGN));
     EXPECT_EQ(lm_ggml_nbytes_pad(b), (size_t) LM_GGML_PAD(140, LM_GGML_MEM_ALIGN));
@@ -135,14 +135,18 @@ TEST(Accessors, RowConversions) {
 TEST(Accessors, StatusStringsAreGgmls) {
     EXPECT_STREQ(lm_ggml_status_to_string(LM_GGML_STATUS_SUCCESS), "GGML status: success");
     EXPECT_STREQ(lm_ggml_status_to_string(LM_GGML_STATUS_FAILED), "GGML status: error (operation failed)");
-    EXPECT_STREQ(lm_ggml_status_to_string(LM_GGML_STATUS_ALLOC_FAILED), "GGML status: error (failed to allocate memory)");
+    EXPECT_STREQ(lm_ggml_status_to_string(LM_GGML_STATUS_ALLOC_FAILED),
+                 "GGML status: error (failed to allocate memory)");
     EXPECT_STREQ(lm_ggml_status_to_string(LM_GGML_STATUS_ABORTED), "GGML status: warning (operation aborted)");
 }
 
 struct LogLines {
     static inline std::string text;
     static void cb(enum lm_ggml_log_level, const char * t, void *) { text += t; }
-    LogLines() { text.clear(); lm_ggml_log_set(cb, nullptr); }
+    LogLines() {
+        text.clear();
+        lm_ggml_log_set(cb, nullptr);
+    }
     ~LogLines() { lm_ggml_log_set(nullptr, nullptr); }
 };
 

@@ -13,7 +13,10 @@ struct LogCapture {
     static void cb(enum lm_ggml_log_level level, const char * text, void *) {
         if (level == LM_GGML_LOG_LEVEL_ERROR) lines.emplace_back(text);
     }
-    LogCapture() { lines.clear(); lm_ggml_log_set(cb, nullptr); }
+    LogCapture() {
+        lines.clear();
+        lm_ggml_log_set(cb, nullptr);
+    }
     ~LogCapture() { lm_ggml_log_set(nullptr, nullptr); }
 };
 
@@ -89,13 +92,13 @@ TEST(Tensor, BadArgumentsAreErrorsNotCrashes) {
     LogCapture cap;
     lm_ggml_init_params p = {1 << 16, nullptr, true};
     lm_ggml_context * ctx = lm_ggml_init(p);
-    EXPECT_EQ(lm_ggml_new_tensor_1d(ctx, (lm_ggml_type) 4, 32), nullptr);      // removed type
-    EXPECT_EQ(lm_ggml_new_tensor_1d(ctx, (lm_ggml_type) 1000, 32), nullptr);   // out of range
+    EXPECT_EQ(lm_ggml_new_tensor_1d(ctx, (lm_ggml_type) 4, 32), nullptr);    // removed type
+    EXPECT_EQ(lm_ggml_new_tensor_1d(ctx, (lm_ggml_type) 1000, 32), nullptr); // out of range
     EXPECT_EQ(lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, -1), nullptr);
-    EXPECT_EQ(lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_Q4_0, 33), nullptr);     // not a block multiple
+    EXPECT_EQ(lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_Q4_0, 33), nullptr); // not a block multiple
     const int64_t huge[4] = {INT64_MAX / 2, 4, 1, 1};
-    EXPECT_EQ(lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 2, huge), nullptr);    // size overflow
-    EXPECT_EQ(lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 5, huge), nullptr);    // n_dims
+    EXPECT_EQ(lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 2, huge), nullptr); // size overflow
+    EXPECT_EQ(lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 5, huge), nullptr); // n_dims
     EXPECT_EQ(cap.lines.size(), 6u);
     lm_ggml_free(ctx);
 }
@@ -105,8 +108,8 @@ TEST(Tensor, QuantizedRowsAndStrides) {
     lm_ggml_context * ctx = lm_ggml_init(p);
     lm_ggml_tensor * t = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_Q4_0, 64, 3, 2);
     ASSERT_NE(t, nullptr);
-    EXPECT_EQ(t->nb[0], 18u);      // one block
-    EXPECT_EQ(t->nb[1], 36u);      // two blocks per row
+    EXPECT_EQ(t->nb[0], 18u); // one block
+    EXPECT_EQ(t->nb[1], 36u); // two blocks per row
     EXPECT_EQ(t->nb[2], 108u);
     EXPECT_EQ(lm_ggml_nbytes(t), 216u);
     EXPECT_EQ(lm_ggml_row_size(LM_GGML_TYPE_Q4_K, 512), 288u);
@@ -170,13 +173,16 @@ TEST(Tensor, ContiguityAndShapePredicates) {
     EXPECT_FALSE(lm_ggml_is_matrix(t));
     // hand-made transposed strides: rows strided, elements contiguous-in-dim-1
     lm_ggml_tensor * tr = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, 3, 4);
-    tr->nb[0] = 16; tr->nb[1] = 4; tr->nb[2] = tr->nb[3] = 48;
+    tr->nb[0] = 16;
+    tr->nb[1] = 4;
+    tr->nb[2] = tr->nb[3] = 48;
     EXPECT_TRUE(lm_ggml_is_transposed(tr));
     EXPECT_FALSE(lm_ggml_is_contiguous(tr));
     EXPECT_EQ(lm_ggml_nbytes(tr), 48u);
     // rows with padding: contiguous_1 but not contiguous
     lm_ggml_tensor * pad = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, 4, 3);
-    pad->nb[1] = 32; pad->nb[2] = pad->nb[3] = 96;
+    pad->nb[1] = 32;
+    pad->nb[2] = pad->nb[3] = 96;
     EXPECT_FALSE(lm_ggml_is_contiguous(pad));
     EXPECT_TRUE(lm_ggml_is_contiguous_1(pad));
     EXPECT_EQ(lm_ggml_nbytes(pad), 80u);
@@ -187,7 +193,10 @@ TEST(Tensor, ContiguityAndShapePredicates) {
     EXPECT_FALSE(lm_ggml_can_repeat(rep, t));
     int64_t i0, i1, i2, i3;
     lm_ggml_unravel_index(t, 17, &i0, &i1, &i2, &i3);
-    EXPECT_EQ(i0, 1); EXPECT_EQ(i1, 1); EXPECT_EQ(i2, 1); EXPECT_EQ(i3, 0);
+    EXPECT_EQ(i0, 1);
+    EXPECT_EQ(i1, 1);
+    EXPECT_EQ(i2, 1);
+    EXPECT_EQ(i3, 0);
     lm_ggml_free(ctx);
 }
 

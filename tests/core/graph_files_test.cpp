@@ -26,7 +26,10 @@ namespace {
 struct LogCapture {
     static inline std::vector<std::pair<lm_ggml_log_level, std::string>> lines;
     static void cb(enum lm_ggml_log_level level, const char * text, void *) { lines.emplace_back(level, text); }
-    LogCapture() { lines.clear(); lm_ggml_log_set(cb, nullptr); }
+    LogCapture() {
+        lines.clear();
+        lm_ggml_log_set(cb, nullptr);
+    }
     ~LogCapture() { lm_ggml_log_set(nullptr, nullptr); }
     static size_t errors() {
         size_t n = 0;
@@ -46,7 +49,8 @@ std::string fmt(const char * f, ...) {
 }
 
 std::string temp_file(const char * stem) {
-    return (std::filesystem::temp_directory_path() / (std::string(stem) + "-" + std::to_string(getpid()) + ".dot")).string();
+    return (std::filesystem::temp_directory_path() / (std::string(stem) + "-" + std::to_string(getpid()) + ".dot"))
+        .string();
 }
 
 std::vector<std::string> read_lines(const std::string & path) {
@@ -57,12 +61,15 @@ std::vector<std::string> read_lines(const std::string & path) {
 }
 
 // ggml's record for a node without gradient: name part, index, shape, op symbol
-std::string node_line(const lm_ggml_tensor * t, int i, const char * color, const char * name_part, const char * grad_sym = nullptr) {
-    std::string s = fmt("  \"%p\" [ style = filled; fillcolor = %s; shape = record; label=\"%s", (void *) t, color, name_part);
+std::string node_line(const lm_ggml_tensor * t, int i, const char * color, const char * name_part,
+                      const char * grad_sym = nullptr) {
+    std::string s =
+        fmt("  \"%p\" [ style = filled; fillcolor = %s; shape = record; label=\"%s", (void *) t, color, name_part);
     if (t->ne[2] == 1 && t->ne[3] == 1) {
         s += fmt("%d [%" PRId64 ", %" PRId64 "] | <x>%s", i, t->ne[0], t->ne[1], lm_ggml_op_symbol(t->op));
     } else {
-        s += fmt("%d [%" PRId64 ", %" PRId64 ", %" PRId64 "] | <x>%s", i, t->ne[0], t->ne[1], t->ne[2], lm_ggml_op_symbol(t->op));
+        s += fmt("%d [%" PRId64 ", %" PRId64 ", %" PRId64 "] | <x>%s", i, t->ne[0], t->ne[1], t->ne[2],
+                 lm_ggml_op_symbol(t->op));
     }
     if (grad_sym) s += fmt(" | <g>%s", grad_sym);
     return s + "\"; ]";
@@ -73,9 +80,7 @@ std::string edge_line(const void * from, const char * fport, const void * to, co
                grad ? "empty" : "vee", grad ? "dashed" : "solid", j);
 }
 
-bool have_dot() {
-    return std::system("command -v dot > /dev/null 2>&1") == 0;
-}
+bool have_dot() { return std::system("command -v dot > /dev/null 2>&1") == 0; }
 
 } // namespace
 
@@ -140,9 +145,11 @@ TEST(GraphDot, NodesLeafsAndEdgesAsGgmlWritesThem) {
 
     // spot checks written out in full
     EXPECT_EQ(lines[3], fmt("  \"%p\" [ style = filled; fillcolor = white; shape = record; "
-                            "label=\"sum\\|\\<x\\> (f32)|0 [4, 3] | <x>x+y\"; ]", (void *) c));
+                            "label=\"sum\\|\\<x\\> (f32)|0 [4, 3] | <x>x+y\"; ]",
+                            (void *) c));
     EXPECT_EQ(lines[5], fmt("  \"%p\" [ style = filled; fillcolor = white; shape = record; "
-                            "label=\"r (f32)|2 [2, 2, 3] | <x>reshape(x)\"; ]", (void *) r));
+                            "label=\"r (f32)|2 [2, 2, 3] | <x>reshape(x)\"; ]",
+                            (void *) r));
 
     if (have_dot()) {
         EXPECT_EQ(std::system(("dot -Tplain '" + path + "' -o /dev/null").c_str()), 0);
@@ -181,11 +188,14 @@ TEST(GraphDot, GradientsFoldIntoTheirNode) {
         lm_ggml_graph_dump_dot(gb, with_gf ? gf : nullptr, path.c_str());
         const std::vector<std::string> lines = read_lines(path);
         const std::vector<std::string> expected = {
-            "digraph G {", "  newrank = true;", "  rankdir = TB;",
+            "digraph G {",
+            "  newrank = true;",
+            "  rankdir = TB;",
             node_line(y, 0, with_gf ? "lightblue" : "green", "y (f32)|", lm_ggml_op_symbol(gz->op)),
             node_line(z, 1, "yellow", "z (f32)|"),
             // gz: not drawn
-            fmt("  \"%p\" [ style = filled; fillcolor = pink; shape = record; label=\"<x>x (f32)|CONST 0 [4, 1]\"; ]", (void *) x),
+            fmt("  \"%p\" [ style = filled; fillcolor = pink; shape = record; label=\"<x>x (f32)|CONST 0 [4, 1]\"; ]",
+                (void *) x),
             edge_line(x, "x", y, "x", false, 0),
             edge_line(y, "x", z, "x", false, 0),
             edge_line(z, "x", y, "g", true, 0), // gz's edge lands on y's <g> field

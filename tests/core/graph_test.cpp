@@ -55,8 +55,8 @@ TEST(Graph, OverheadCoversGraphAllocation) {
 
 TEST(Graph, DeepChainsDoNotOverflowTheStack) {
     const int n = 100000;
-    lm_ggml_init_params p = {(size_t) n * (lm_ggml_tensor_overhead() + 64) + lm_ggml_graph_overhead_custom(n + 1, false),
-                             nullptr, true};
+    lm_ggml_init_params p = {
+        (size_t) n * (lm_ggml_tensor_overhead() + 64) + lm_ggml_graph_overhead_custom(n + 1, false), nullptr, true};
     lm_ggml_context * ctx = lm_ggml_init(p);
     lm_ggml_tensor * t = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 4);
     for (int i = 0; i < n - 1; i++) t = node(ctx, t, nullptr);

@@ -21,7 +21,10 @@ namespace {
 struct LogCapture {
     static inline std::vector<std::pair<lm_ggml_log_level, std::string>> lines;
     static void cb(enum lm_ggml_log_level level, const char * text, void *) { lines.emplace_back(level, text); }
-    LogCapture() { lines.clear(); lm_ggml_log_set(cb, nullptr); }
+    LogCapture() {
+        lines.clear();
+        lm_ggml_log_set(cb, nullptr);
+    }
     ~LogCapture() { lm_ggml_log_set(nullptr, nullptr); }
 };
 
@@ -41,9 +44,7 @@ double half_value(uint16_t h) {
 
 } // namespace
 
-TEST(ImplHeader, CompilesAndWorksFromC) {
-    EXPECT_EQ(lmtest_impl_header_c(), 0);
-}
+TEST(ImplHeader, CompilesAndWorksFromC) { EXPECT_EQ(lmtest_impl_header_c(), 0); }
 
 TEST(ImplHeader, Fp16TableHoldsEveryValue) {
     for (uint32_t i = 0; i < (1u << 16); i++) {

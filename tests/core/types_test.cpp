@@ -9,17 +9,23 @@
 namespace {
 
 TEST(Types, TraitsMatchTheGgufFormat) {
-    struct Row { lm_ggml_type t; const char * name; int64_t blck; size_t size; bool q; };
+    struct Row {
+        lm_ggml_type t;
+        const char * name;
+        int64_t blck;
+        size_t size;
+        bool q;
+    };
     const Row rows[] = {
-        {LM_GGML_TYPE_F32, "f32", 1, 4, false},   {LM_GGML_TYPE_F16, "f16", 1, 2, false},
-        {LM_GGML_TYPE_Q4_0, "q4_0", 32, 18, true}, {LM_GGML_TYPE_Q4_1, "q4_1", 32, 20, true},
-        {LM_GGML_TYPE_Q5_0, "q5_0", 32, 22, true}, {LM_GGML_TYPE_Q5_1, "q5_1", 32, 24, true},
-        {LM_GGML_TYPE_Q8_0, "q8_0", 32, 34, true}, {LM_GGML_TYPE_Q8_1, "q8_1", 32, 36, true},
-        {LM_GGML_TYPE_Q2_K, "q2_K", 256, 84, true}, {LM_GGML_TYPE_Q3_K, "q3_K", 256, 110, true},
+        {LM_GGML_TYPE_F32, "f32", 1, 4, false},      {LM_GGML_TYPE_F16, "f16", 1, 2, false},
+        {LM_GGML_TYPE_Q4_0, "q4_0", 32, 18, true},   {LM_GGML_TYPE_Q4_1, "q4_1", 32, 20, true},
+        {LM_GGML_TYPE_Q5_0, "q5_0", 32, 22, true},   {LM_GGML_TYPE_Q5_1, "q5_1", 32, 24, true},
+        {LM_GGML_TYPE_Q8_0, "q8_0", 32, 34, true},   {LM_GGML_TYPE_Q8_1, "q8_1", 32, 36, true},
+        {LM_GGML_TYPE_Q2_K, "q2_K", 256, 84, true},  {LM_GGML_TYPE_Q3_K, "q3_K", 256, 110, true},
         {LM_GGML_TYPE_Q4_K, "q4_K", 256, 144, true}, {LM_GGML_TYPE_Q5_K, "q5_K", 256, 176, true},
         {LM_GGML_TYPE_Q6_K, "q6_K", 256, 210, true}, {LM_GGML_TYPE_Q8_K, "q8_K", 256, 292, true},
-        {LM_GGML_TYPE_I8, "i8", 1, 1, false},      {LM_GGML_TYPE_I16, "i16", 1, 2, false},
-        {LM_GGML_TYPE_I32, "i32", 1, 4, false},    {LM_GGML_TYPE_BF16, "bf16", 1, 2, false},
+        {LM_GGML_TYPE_I8, "i8", 1, 1, false},        {LM_GGML_TYPE_I16, "i16", 1, 2, false},
+        {LM_GGML_TYPE_I32, "i32", 1, 4, false},      {LM_GGML_TYPE_BF16, "bf16", 1, 2, false},
     };
     for (const Row & r : rows) {
         SCOPED_TRACE(r.name);
@@ -49,9 +55,12 @@ TEST(Types, OpNamesFollowTheEnum) {
 double half_to_double(uint16_t h) {
     const int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
     double v;
-    if (e == 0) v = std::ldexp((double) m, -24);
-    else if (e == 31) v = m ? NAN : INFINITY;
-    else v = std::ldexp(1.0 + m / 1024.0, e - 15);
+    if (e == 0)
+        v = std::ldexp((double) m, -24);
+    else if (e == 31)
+        v = m ? NAN : INFINITY;
+    else
+        v = std::ldexp(1.0 + m / 1024.0, e - 15);
     return s ? -v : v;
 }
 
@@ -79,15 +88,23 @@ TEST(Types, Fp16EncodesToTheNearestEven) {
             ASSERT_EQ(lm_ggml_fp32_to_fp16((float) mid), even) << h;
         }
     }
-    EXPECT_EQ(lm_ggml_fp32_to_fp16(65520.0f), 0x7c00);  // rounds to infinity
+    EXPECT_EQ(lm_ggml_fp32_to_fp16(65520.0f), 0x7c00); // rounds to infinity
     EXPECT_EQ(lm_ggml_fp32_to_fp16(65519.0f), 0x7bff);
     EXPECT_EQ(lm_ggml_fp32_to_fp16(1e-10f), 0);
     EXPECT_TRUE(std::isnan(lm_ggml_fp16_to_fp32(lm_ggml_fp32_to_fp16(NAN))));
 }
 
 TEST(Types, Bf16RoundsToNearestEven) {
-    auto bits = [](float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; };
-    auto from = [](uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; };
+    auto bits = [](float f) {
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        return u;
+    };
+    auto from = [](uint32_t u) {
+        float f;
+        std::memcpy(&f, &u, 4);
+        return f;
+    };
     EXPECT_EQ(lm_ggml_fp32_to_bf16(1.0f).bits, 0x3f80);
     EXPECT_EQ(lm_ggml_fp32_to_bf16(from(0x3f808000)).bits, 0x3f80); // tie -> even
     EXPECT_EQ(lm_ggml_fp32_to_bf16(from(0x3f818000)).bits, 0x3f82); // tie -> even (up)

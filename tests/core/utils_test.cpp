@@ -21,7 +21,10 @@ namespace {
 struct LogCapture {
     static inline std::vector<std::pair<lm_ggml_log_level, std::string>> lines;
     static void cb(enum lm_ggml_log_level level, const char * text, void *) { lines.emplace_back(level, text); }
-    LogCapture() { lines.clear(); lm_ggml_log_set(cb, nullptr); }
+    LogCapture() {
+        lines.clear();
+        lm_ggml_log_set(cb, nullptr);
+    }
     ~LogCapture() { lm_ggml_log_set(nullptr, nullptr); }
     static size_t errors() {
         size_t n = 0;
@@ -89,7 +92,7 @@ TEST(Utils, PrintObjectsWalksTheArenaInOrder) {
     lm_ggml_init_params ip = {1 << 20, nullptr, false};
     lm_ggml_context * ctx = lm_ggml_init(ip);
     ASSERT_NE(ctx, nullptr);
-    lm_ggml_tensor * a = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 10); // 40 data bytes
+    lm_ggml_tensor * a = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 10);   // 40 data bytes
     lm_ggml_tensor * b = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, 3, 3); // 18
     lm_ggml_cgraph * g = lm_ggml_new_graph(ctx);
     ASSERT_TRUE(a && b && g);
@@ -111,8 +114,10 @@ TEST(Utils, PrintObjectsWalksTheArenaInOrder) {
     lm_ggml_print_objects(ctx);
     const std::vector<std::string> expected = {
         fmt("lm_ggml_print_objects: objects in context %p:\n", (void *) ctx),
-        fmt(" - lm_ggml_object: type = 0, offset = %zu, size = %zu, next = %p\n", off_a, size_a, (void *) (base + off_b - kHeader)),
-        fmt(" - lm_ggml_object: type = 0, offset = %zu, size = %zu, next = %p\n", off_b, size_b, (void *) (base + off_g - kHeader)),
+        fmt(" - lm_ggml_object: type = 0, offset = %zu, size = %zu, next = %p\n", off_a, size_a,
+            (void *) (base + off_b - kHeader)),
+        fmt(" - lm_ggml_object: type = 0, offset = %zu, size = %zu, next = %p\n", off_b, size_b,
+            (void *) (base + off_g - kHeader)),
         fmt(" - lm_ggml_object: type = 1, offset = %zu, size = %zu, next = %p\n", off_g, size_g, (void *) nullptr),
         "lm_ggml_print_objects: --- end ---\n",
     };
@@ -154,8 +159,8 @@ TEST(Utils, TypeSizefIsBytesPerElement) {
     EXPECT_DOUBLE_EQ(lm_ggml_type_sizef(LM_GGML_TYPE_BF16), 2.0);
     EXPECT_DOUBLE_EQ(lm_ggml_type_sizef(LM_GGML_TYPE_I8), 1.0);
     EXPECT_DOUBLE_EQ(lm_ggml_type_sizef(LM_GGML_TYPE_I64), 8.0);
-    EXPECT_DOUBLE_EQ(lm_ggml_type_sizef(LM_GGML_TYPE_Q4_0), 18.0 / 32);  // fp16 d + 16 nibble bytes
-    EXPECT_DOUBLE_EQ(lm_ggml_type_sizef(LM_GGML_TYPE_Q8_0), 34.0 / 32);  // fp16 d + 32 bytes
+    EXPECT_DOUBLE_EQ(lm_ggml_type_sizef(LM_GGML_TYPE_Q4_0), 18.0 / 32); // fp16 d + 16 nibble bytes
+    EXPECT_DOUBLE_EQ(lm_ggml_type_sizef(LM_GGML_TYPE_Q8_0), 34.0 / 32); // fp16 d + 32 bytes
     EXPECT_DOUBLE_EQ(lm_ggml_type_sizef(LM_GGML_TYPE_Q4_K), 144.0 / 256);
     EXPECT_DOUBLE_EQ(lm_ggml_type_sizef(LM_GGML_TYPE_Q6_K), 210.0 / 256);
     EXPECT_DOUBLE_EQ(lm_ggml_type_sizef(LM_GGML_TYPE_IQ4_NL), 18.0 / 32);
@@ -163,24 +168,24 @@ TEST(Utils, TypeSizefIsBytesPerElement) {
     LogCapture log;
     EXPECT_EQ(lm_ggml_type_sizef(LM_GGML_TYPE_COUNT), 0.0);
     EXPECT_EQ(lm_ggml_type_sizef((enum lm_ggml_type) 4), 0.0); // a removed type (Q4_2)
-    EXPECT_EQ(lm_ggml_type_sizef((enum lm_ggml_type) -1), 0.0);
+    EXPECT_EQ(lm_ggml_type_sizef((enum lm_ggml_type) - 1), 0.0);
     EXPECT_EQ(LogCapture::errors(), 3u);
 }
 #pragma GCC diagnostic pop
 
 TEST(Utils, FtypeToTypeCoversEveryFileType) {
     const std::pair<lm_ggml_ftype, lm_ggml_type> table[] = {
-        {LM_GGML_FTYPE_ALL_F32, LM_GGML_TYPE_F32},           {LM_GGML_FTYPE_MOSTLY_F16, LM_GGML_TYPE_F16},
-        {LM_GGML_FTYPE_MOSTLY_BF16, LM_GGML_TYPE_BF16},      {LM_GGML_FTYPE_MOSTLY_Q4_0, LM_GGML_TYPE_Q4_0},
-        {LM_GGML_FTYPE_MOSTLY_Q4_1, LM_GGML_TYPE_Q4_1},      {LM_GGML_FTYPE_MOSTLY_Q5_0, LM_GGML_TYPE_Q5_0},
-        {LM_GGML_FTYPE_MOSTLY_Q5_1, LM_GGML_TYPE_Q5_1},      {LM_GGML_FTYPE_MOSTLY_Q8_0, LM_GGML_TYPE_Q8_0},
-        {LM_GGML_FTYPE_MOSTLY_Q2_K, LM_GGML_TYPE_Q2_K},      {LM_GGML_FTYPE_MOSTLY_Q3_K, LM_GGML_TYPE_Q3_K},
-        {LM_GGML_FTYPE_MOSTLY_Q4_K, LM_GGML_TYPE_Q4_K},      {LM_GGML_FTYPE_MOSTLY_Q5_K, LM_GGML_TYPE_Q5_K},
-        {LM_GGML_FTYPE_MOSTLY_Q6_K, LM_GGML_TYPE_Q6_K},      {LM_GGML_FTYPE_MOSTLY_IQ2_XXS, LM_GGML_TYPE_IQ2_XXS},
-        {LM_GGML_FTYPE_MOSTLY_IQ2_XS, LM_GGML_TYPE_IQ2_XS},  {LM_GGML_FTYPE_MOSTLY_IQ3_XXS, LM_GGML_TYPE_IQ3_XXS},
-        {LM_GGML_FTYPE_MOSTLY_IQ1_S, LM_GGML_TYPE_IQ1_S},    {LM_GGML_FTYPE_MOSTLY_IQ1_M, LM_GGML_TYPE_IQ1_M},
-        {LM_GGML_FTYPE_MOSTLY_IQ4_NL, LM_GGML_TYPE_IQ4_NL},  {LM_GGML_FTYPE_MOSTLY_IQ4_XS, LM_GGML_TYPE_IQ4_XS},
-        {LM_GGML_FTYPE_MOSTLY_IQ3_S, LM_GGML_TYPE_IQ3_S},    {LM_GGML_FTYPE_MOSTLY_IQ2_S, LM_GGML_TYPE_IQ2_S},
+        {LM_GGML_FTYPE_ALL_F32, LM_GGML_TYPE_F32},          {LM_GGML_FTYPE_MOSTLY_F16, LM_GGML_TYPE_F16},
+        {LM_GGML_FTYPE_MOSTLY_BF16, LM_GGML_TYPE_BF16},     {LM_GGML_FTYPE_MOSTLY_Q4_0, LM_GGML_TYPE_Q4_0},
+        {LM_GGML_FTYPE_MOSTLY_Q4_1, LM_GGML_TYPE_Q4_1},     {LM_GGML_FTYPE_MOSTLY_Q5_0, LM_GGML_TYPE_Q5_0},
+        {LM_GGML_FTYPE_MOSTLY_Q5_1, LM_GGML_TYPE_Q5_1},     {LM_GGML_FTYPE_MOSTLY_Q8_0, LM_GGML_TYPE_Q8_0},
+        {LM_GGML_FTYPE_MOSTLY_Q2_K, LM_GGML_TYPE_Q2_K},     {LM_GGML_FTYPE_MOSTLY_Q3_K, LM_GGML_TYPE_Q3_K},
+        {LM_GGML_FTYPE_MOSTLY_Q4_K, LM_GGML_TYPE_Q4_K},     {LM_GGML_FTYPE_MOSTLY_Q5_K, LM_GGML_TYPE_Q5_K},
+        {LM_GGML_FTYPE_MOSTLY_Q6_K, LM_GGML_TYPE_Q6_K},     {LM_GGML_FTYPE_MOSTLY_IQ2_XXS, LM_GGML_TYPE_IQ2_XXS},
+        {LM_GGML_FTYPE_MOSTLY_IQ2_XS, LM_GGML_TYPE_IQ2_XS}, {LM_GGML_FTYPE_MOSTLY_IQ3_XXS, LM_GGML_TYPE_IQ3_XXS},
+        {LM_GGML_FTYPE_MOSTLY_IQ1_S, LM_GGML_TYPE_IQ1_S},   {LM_GGML_FTYPE_MOSTLY_IQ1_M, LM_GGML_TYPE_IQ1_M},
+        {LM_GGML_FTYPE_MOSTLY_IQ4_NL, LM_GGML_TYPE_IQ4_NL}, {LM_GGML_FTYPE_MOSTLY_IQ4_XS, LM_GGML_TYPE_IQ4_XS},
+        {LM_GGML_FTYPE_MOSTLY_IQ3_S, LM_GGML_TYPE_IQ3_S},   {LM_GGML_FTYPE_MOSTLY_IQ2_S, LM_GGML_TYPE_IQ2_S},
     };
     LogCapture log;
     for (const auto & [ft, t] : table) {

@@ -34,9 +34,9 @@ inline Ne ne_of(const lm_ggml_tensor * t) { return {t->ne[0], t->ne[1], t->ne[2]
 inline std::array<size_t, 4> packed_nb(size_t type_size, int64_t blck, const Ne & ne) {
     std::array<size_t, 4> nb{};
     nb[0] = type_size;
-    nb[1] = type_size * (size_t)(ne[0] / blck);
-    nb[2] = nb[1] * (size_t)ne[1];
-    nb[3] = nb[2] * (size_t)ne[2];
+    nb[1] = type_size * (size_t) (ne[0] / blck);
+    nb[2] = nb[1] * (size_t) ne[1];
+    nb[3] = nb[2] * (size_t) ne[2];
     return nb;
 }
 

@@ -40,29 +40,29 @@ TEST_F(OpsTest, SoftMax) {
 }
 
 TEST_F(OpsTest, RopeExtLayout) {
-    lm_ggml_tensor * x = f32(64, 8, 5);                 // (head_dim, n_head, n_tokens)
+    lm_ggml_tensor * x = f32(64, 8, 5); // (head_dim, n_head, n_tokens)
     lm_ggml_tensor * pos = t4(LM_GGML_TYPE_I32, 5);
-    lm_ggml_tensor * ff = f32(32);                      // freq factors, n_dims/2
-    lm_ggml_tensor * r = lm_ggml_rope_ext(ctx, x, pos, ff, 64, LM_GGML_ROPE_TYPE_NEOX, 4096, 500000.0f, 0.25f, 1.0f,
-                                          0.9f, 32.0f, 1.0f);
+    lm_ggml_tensor * ff = f32(32); // freq factors, n_dims/2
+    lm_ggml_tensor * r =
+        lm_ggml_rope_ext(ctx, x, pos, ff, 64, LM_GGML_ROPE_TYPE_NEOX, 4096, 500000.0f, 0.25f, 1.0f, 0.9f, 32.0f, 1.0f);
     expect_node(r, LM_GGML_OP_ROPE, LM_GGML_TYPE_F32, {64, 8, 5, 1}, {x, pos, ff});
     expect_params(r, {0, 64, 2, 0, 4096, fbits(500000.0f), fbits(0.25f), fbits(1.0f), fbits(0.9f), fbits(32.0f),
                       fbits(1.0f), 0, 0, 0, 0});
     expect_fresh(r);
 
-    lm_ggml_tensor * ri = lm_ggml_rope_ext_inplace(ctx, x, pos, nullptr, 32, 0, 2048, 10000.0f, 1.0f, 0.0f, 1.0f,
-                                                   32.0f, 1.0f);
+    lm_ggml_tensor * ri =
+        lm_ggml_rope_ext_inplace(ctx, x, pos, nullptr, 32, 0, 2048, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
     expect_node(ri, LM_GGML_OP_ROPE, LM_GGML_TYPE_F32, {64, 8, 5, 1}, {x, pos});
-    expect_params(ri, {0, 32, 0, 0, 2048, fbits(10000.0f), fbits(1.0f), fbits(0.0f), fbits(1.0f), fbits(32.0f),
-                       fbits(1.0f)});
+    expect_params(
+        ri, {0, 32, 0, 0, 2048, fbits(10000.0f), fbits(1.0f), fbits(0.0f), fbits(1.0f), fbits(32.0f), fbits(1.0f)});
     expect_inplace_view_of(ri, x);
 }
 
 TEST_F(OpsTest, RopePlainUsesDefaults) {
     lm_ggml_tensor * x = t4(LM_GGML_TYPE_F16, 16, 2, 3);
     lm_ggml_tensor * pos = t4(LM_GGML_TYPE_I32, 3);
-    const std::vector<int32_t> want = {0, 16, 0, 0, 0, fbits(10000.0f), fbits(1.0f), fbits(0.0f), fbits(1.0f),
-                                       fbits(0.0f), fbits(0.0f)};
+    const std::vector<int32_t> want = {0,           16,          0,           0,           0,          fbits(10000.0f),
+                                       fbits(1.0f), fbits(0.0f), fbits(1.0f), fbits(0.0f), fbits(0.0f)};
     lm_ggml_tensor * r = lm_ggml_rope(ctx, x, pos, 16, 0);
     expect_node(r, LM_GGML_OP_ROPE, LM_GGML_TYPE_F16, {16, 2, 3, 1}, {x, pos});
     expect_params(r, want);
@@ -79,8 +79,8 @@ TEST(OpsYarn, CorrDimsMatchFormula) {
     };
     float dims[2] = {-1, -1};
     lm_ggml_rope_yarn_corr_dims(128, 4096, 10000.0f, 32.0f, 1.0f, dims);
-    EXPECT_EQ(dims[0], (float)std::floor(corr(128, 4096, 32, 10000))); // 20
-    EXPECT_EQ(dims[1], (float)std::ceil(corr(128, 4096, 1, 10000)));   // 46
+    EXPECT_EQ(dims[0], (float) std::floor(corr(128, 4096, 32, 10000))); // 20
+    EXPECT_EQ(dims[1], (float) std::ceil(corr(128, 4096, 1, 10000)));   // 46
     EXPECT_EQ(dims[0], 20.0f);
     EXPECT_EQ(dims[1], 46.0f);
 
@@ -120,12 +120,12 @@ TEST_F(OpsTest, ArgsortAndTopK) {
     expect_params(top, {}); // offset 0
 
     LogCapture log;
-    EXPECT_EQ(lm_ggml_argsort(ctx, a, (lm_ggml_sort_order)7), nullptr);
+    EXPECT_EQ(lm_ggml_argsort(ctx, a, (lm_ggml_sort_order) 7), nullptr);
     EXPECT_TRUE(log.any_contains("lm_ggml_argsort"));
 }
 
 TEST_F(OpsTest, FlashAttnExt) {
-    lm_ggml_tensor * q = f32(128, 7, 32);                  // (D, n_q, n_head)
+    lm_ggml_tensor * q = f32(128, 7, 32);                   // (D, n_q, n_head)
     lm_ggml_tensor * k = t4(LM_GGML_TYPE_F16, 128, 256, 8); // (D, n_kv, n_head_kv)
     lm_ggml_tensor * v = t4(LM_GGML_TYPE_F16, 128, 256, 8);
     lm_ggml_tensor * mask = t4(LM_GGML_TYPE_F16, 256, 32); // n_q padded to 32

@@ -7,8 +7,8 @@ using namespace ops_test;
 
 TEST_F(OpsTest, RepeatBackSiluBackRmsNormBack) {
     lm_ggml_tensor * dy = f32(6, 4, 3, 2);
-    lm_ggml_tensor * x  = f32(3, 2, 1, 2);
-    lm_ggml_tensor * r  = lm_ggml_repeat_back(ctx, dy, x);
+    lm_ggml_tensor * x = f32(3, 2, 1, 2);
+    lm_ggml_tensor * r = lm_ggml_repeat_back(ctx, dy, x);
     expect_node(r, LM_GGML_OP_REPEAT_BACK, LM_GGML_TYPE_F32, Ne{3, 2, 1, 2}, {dy}); // x is only a shape
     expect_fresh(r);
     expect_params(r, {});
@@ -25,18 +25,18 @@ TEST_F(OpsTest, RepeatBackSiluBackRmsNormBack) {
 }
 
 TEST_F(OpsTest, GetRowsBackIsF32AndDropsTheTable) {
-    lm_ggml_tensor * dy    = t4(LM_GGML_TYPE_F16, 8, 10);
-    lm_ggml_tensor * ids   = t4(LM_GGML_TYPE_I32, 10);
+    lm_ggml_tensor * dy = t4(LM_GGML_TYPE_F16, 8, 10);
+    lm_ggml_tensor * ids = t4(LM_GGML_TYPE_I32, 10);
     lm_ggml_tensor * table = t4(LM_GGML_TYPE_F16, 8, 6);
-    lm_ggml_tensor * r     = lm_ggml_get_rows_back(ctx, dy, ids, table);
+    lm_ggml_tensor * r = lm_ggml_get_rows_back(ctx, dy, ids, table);
     expect_node(r, LM_GGML_OP_GET_ROWS_BACK, LM_GGML_TYPE_F32, Ne{8, 6, 1, 1}, {dy, ids});
     expect_fresh(r);
 }
 
 TEST_F(OpsTest, SoftMaxBackAndInplace) {
     lm_ggml_tensor * dy = f32(16, 5, 2);
-    lm_ggml_tensor * y  = f32(16, 5, 2);
-    lm_ggml_tensor * r  = lm_ggml_soft_max_ext_back(ctx, dy, y, 0.5f, 0.0f);
+    lm_ggml_tensor * y = f32(16, 5, 2);
+    lm_ggml_tensor * r = lm_ggml_soft_max_ext_back(ctx, dy, y, 0.5f, 0.0f);
     expect_node(r, LM_GGML_OP_SOFT_MAX_BACK, LM_GGML_TYPE_F32, Ne{16, 5, 2, 1}, {dy, y});
     expect_fresh(r);
     expect_params(r, {fbits(0.5f), fbits(0.0f)});
@@ -47,11 +47,11 @@ TEST_F(OpsTest, SoftMaxBackAndInplace) {
 }
 
 TEST_F(OpsTest, RopeBackIsRopesTensorWithOpRopeBack) {
-    lm_ggml_tensor * dy  = f32(64, 4, 5);
+    lm_ggml_tensor * dy = f32(64, 4, 5);
     lm_ggml_tensor * pos = t4(LM_GGML_TYPE_I32, 5);
-    lm_ggml_tensor * ff  = f32(32);
-    lm_ggml_tensor * r   = lm_ggml_rope_ext_back(ctx, dy, pos, ff, 64, LM_GGML_ROPE_TYPE_NEOX, 512, 10000.0f, 0.25f,
-                                                 1.0f, 0.9f, 32.0f, 1.0f);
+    lm_ggml_tensor * ff = f32(32);
+    lm_ggml_tensor * r = lm_ggml_rope_ext_back(ctx, dy, pos, ff, 64, LM_GGML_ROPE_TYPE_NEOX, 512, 10000.0f, 0.25f, 1.0f,
+                                               0.9f, 32.0f, 1.0f);
     expect_node(r, LM_GGML_OP_ROPE_BACK, LM_GGML_TYPE_F32, Ne{64, 4, 5, 1}, {dy, pos, ff});
     expect_fresh(r);
     expect_params(r, {0, 64, LM_GGML_ROPE_TYPE_NEOX, 0, 512, fbits(10000.0f), fbits(0.25f), fbits(1.0f), fbits(0.9f),
@@ -67,7 +67,7 @@ TEST_F(OpsTest, RopeBackIsRopesTensorWithOpRopeBack) {
 }
 
 TEST_F(OpsTest, Im2colBackAndPool2dBack) {
-    lm_ggml_tensor * dy   = f32(18, 7, 6, 1);
+    lm_ggml_tensor * dy = f32(18, 7, 6, 1);
     lm_ggml_tensor * kern = f32(3, 3, 2, 4);
     int64_t ne[4] = {7, 6, 2, 1};
     lm_ggml_tensor * r = lm_ggml_im2col_back(ctx, dy, kern, ne, 1, 2, 1, 0, 1, 3, true);
@@ -75,9 +75,9 @@ TEST_F(OpsTest, Im2colBackAndPool2dBack) {
     expect_fresh(r);
     expect_params(r, {1, 2, 1, 0, 1, 3, 1});
 
-    lm_ggml_tensor * g  = f32(4, 3, 3);
+    lm_ggml_tensor * g = f32(4, 3, 3);
     lm_ggml_tensor * xf = f32(8, 6, 3);
-    lm_ggml_tensor * p  = lm_ggml_pool_2d_back(ctx, g, xf, LM_GGML_OP_POOL_AVG, 3, 2, 2, 2, 1.7f, 0.0f);
+    lm_ggml_tensor * p = lm_ggml_pool_2d_back(ctx, g, xf, LM_GGML_OP_POOL_AVG, 3, 2, 2, 2, 1.7f, 0.0f);
     expect_node(p, LM_GGML_OP_POOL_2D_BACK, LM_GGML_TYPE_F32, Ne{8, 6, 3, 1}, {g, xf});
     expect_params(p, {LM_GGML_OP_POOL_AVG, 3, 2, 2, 2, 1, 0}); // paddings truncated
 }
@@ -87,7 +87,7 @@ TEST_F(OpsTest, CrossEntropyLossAndBack) {
     lm_ggml_tensor * b = f32(10, 4);
     lm_ggml_tensor * l = lm_ggml_cross_entropy_loss(ctx, a, b);
     expect_node(l, LM_GGML_OP_CROSS_ENTROPY_LOSS, LM_GGML_TYPE_F32, Ne{1, 1, 1, 1}, {a, b});
-    lm_ggml_tensor * g  = f32(1);
+    lm_ggml_tensor * g = f32(1);
     lm_ggml_tensor * lb = lm_ggml_cross_entropy_loss_back(ctx, g, a, b);
     expect_node(lb, LM_GGML_OP_CROSS_ENTROPY_LOSS_BACK, LM_GGML_TYPE_F32, Ne{10, 4, 1, 1}, {g, a, b});
     expect_fresh(lb);
@@ -114,7 +114,7 @@ TEST_F(OpsTest, FlashAttnBackPacksThreeGradients) {
     lm_ggml_tensor * r = lm_ggml_flash_attn_back(ctx, q, k, v, d, true);
     // 120, 140, 140 floats, each padded to LM_GGML_MEM_ALIGN bytes
     const int64_t pad = LM_GGML_MEM_ALIGN / 4;
-    const int64_t n   = (120 + pad - 1) / pad * pad + (140 + pad - 1) / pad * pad + (140 + pad - 1) / pad * pad;
+    const int64_t n = (120 + pad - 1) / pad * pad + (140 + pad - 1) / pad * pad + (140 + pad - 1) / pad * pad;
     expect_node(r, LM_GGML_OP_FLASH_ATTN_BACK, LM_GGML_TYPE_F32, Ne{n, 1, 1, 1}, {q, k, v, d});
     expect_params(r, {1});
 }

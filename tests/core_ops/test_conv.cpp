@@ -5,7 +5,7 @@ using namespace ops_test;
 
 TEST_F(OpsTest, Im2Col2D) {
     lm_ggml_tensor * kernel = t4(LM_GGML_TYPE_F16, 3, 3, 4, 16); // (KW, KH, IC, OC)
-    lm_ggml_tensor * img = f32(10, 8, 4, 2);                      // (IW, IH, IC, N)
+    lm_ggml_tensor * img = f32(10, 8, 4, 2);                     // (IW, IH, IC, N)
     // OW = (10 + 2 - 2 - 1)/1 + 1 = 10, OH = (8 + 2 - 2 - 1)/1 + 1 = 8
     lm_ggml_tensor * r = lm_ggml_im2col(ctx, kernel, img, 1, 1, 1, 1, 1, 1, true, LM_GGML_TYPE_F16);
     expect_node(r, LM_GGML_OP_IM2COL, LM_GGML_TYPE_F16, {36, 10, 8, 2}, {kernel, img});
@@ -52,7 +52,7 @@ TEST_F(OpsTest, PoolRejectsUnknownKind) {
     LogCapture log;
     lm_ggml_tensor * a = f32(8, 8);
     EXPECT_EQ(lm_ggml_pool_1d(ctx, a, LM_GGML_OP_POOL_COUNT, 2, 2, 0), nullptr);
-    EXPECT_EQ(lm_ggml_pool_2d(ctx, a, (lm_ggml_op_pool)9, 2, 2, 2, 2, 0, 0), nullptr);
+    EXPECT_EQ(lm_ggml_pool_2d(ctx, a, (lm_ggml_op_pool) 9, 2, 2, 2, 2, 0, 0), nullptr);
     EXPECT_TRUE(log.any_contains("lm_ggml_pool_1d"));
     EXPECT_TRUE(log.any_contains("lm_ggml_pool_2d"));
 }

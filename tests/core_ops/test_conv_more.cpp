@@ -21,7 +21,7 @@ const lm_ggml_tensor * skip_reshapes(const lm_ggml_tensor * t) {
 
 TEST_F(OpsTest, Conv1DBuildsIm2colMulMat) {
     lm_ggml_tensor * w = t4(LM_GGML_TYPE_F16, 3, 4, 6); // (K, IC, OC)
-    lm_ggml_tensor * x = f32(20, 4, 2);                // (IL, IC, N)
+    lm_ggml_tensor * x = f32(20, 4, 2);                 // (IL, IC, N)
     // OL = (20 + 2 - 2 - 1)/2 + 1 = 10
     lm_ggml_tensor * r = lm_ggml_conv_1d(ctx, w, x, 2, 1, 1);
     ASSERT_NE(r, nullptr);
@@ -111,8 +111,8 @@ TEST_F(OpsTest, Conv2DDepthwise) {
 }
 
 TEST_F(OpsTest, ConvTranspose) {
-    lm_ggml_tensor * w1 = t4(LM_GGML_TYPE_F16, 4, 6, 3); // (K, OC, IC)
-    lm_ggml_tensor * x1 = f32(9, 3);                     // (IL, IC)
+    lm_ggml_tensor * w1 = t4(LM_GGML_TYPE_F16, 4, 6, 3);                   // (K, OC, IC)
+    lm_ggml_tensor * x1 = f32(9, 3);                                       // (IL, IC)
     lm_ggml_tensor * r1 = lm_ggml_conv_transpose_1d(ctx, w1, x1, 2, 0, 1); // (9-1)*2 + 4 = 20
     expect_node(r1, LM_GGML_OP_CONV_TRANSPOSE_1D, LM_GGML_TYPE_F32, {20, 6, 1, 1}, {w1, x1});
     expect_params(r1, {2, 0, 1});
@@ -125,7 +125,7 @@ TEST_F(OpsTest, ConvTranspose) {
     expect_params(r2, {3});
 
     LogCapture log;
-    EXPECT_EQ(lm_ggml_conv_transpose_1d(ctx, w1, x1, 2, 1, 1), nullptr); // padding
+    EXPECT_EQ(lm_ggml_conv_transpose_1d(ctx, w1, x1, 2, 1, 1), nullptr);        // padding
     EXPECT_EQ(lm_ggml_conv_transpose_1d(ctx, w1, f32(9, 4), 2, 0, 1), nullptr); // channels
     EXPECT_EQ(lm_ggml_conv_transpose_2d_p0(ctx, w2, f32(6, 7, 4), 1), nullptr);
     EXPECT_EQ(lm_ggml_conv_transpose_2d_p0(ctx, w2, x2, 0), nullptr);
@@ -136,9 +136,9 @@ TEST_F(OpsTest, ConvTranspose) {
 TEST_F(OpsTest, ConvRejectsBadInput) {
     LogCapture log;
     lm_ggml_tensor * w1 = f32(3, 4, 6);
-    EXPECT_EQ(lm_ggml_conv_1d(ctx, w1, f32(20, 5), 1, 0, 1), nullptr);  // channels
-    EXPECT_EQ(lm_ggml_conv_1d(ctx, w1, f32(2, 4), 1, 0, 1), nullptr);   // too short
-    EXPECT_EQ(lm_ggml_conv_1d(ctx, w1, f32(20, 4), 0, 0, 1), nullptr);  // stride 0
+    EXPECT_EQ(lm_ggml_conv_1d(ctx, w1, f32(20, 5), 1, 0, 1), nullptr); // channels
+    EXPECT_EQ(lm_ggml_conv_1d(ctx, w1, f32(2, 4), 1, 0, 1), nullptr);  // too short
+    EXPECT_EQ(lm_ggml_conv_1d(ctx, w1, f32(20, 4), 0, 0, 1), nullptr); // stride 0
     EXPECT_EQ(lm_ggml_conv_1d(ctx, nullptr, f32(20, 4), 1, 0, 1), nullptr);
     EXPECT_TRUE(log.any_contains("lm_ggml_conv_1d"));
     lm_ggml_tensor * w2 = f32(3, 3, 2, 4);
@@ -158,7 +158,7 @@ TEST_F(OpsTest, PadReflect1D) {
     expect_fresh(r);
 
     LogCapture log;
-    EXPECT_EQ(lm_ggml_pad_reflect_1d(ctx, a, 6, 0), nullptr);  // not shorter than the row
+    EXPECT_EQ(lm_ggml_pad_reflect_1d(ctx, a, 6, 0), nullptr); // not shorter than the row
     EXPECT_EQ(lm_ggml_pad_reflect_1d(ctx, a, -1, 0), nullptr);
     EXPECT_EQ(lm_ggml_pad_reflect_1d(ctx, t4(LM_GGML_TYPE_F16, 6), 1, 1), nullptr);
     EXPECT_EQ(lm_ggml_pad_reflect_1d(ctx, lm_ggml_transpose(ctx, f32(6, 6)), 1, 1), nullptr);
@@ -192,7 +192,7 @@ TEST_F(OpsTest, RelativePositions) {
     expect_node(g, LM_GGML_OP_GET_REL_POS, LM_GGML_TYPE_F16, {16, 14, 14, 1}, {tab});
     expect_params(g, {});
 
-    lm_ggml_tensor * a  = f32(49, 35, 3); // (K*K, QW*QH, B) with K 7, QW 5, QH 7
+    lm_ggml_tensor * a = f32(49, 35, 3); // (K*K, QW*QH, B) with K 7, QW 5, QH 7
     lm_ggml_tensor * pw = f32(7, 5, 7, 3);
     lm_ggml_tensor * ph = f32(7, 5, 7, 3);
     lm_ggml_tensor * r = lm_ggml_add_rel_pos(ctx, a, pw, ph);
@@ -269,8 +269,8 @@ TEST_F(OpsTest, RopeMultiStoresSections) {
 TEST_F(OpsTest, RopeCustomIsRopeExtWithoutFactors) {
     lm_ggml_tensor * a = f32(16, 2, 5);
     lm_ggml_tensor * pos = t4(LM_GGML_TYPE_I32, 5);
-    lm_ggml_tensor * r = lm_ggml_rope_custom(ctx, a, pos, 16, LM_GGML_ROPE_TYPE_NEOX, 2048, 5e5f, 0.25f, 1.0f, 1.0f,
-                                             32.0f, 1.0f);
+    lm_ggml_tensor * r =
+        lm_ggml_rope_custom(ctx, a, pos, 16, LM_GGML_ROPE_TYPE_NEOX, 2048, 5e5f, 0.25f, 1.0f, 1.0f, 32.0f, 1.0f);
     expect_node(r, LM_GGML_OP_ROPE, LM_GGML_TYPE_F32, {16, 2, 5, 1}, {a, pos});
     expect_params(r, {0, 16, LM_GGML_ROPE_TYPE_NEOX, 0, 2048, fbits(5e5f), fbits(0.25f), fbits(1.0f), fbits(1.0f),
                       fbits(32.0f), fbits(1.0f)});

@@ -6,8 +6,8 @@ using namespace ops_test;
 
 namespace {
 
-using BinFn = lm_ggml_tensor * (*)(lm_ggml_context *, lm_ggml_tensor *, lm_ggml_tensor *);
-using UnFn = lm_ggml_tensor * (*)(lm_ggml_context *, lm_ggml_tensor *);
+using BinFn = lm_ggml_tensor * (*) (lm_ggml_context *, lm_ggml_tensor *, lm_ggml_tensor *);
+using UnFn = lm_ggml_tensor * (*) (lm_ggml_context *, lm_ggml_tensor *);
 
 struct BinCase {
     const char * name;
@@ -17,10 +17,10 @@ struct BinCase {
 };
 
 const BinCase kBinary[] = {
-    {"add", lm_ggml_add, LM_GGML_OP_ADD, false},         {"add_inplace", lm_ggml_add_inplace, LM_GGML_OP_ADD, true},
-    {"sub", lm_ggml_sub, LM_GGML_OP_SUB, false},         {"sub_inplace", lm_ggml_sub_inplace, LM_GGML_OP_SUB, true},
-    {"mul", lm_ggml_mul, LM_GGML_OP_MUL, false},         {"mul_inplace", lm_ggml_mul_inplace, LM_GGML_OP_MUL, true},
-    {"div", lm_ggml_div, LM_GGML_OP_DIV, false},         {"div_inplace", lm_ggml_div_inplace, LM_GGML_OP_DIV, true},
+    {"add", lm_ggml_add, LM_GGML_OP_ADD, false}, {"add_inplace", lm_ggml_add_inplace, LM_GGML_OP_ADD, true},
+    {"sub", lm_ggml_sub, LM_GGML_OP_SUB, false}, {"sub_inplace", lm_ggml_sub_inplace, LM_GGML_OP_SUB, true},
+    {"mul", lm_ggml_mul, LM_GGML_OP_MUL, false}, {"mul_inplace", lm_ggml_mul_inplace, LM_GGML_OP_MUL, true},
+    {"div", lm_ggml_div, LM_GGML_OP_DIV, false}, {"div_inplace", lm_ggml_div_inplace, LM_GGML_OP_DIV, true},
 };
 
 struct UnCase {
@@ -31,12 +31,12 @@ struct UnCase {
 };
 
 const UnCase kUnary[] = {
-    {"dup", lm_ggml_dup, LM_GGML_OP_DUP, false},   {"dup_inplace", lm_ggml_dup_inplace, LM_GGML_OP_DUP, true},
-    {"sqr", lm_ggml_sqr, LM_GGML_OP_SQR, false},   {"sqr_inplace", lm_ggml_sqr_inplace, LM_GGML_OP_SQR, true},
+    {"dup", lm_ggml_dup, LM_GGML_OP_DUP, false},    {"dup_inplace", lm_ggml_dup_inplace, LM_GGML_OP_DUP, true},
+    {"sqr", lm_ggml_sqr, LM_GGML_OP_SQR, false},    {"sqr_inplace", lm_ggml_sqr_inplace, LM_GGML_OP_SQR, true},
     {"sqrt", lm_ggml_sqrt, LM_GGML_OP_SQRT, false}, {"sqrt_inplace", lm_ggml_sqrt_inplace, LM_GGML_OP_SQRT, true},
-    {"log", lm_ggml_log, LM_GGML_OP_LOG, false},   {"log_inplace", lm_ggml_log_inplace, LM_GGML_OP_LOG, true},
-    {"sin", lm_ggml_sin, LM_GGML_OP_SIN, false},   {"sin_inplace", lm_ggml_sin_inplace, LM_GGML_OP_SIN, true},
-    {"cos", lm_ggml_cos, LM_GGML_OP_COS, false},   {"cos_inplace", lm_ggml_cos_inplace, LM_GGML_OP_COS, true},
+    {"log", lm_ggml_log, LM_GGML_OP_LOG, false},    {"log_inplace", lm_ggml_log_inplace, LM_GGML_OP_LOG, true},
+    {"sin", lm_ggml_sin, LM_GGML_OP_SIN, false},    {"sin_inplace", lm_ggml_sin_inplace, LM_GGML_OP_SIN, true},
+    {"cos", lm_ggml_cos, LM_GGML_OP_COS, false},    {"cos_inplace", lm_ggml_cos_inplace, LM_GGML_OP_COS, true},
 };
 
 } // namespace
@@ -73,7 +73,7 @@ TEST_F(OpsTest, InplaceOfAViewAliasesTheBase) {
     ASSERT_NE(r, nullptr);
     EXPECT_EQ(r->view_src, base);
     EXPECT_EQ(r->view_offs, 2 * 16 * sizeof(float));
-    EXPECT_EQ(r->data, (char *)base->data + 2 * 16 * sizeof(float));
+    EXPECT_EQ(r->data, (char *) base->data + 2 * 16 * sizeof(float));
 }
 
 TEST_F(OpsTest, SameShapeUnaryMathOps) {

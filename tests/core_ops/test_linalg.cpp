@@ -26,9 +26,9 @@ TEST_F(OpsTest, MulMatAcceptsPermutedB) {
 }
 
 TEST_F(OpsTest, MulMatId) {
-    lm_ggml_tensor * as = t4(LM_GGML_TYPE_Q4_0, 32, 12, 8);  // 8 experts of (32 -> 12)
-    lm_ggml_tensor * b = f32(32, 1, 5);                       // one row per token, broadcast over experts
-    lm_ggml_tensor * ids = t4(LM_GGML_TYPE_I32, 2, 5);        // 2 experts per token
+    lm_ggml_tensor * as = t4(LM_GGML_TYPE_Q4_0, 32, 12, 8); // 8 experts of (32 -> 12)
+    lm_ggml_tensor * b = f32(32, 1, 5);                     // one row per token, broadcast over experts
+    lm_ggml_tensor * ids = t4(LM_GGML_TYPE_I32, 2, 5);      // 2 experts per token
     lm_ggml_tensor * r = lm_ggml_mul_mat_id(ctx, as, b, ids);
     expect_node(r, LM_GGML_OP_MUL_MAT_ID, LM_GGML_TYPE_F32, {12, 2, 5, 1}, {as, b, ids});
     expect_params(r, {});
@@ -67,7 +67,7 @@ TEST_F(OpsDeathTest, MulMatIdAsserts) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     lm_ggml_tensor * as = f32(32, 12, 8);
     lm_ggml_tensor * b = f32(32, 1, 5);
-    EXPECT_DEATH(lm_ggml_mul_mat_id(ctx, as, b, f32(2, 5)), "LM_GGML_ASSERT");               // ids not I32
+    EXPECT_DEATH(lm_ggml_mul_mat_id(ctx, as, b, f32(2, 5)), "LM_GGML_ASSERT");                  // ids not I32
     EXPECT_DEATH(lm_ggml_mul_mat_id(ctx, as, b, t4(LM_GGML_TYPE_I32, 2, 4)), "LM_GGML_ASSERT"); // token count
     EXPECT_DEATH(lm_ggml_mul_mat_id(ctx, as, f32(32, 3, 5), t4(LM_GGML_TYPE_I32, 2, 5)), "LM_GGML_ASSERT");
 }

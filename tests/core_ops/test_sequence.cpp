@@ -11,8 +11,8 @@ using namespace ops_test;
 
 TEST_F(OpsTest, SsmConvShape) {
     lm_ggml_tensor * sx = f32(3 + 5, 12, 2); // d_conv - 1 + n_t, d_inner, n_s
-    lm_ggml_tensor * c  = f32(4, 12);        // d_conv, d_inner
-    lm_ggml_tensor * r  = lm_ggml_ssm_conv(ctx, sx, c);
+    lm_ggml_tensor * c = f32(4, 12);         // d_conv, d_inner
+    lm_ggml_tensor * r = lm_ggml_ssm_conv(ctx, sx, c);
     expect_node(r, LM_GGML_OP_SSM_CONV, LM_GGML_TYPE_F32, {12, 5, 2, 1}, {sx, c});
     expect_fresh(r);
     expect_params(r, {});
@@ -20,13 +20,13 @@ TEST_F(OpsTest, SsmConvShape) {
 
 TEST_F(OpsTest, SsmScanConcatenatesOutputAndStates) {
     const int64_t d_state = 16, d_inner = 6, n_t = 3, n_s = 2;
-    lm_ggml_tensor * s  = f32(d_state, d_inner, n_s);
-    lm_ggml_tensor * x  = f32(d_inner, n_t, n_s);
+    lm_ggml_tensor * s = f32(d_state, d_inner, n_s);
+    lm_ggml_tensor * x = f32(d_inner, n_t, n_s);
     lm_ggml_tensor * dt = f32(d_inner, n_t, n_s);
-    lm_ggml_tensor * A  = f32(d_state, d_inner);
-    lm_ggml_tensor * B  = f32(d_state, n_t, n_s);
-    lm_ggml_tensor * C  = f32(d_state, n_t, n_s);
-    lm_ggml_tensor * r  = lm_ggml_ssm_scan(ctx, s, x, dt, A, B, C);
+    lm_ggml_tensor * A = f32(d_state, d_inner);
+    lm_ggml_tensor * B = f32(d_state, n_t, n_s);
+    lm_ggml_tensor * C = f32(d_state, n_t, n_s);
+    lm_ggml_tensor * r = lm_ggml_ssm_scan(ctx, s, x, dt, A, B, C);
     expect_node(r, LM_GGML_OP_SSM_SCAN, LM_GGML_TYPE_F32, {d_inner * n_t * n_s + d_state * d_inner * n_s, 1, 1, 1},
                 {s, x, dt, A, B, C});
     expect_fresh(r);
@@ -35,13 +35,13 @@ TEST_F(OpsTest, SsmScanConcatenatesOutputAndStates) {
 
 TEST_F(OpsTest, RwkvWkv6AndGlaShapes) {
     const int64_t S = 8, H = 3, T = 6, n_seqs = 2;
-    lm_ggml_tensor * k  = f32(S, H, T);
-    lm_ggml_tensor * v  = f32(S, H, T);
-    lm_ggml_tensor * r  = f32(S, H, T);
+    lm_ggml_tensor * k = f32(S, H, T);
+    lm_ggml_tensor * v = f32(S, H, T);
+    lm_ggml_tensor * r = f32(S, H, T);
     lm_ggml_tensor * tf = f32(S, H);
     lm_ggml_tensor * td = f32(S, H, T);
     lm_ggml_tensor * st = f32(S * S * H, n_seqs);
-    lm_ggml_tensor * w  = lm_ggml_rwkv_wkv6(ctx, k, v, r, tf, td, st);
+    lm_ggml_tensor * w = lm_ggml_rwkv_wkv6(ctx, k, v, r, tf, td, st);
     expect_node(w, LM_GGML_OP_RWKV_WKV6, LM_GGML_TYPE_F32, {S * H, T + S * n_seqs, 1, 1}, {k, v, r, tf, td, st});
     expect_fresh(w);
     expect_params(w, {});

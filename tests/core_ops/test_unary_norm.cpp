@@ -5,7 +5,7 @@ using namespace ops_test;
 
 namespace {
 
-using UnFn = lm_ggml_tensor * (*)(lm_ggml_context *, lm_ggml_tensor *);
+using UnFn = lm_ggml_tensor * (*) (lm_ggml_context *, lm_ggml_tensor *);
 
 struct ActCase {
     const char * name;
@@ -41,13 +41,13 @@ TEST_F(OpsTest, UnaryActivations) {
         expect_node(r, LM_GGML_OP_UNARY, LM_GGML_TYPE_F32, {6, 5, 2, 1}, {a});
         expect_params(r, {c.id});
         expect_fresh(r);
-        EXPECT_EQ(lm_ggml_get_unary_op(r), (lm_ggml_unary_op)c.id);
+        EXPECT_EQ(lm_ggml_get_unary_op(r), (lm_ggml_unary_op) c.id);
 
-        lm_ggml_tensor * rg = lm_ggml_unary(ctx, a, (lm_ggml_unary_op)c.id);
+        lm_ggml_tensor * rg = lm_ggml_unary(ctx, a, (lm_ggml_unary_op) c.id);
         expect_node(rg, LM_GGML_OP_UNARY, LM_GGML_TYPE_F32, {6, 5, 2, 1}, {a});
         expect_params(rg, {c.id});
 
-        lm_ggml_tensor * ru = lm_ggml_unary_inplace(ctx, a, (lm_ggml_unary_op)c.id);
+        lm_ggml_tensor * ru = lm_ggml_unary_inplace(ctx, a, (lm_ggml_unary_op) c.id);
         expect_params(ru, {c.id});
         expect_inplace_view_of(ru, a);
 
@@ -73,7 +73,7 @@ TEST_F(OpsTest, UnaryRejectsUnknownActivation) {
     LogCapture log;
     lm_ggml_tensor * a = f32(4);
     EXPECT_EQ(lm_ggml_unary(ctx, a, LM_GGML_UNARY_OP_COUNT), nullptr);
-    EXPECT_EQ(lm_ggml_unary(ctx, a, (lm_ggml_unary_op)-1), nullptr);
+    EXPECT_EQ(lm_ggml_unary(ctx, a, (lm_ggml_unary_op) -1), nullptr);
     EXPECT_TRUE(log.any_contains("lm_ggml_unary"));
 }
 

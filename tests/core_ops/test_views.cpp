@@ -9,10 +9,8 @@ TEST_F(OpsTest, ReshapeVariants) {
         lm_ggml_tensor * r;
         Ne ne;
     } cases[] = {
-        {lm_ggml_reshape_1d(ctx, a, 120), {120, 1, 1, 1}},
-        {lm_ggml_reshape_2d(ctx, a, 30, 4), {30, 4, 1, 1}},
-        {lm_ggml_reshape_3d(ctx, a, 2, 6, 10), {2, 6, 10, 1}},
-        {lm_ggml_reshape_4d(ctx, a, 2, 3, 4, 5), {2, 3, 4, 5}},
+        {lm_ggml_reshape_1d(ctx, a, 120), {120, 1, 1, 1}},     {lm_ggml_reshape_2d(ctx, a, 30, 4), {30, 4, 1, 1}},
+        {lm_ggml_reshape_3d(ctx, a, 2, 6, 10), {2, 6, 10, 1}}, {lm_ggml_reshape_4d(ctx, a, 2, 3, 4, 5), {2, 3, 4, 5}},
         {lm_ggml_reshape(ctx, a, f32(5, 4, 6)), {5, 4, 6, 1}},
     };
     for (const auto & c : cases) {
@@ -33,7 +31,7 @@ TEST_F(OpsTest, ReshapeOfAViewKeepsItsOffset) {
     ASSERT_NE(r, nullptr);
     EXPECT_EQ(r->view_src, base);
     EXPECT_EQ(r->view_offs, 3 * 8 * sizeof(float));
-    EXPECT_EQ(r->data, (char *)base->data + 3 * 8 * sizeof(float));
+    EXPECT_EQ(r->data, (char *) base->data + 3 * 8 * sizeof(float));
     EXPECT_EQ(r->src[0], rows);
 }
 
@@ -72,7 +70,7 @@ TEST_F(OpsTest, Views) {
         for (size_t i = sizeof(size_t) / 4; i < LM_GGML_MAX_OP_PARAMS / 4; ++i) EXPECT_EQ(v->op_params[i], 0);
         EXPECT_EQ(v->view_src, a);
         EXPECT_EQ(v->view_offs, off);
-        EXPECT_EQ(v->data, (char *)a->data + off);
+        EXPECT_EQ(v->data, (char *) a->data + off);
         EXPECT_STREQ(v->name, "kv (view)");
     }
 }
@@ -85,7 +83,7 @@ TEST_F(OpsTest, ViewOfViewResolvesToBase) {
     EXPECT_EQ(vv->src[0], v);
     EXPECT_EQ(vv->view_src, a);
     EXPECT_EQ(vv->view_offs, 48u);
-    EXPECT_EQ(vv->data, (char *)a->data + 48);
+    EXPECT_EQ(vv->data, (char *) a->data + 48);
     size_t stored = 0;
     std::memcpy(&stored, vv->op_params, sizeof(stored));
     EXPECT_EQ(stored, 8u); // op_params keep the offset relative to src0
@@ -100,8 +98,8 @@ TEST_F(OpsTest, ViewOutOfBoundsIsRefused) {
     EXPECT_EQ(lm_ggml_view_2d(ctx, a, 4, 2, 244, 0), nullptr);
     EXPECT_FALSE(log.lines.empty());
     // a strided view ending exactly at the last byte is accepted
-    EXPECT_NE(lm_ggml_view_2d(ctx, a, 4, 2, 240, 0), nullptr);    // 16 + 240 = 256
-    EXPECT_NE(lm_ggml_view_2d(ctx, a, 4, 2, 128, 112), nullptr);  // 112 + 16 + 128 = 256
+    EXPECT_NE(lm_ggml_view_2d(ctx, a, 4, 2, 240, 0), nullptr);   // 16 + 240 = 256
+    EXPECT_NE(lm_ggml_view_2d(ctx, a, 4, 2, 128, 112), nullptr); // 112 + 16 + 128 = 256
 }
 
 TEST_F(OpsTest, PermuteMovesNeAndNb) {

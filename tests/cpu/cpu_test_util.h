@@ -44,11 +44,11 @@ private:
 // A no_alloc context for building graphs; tensors are placed in a backend
 // buffer by alloc(). Frees everything on destruction.
 struct GraphCtx {
-    lm_ggml_context *        ctx    = nullptr;
+    lm_ggml_context * ctx = nullptr;
     lm_ggml_backend_buffer_t buffer = nullptr;
 
     explicit GraphCtx(size_t n_tensors = 256) {
-        lm_ggml_init_params p = { lm_ggml_tensor_overhead() * n_tensors + lm_ggml_graph_overhead(), nullptr, true };
+        lm_ggml_init_params p = {lm_ggml_tensor_overhead() * n_tensors + lm_ggml_graph_overhead(), nullptr, true};
         ctx = lm_ggml_init(p);
     }
     ~GraphCtx() {
@@ -79,8 +79,8 @@ inline std::vector<float> get_f32(const lm_ggml_tensor * t) {
 inline std::vector<float> ramp(size_t n, float seed) {
     std::vector<float> v(n);
     for (size_t i = 0; i < n; i++) {
-        const double x = std::sin(seed * 12.9898 + (double)i * 78.233) * 43758.5453;
-        v[i] = (float)(2.0 * (x - std::floor(x)) - 1.0);
+        const double x = std::sin(seed * 12.9898 + (double) i * 78.233) * 43758.5453;
+        v[i] = (float) (2.0 * (x - std::floor(x)) - 1.0);
     }
     return v;
 }

@@ -42,11 +42,11 @@ struct AddMulGraph {
     std::vector<float> va, vb, vbias;
 
     AddMulGraph() {
-        a    = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, N0, N1);
-        b    = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, N0, N1);
+        a = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, N0, N1);
+        b = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, N0, N1);
         bias = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, N0);
-        d    = lm_ggml_add(g.ctx, lm_ggml_mul(g.ctx, lm_ggml_add(g.ctx, a, b), b), bias);
-        gf   = lm_ggml_new_graph(g.ctx);
+        d = lm_ggml_add(g.ctx, lm_ggml_mul(g.ctx, lm_ggml_add(g.ctx, a, b), b), bias);
+        gf = lm_ggml_new_graph(g.ctx);
         lm_ggml_build_forward_expand(gf, d);
     }
     void set_inputs(float seed) {
@@ -61,8 +61,8 @@ struct AddMulGraph {
         const std::vector<float> out = get_f32(d);
         for (int64_t r = 0; r < N1; r++) {
             for (int64_t c = 0; c < N0; c++) {
-                const size_t i = (size_t)(r * N0 + c);
-                const double ref = ((double)va[i] + vb[i]) * vb[i] + vbias[c];
+                const size_t i = (size_t) (r * N0 + c);
+                const double ref = ((double) va[i] + vb[i]) * vb[i] + vbias[c];
                 ASSERT_NEAR(out[i], ref, 1e-5) << "at (" << c << ", " << r << ")";
             }
         }
@@ -74,7 +74,7 @@ TEST_F(BackendFixture, AddMulMatchesReferenceForEachThreadCount) {
     ASSERT_TRUE(m.g.alloc(backend));
     for (int n = 1; n <= 4; n++) {
         lm_ggml_backend_cpu_set_n_threads(backend, n);
-        m.set_inputs((float)n);
+        m.set_inputs((float) n);
         ASSERT_EQ(lm_ggml_backend_graph_compute(backend, m.gf), LM_GGML_STATUS_SUCCESS);
         m.expect_result();
     }
@@ -84,10 +84,10 @@ TEST_F(BackendFixture, AddMulMatchesReferenceForEachThreadCount) {
 void expect_softmax(const std::vector<float> & in, const std::vector<float> & out, int64_t n0, int64_t n1) {
     for (int64_t r = 0; r < n1; r++) {
         double mx = -INFINITY, sum = 0.0;
-        for (int64_t c = 0; c < n0; c++) mx = std::max(mx, (double)in[r * n0 + c]);
-        for (int64_t c = 0; c < n0; c++) sum += std::exp((double)in[r * n0 + c] - mx);
+        for (int64_t c = 0; c < n0; c++) mx = std::max(mx, (double) in[r * n0 + c]);
+        for (int64_t c = 0; c < n0; c++) sum += std::exp((double) in[r * n0 + c] - mx);
         for (int64_t c = 0; c < n0; c++) {
-            const double ref = std::exp((double)in[r * n0 + c] - mx) / sum;
+            const double ref = std::exp((double) in[r * n0 + c] - mx) / sum;
             ASSERT_NEAR(out[r * n0 + c], ref, 1e-6) << "row " << r << " col " << c;
         }
     }
@@ -109,7 +109,7 @@ TEST_F(BackendFixture, WorkBufferOpAndPlanApi) {
     lm_ggml_backend_cpu_set_n_threads(backend, 3);
     lm_ggml_backend_graph_plan_t plan = lm_ggml_backend_graph_plan_create(backend, gf);
     ASSERT_NE(plan, nullptr);
-    for (float seed : { 3.0f, 4.0f }) { // one plan, computed twice with new inputs
+    for (float seed : {3.0f, 4.0f}) { // one plan, computed twice with new inputs
         const std::vector<float> in = ramp(n0 * n1, seed);
         set_f32(a, in);
         ASSERT_EQ(lm_ggml_backend_graph_plan_compute(backend, plan), LM_GGML_STATUS_SUCCESS);
@@ -166,7 +166,7 @@ struct ChainGraph {
     std::vector<lm_ggml_tensor *> xs;
     lm_ggml_cgraph * gf;
     ChainGraph() {
-        x0  = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, kLen);
+        x0 = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, kLen);
         one = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, kLen);
         lm_ggml_tensor * x = x0;
         for (int k = 0; k < kNodes; k++) {
@@ -190,7 +190,7 @@ struct AbortAfter {
 // Repeated: a race between thread 0 deciding to stop and a slower thread
 // checking after the previous node once made threads disagree on where to stop.
 TEST_F(BackendFixture, AbortCallbackStopsALongGraph) {
-    for (int n_threads : { 1, 3, 4, 2, 3, 4, 2, 3, 4, 2, 3, 4 }) {
+    for (int n_threads : {1, 3, 4, 2, 3, 4, 2, 3, 4, 2, 3, 4}) {
         ChainGraph c;
         ASSERT_TRUE(c.g.alloc(backend));
         lm_ggml_backend_buffer_clear(c.g.buffer, 0); // nodes not computed stay 0
@@ -203,7 +203,7 @@ TEST_F(BackendFixture, AbortCallbackStopsALongGraph) {
         EXPECT_EQ(lm_ggml_backend_graph_compute(backend, c.gf), LM_GGML_STATUS_ABORTED);
         EXPECT_EQ(stop.calls.load(), 5) << "polled once per node until it said stop";
         for (int k = 0; k < ChainGraph::kNodes; k++) {
-            const float expect = k < 5 ? (float)(k + 1) : 0.0f; // nodes after the 5th never ran
+            const float expect = k < 5 ? (float) (k + 1) : 0.0f; // nodes after the 5th never ran
             const std::vector<float> v = get_f32(c.xs[k]);
             ASSERT_EQ(v[0], expect) << "node " << k << " threads " << n_threads;
             ASSERT_EQ(v[ChainGraph::kLen - 1], expect) << "node " << k << " threads " << n_threads;
@@ -211,13 +211,13 @@ TEST_F(BackendFixture, AbortCallbackStopsALongGraph) {
 
         lm_ggml_backend_cpu_set_abort_callback(backend, nullptr, nullptr);
         ASSERT_EQ(lm_ggml_backend_graph_compute(backend, c.gf), LM_GGML_STATUS_SUCCESS);
-        EXPECT_EQ(get_f32(c.xs.back())[3], (float)ChainGraph::kNodes);
+        EXPECT_EQ(get_f32(c.xs.back())[3], (float) ChainGraph::kNodes);
     }
 }
 
 TEST(CpuCompute, ComputeWithCtxAllocatesWorkInTheContext) {
     const int64_t n0 = 29, n1 = 6;
-    lm_ggml_init_params p = { 2 * 1024 * 1024, nullptr, false };
+    lm_ggml_init_params p = {2 * 1024 * 1024, nullptr, false};
     lm_ggml_context * ctx = lm_ggml_init(p);
     ASSERT_NE(ctx, nullptr);
     lm_ggml_tensor * a = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, n0, n1);
@@ -242,7 +242,7 @@ TEST(CpuCompute, ComputeWithCtxAllocatesWorkInTheContext) {
 
 TEST(CpuCompute, ComputeWithCtxWithoutRoomIsAnError) {
     const int64_t n0 = 64, n1 = 4;
-    lm_ggml_init_params p = { 0, nullptr, false };
+    lm_ggml_init_params p = {0, nullptr, false};
     // exactly room for the two tensors and the graph, nothing for scratch
     p.mem_size = 2 * (lm_ggml_tensor_overhead() + n0 * n1 * sizeof(float)) + lm_ggml_graph_overhead() + 256;
     lm_ggml_context * ctx = lm_ggml_init(p);
@@ -273,14 +273,14 @@ TEST(CpuCompute, BackendReusesItsPoolAcrossComputations) {
 
     lm_ggml_backend_cpu_set_n_threads(backend, 4);
     for (int k = 0; k < 30; k++) {
-        m.set_inputs((float)k);
+        m.set_inputs((float) k);
         ASSERT_EQ(lm_ggml_backend_graph_compute(backend, m.gf), LM_GGML_STATUS_SUCCESS);
         ASSERT_EQ(process_thread_count(), base + 3) << "computation " << k;
     }
     m.expect_result();
 
     // through the registry's proc address, as applications do
-    auto set_threads = (lm_ggml_backend_set_n_threads_t)lm_ggml_backend_reg_get_proc_address(
+    auto set_threads = (lm_ggml_backend_set_n_threads_t) lm_ggml_backend_reg_get_proc_address(
         lm_ggml_backend_cpu_reg(), "lm_ggml_backend_set_n_threads");
     ASSERT_NE(set_threads, nullptr);
     set_threads(backend, 2);
@@ -377,7 +377,7 @@ TEST_F(BackendFixture, LayoutAndEmptyNodesAreSkipped) {
     ASSERT_EQ(lm_ggml_backend_graph_compute(backend, gf), LM_GGML_STATUS_SUCCESS);
     const std::vector<float> out = get_f32(d);
     for (size_t i = 0; i < out.size(); i++) {
-        const double s = (double)va[i] + vb[i];
+        const double s = (double) va[i] + vb[i];
         ASSERT_NEAR(out[i], s * s, 1e-5) << i;
     }
 }
@@ -457,7 +457,7 @@ TEST(CpuCompute, TwoBackendsComputeConcurrently) {
             if (lm_ggml_backend_graph_compute(backend, m.gf) != LM_GGML_STATUS_SUCCESS) failures->fetch_add(1);
             const std::vector<float> out = get_f32(m.d);
             for (size_t i = 0; i < out.size(); i++) {
-                const double ref = ((double)m.va[i] + m.vb[i]) * m.vb[i] + m.vbias[i % AddMulGraph::N0];
+                const double ref = ((double) m.va[i] + m.vb[i]) * m.vb[i] + m.vbias[i % AddMulGraph::N0];
                 if (std::fabs(out[i] - ref) > 1e-5) {
                     failures->fetch_add(1);
                     break;
@@ -479,7 +479,7 @@ TEST(CpuCompute, TwoBackendsComputeConcurrently) {
 // source whose data went away or a node whose type no kernel takes fails,
 // and the same graph put back computes again.
 TEST(CpuCompute, AGraphChangedInPlaceIsCheckedAgain) {
-    lm_ggml_init_params p = { 4 * 1024 * 1024, nullptr, false };
+    lm_ggml_init_params p = {4 * 1024 * 1024, nullptr, false};
     lm_ggml_context * ctx = lm_ggml_init(p);
     ASSERT_NE(ctx, nullptr);
     const int64_t n = 300;
@@ -491,7 +491,7 @@ TEST(CpuCompute, AGraphChangedInPlaceIsCheckedAgain) {
     const std::vector<float> va = ramp(n, 1.0f), vb = ramp(n, 2.0f);
     memcpy(a->data, va.data(), lm_ggml_nbytes(a));
     memcpy(b->data, vb.data(), lm_ggml_nbytes(b));
-    for (int n_threads : { 1, 2 }) {
+    for (int n_threads : {1, 2}) {
         ASSERT_EQ(lm_ggml_graph_compute_with_ctx(ctx, gf, n_threads), LM_GGML_STATUS_SUCCESS);
         void * data = b->data;
         b->data = nullptr;
@@ -510,7 +510,7 @@ TEST(CpuCompute, AGraphChangedInPlaceIsCheckedAgain) {
 // before the walk: a graph with bad nodes in every slice still fails as a
 // whole, names its first bad node, and runs none of its nodes.
 TEST(CpuCompute, TheFirstBadNodeIsReportedAndNothingRunsAtAnyThreadCount) {
-    lm_ggml_init_params p = { 4 * 1024 * 1024, nullptr, false };
+    lm_ggml_init_params p = {4 * 1024 * 1024, nullptr, false};
     lm_ggml_context * ctx = lm_ggml_init(p);
     ASSERT_NE(ctx, nullptr);
     const int64_t n = 64;
@@ -525,7 +525,7 @@ TEST(CpuCompute, TheFirstBadNodeIsReportedAndNothingRunsAtAnyThreadCount) {
     lm_ggml_build_forward_expand(gf, cur);
     const std::vector<float> vx = ramp(n, 1.0f);
     memcpy(x->data, vx.data(), lm_ggml_nbytes(x));
-    for (int n_threads : { 1, 2, 3, 4 }) {
+    for (int n_threads : {1, 2, 3, 4}) {
         for (lm_ggml_tensor * t : chain) std::fill_n((float *) t->data, n, -7.0f);
         chain[29]->type = LM_GGML_TYPE_I32; // a later slice than node 11 from 2 threads on
         chain[11]->type = LM_GGML_TYPE_I32; // the first bad node
@@ -535,11 +535,14 @@ TEST(CpuCompute, TheFirstBadNodeIsReportedAndNothingRunsAtAnyThreadCount) {
             EXPECT_EQ(log.errors(), 1) << log.text();
             EXPECT_TRUE(log.contains("node 11 ")) << log.text();
         }
-        for (lm_ggml_tensor * t : chain) ASSERT_EQ(((const float *) t->data)[0], -7.0f) << "a node ran, threads " << n_threads;
+        for (lm_ggml_tensor * t : chain)
+            ASSERT_EQ(((const float *) t->data)[0], -7.0f) << "a node ran, threads " << n_threads;
         chain[11]->type = LM_GGML_TYPE_F32;
         chain[29]->type = LM_GGML_TYPE_F32;
         ASSERT_EQ(lm_ggml_graph_compute_with_ctx(ctx, gf, n_threads), LM_GGML_STATUS_SUCCESS);
-        for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(((const float *) cur->data)[i], 41.0 * vx[(size_t) i], 1e-5 * 41.0 * std::fabs(vx[(size_t) i])) << i;
+        for (int64_t i = 0; i < n; ++i)
+            ASSERT_NEAR(((const float *) cur->data)[i], 41.0 * vx[(size_t) i], 1e-5 * 41.0 * std::fabs(vx[(size_t) i]))
+                << i;
     }
     lm_ggml_free(ctx);
 }

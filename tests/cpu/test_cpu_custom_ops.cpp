@@ -47,7 +47,8 @@ struct Recorder {
 // split also yields a correct dst) and records its call.
 void copy_rows(lm_ggml_tensor * dst, const lm_ggml_tensor * a, int ith, int nth) {
     for (int64_t r = ith; r < a->ne[1]; r += nth) {
-        std::memcpy((char *) dst->data + r * dst->nb[1], (const char *) a->data + r * a->nb[1], a->ne[0] * sizeof(float));
+        std::memcpy((char *) dst->data + r * dst->nb[1], (const char *) a->data + r * a->nb[1],
+                    a->ne[0] * sizeof(float));
     }
 }
 
@@ -59,17 +60,17 @@ void rec2(lm_ggml_tensor * dst, const lm_ggml_tensor * a, const lm_ggml_tensor *
     static_cast<Recorder *>(ud)->record(ith, nth);
     copy_rows(dst, a, ith, nth);
 }
-void rec3(lm_ggml_tensor * dst, const lm_ggml_tensor * a, const lm_ggml_tensor *, const lm_ggml_tensor *, int ith, int nth,
-          void * ud) {
+void rec3(lm_ggml_tensor * dst, const lm_ggml_tensor * a, const lm_ggml_tensor *, const lm_ggml_tensor *, int ith,
+          int nth, void * ud) {
     static_cast<Recorder *>(ud)->record(ith, nth);
     copy_rows(dst, a, ith, nth);
 }
 
-lm_ggml_tensor * custom_node(lm_ggml_context * ctx, int arity, lm_ggml_tensor * a, lm_ggml_tensor * b, lm_ggml_tensor * c,
-                             int n_tasks, Recorder * rec) {
+lm_ggml_tensor * custom_node(lm_ggml_context * ctx, int arity, lm_ggml_tensor * a, lm_ggml_tensor * b,
+                             lm_ggml_tensor * c, int n_tasks, Recorder * rec) {
     switch (arity) {
-        case 1:  return lm_ggml_map_custom1(ctx, a, rec1, n_tasks, rec);
-        case 2:  return lm_ggml_map_custom2(ctx, a, b, rec2, n_tasks, rec);
+        case 1: return lm_ggml_map_custom1(ctx, a, rec1, n_tasks, rec);
+        case 2: return lm_ggml_map_custom2(ctx, a, b, rec2, n_tasks, rec);
         default: return lm_ggml_map_custom3(ctx, a, b, c, rec3, n_tasks, rec);
     }
 }
@@ -203,8 +204,8 @@ TEST_F(CustomOps, BarriersFenceTheCustomNode) {
             lm_ggml_tensor * a = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, kCols, kRows);
             lm_ggml_tensor * b = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, kCols, kRows);
             SumCheck check;
-            lm_ggml_tensor * s   = lm_ggml_add(g.ctx, a, b); // 3 everywhere
-            lm_ggml_tensor * u   = lm_ggml_map_custom1(g.ctx, s, add_row_sums, n_tasks, &check);
+            lm_ggml_tensor * s = lm_ggml_add(g.ctx, a, b); // 3 everywhere
+            lm_ggml_tensor * u = lm_ggml_map_custom1(g.ctx, s, add_row_sums, n_tasks, &check);
             lm_ggml_tensor * out = lm_ggml_sub(g.ctx, u, a); // kCols * 3 - 1
             lm_ggml_cgraph * graph = lm_ggml_new_graph(g.ctx);
             lm_ggml_build_forward_expand(graph, out);
@@ -229,16 +230,16 @@ TEST_F(CustomOps, BarriersFenceTheCustomNode) {
 // reads, written through userdata). As in ggml, whose threads meet after
 // every node, the runtime must not overlap it with the nodes around it.
 struct SideChannel {
-    const lm_ggml_tensor * in;  // the earlier node's result
-    lm_ggml_tensor *       out; // read by the later node
-    std::atomic<int>       incomplete{0};
+    const lm_ggml_tensor * in; // the earlier node's result
+    lm_ggml_tensor * out;      // read by the later node
+    std::atomic<int> incomplete{0};
 };
 
 void through_userdata(lm_ggml_tensor * dst, const lm_ggml_tensor *, int ith, int nth, void * ud) {
-    auto *        side = static_cast<SideChannel *>(ud);
-    const int64_t n    = lm_ggml_nelements(side->in);
-    const float * x    = (const float *) side->in->data;
-    float *       y    = (float *) side->out->data;
+    auto * side = static_cast<SideChannel *>(ud);
+    const int64_t n = lm_ggml_nelements(side->in);
+    const float * x = (const float *) side->in->data;
+    float * y = (float *) side->out->data;
     for (int64_t i = 0; i < n; ++i) {
         if (x[i] != 3.0f) {
             side->incomplete++;
@@ -259,20 +260,20 @@ TEST_F(CustomOps, UserFunctionMayTouchMemoryOutsideItsTensors) {
             SCOPED_TRACE("threads " + std::to_string(n_threads) + ", n_tasks " + std::to_string(n_tasks));
             lm_ggml_backend_cpu_set_n_threads(backend, n_threads);
             GraphCtx g;
-            lm_ggml_tensor * a     = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, kN);
-            lm_ggml_tensor * b     = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, kN);
-            lm_ggml_tensor * w     = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, kN);
+            lm_ggml_tensor * a = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, kN);
+            lm_ggml_tensor * b = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, kN);
+            lm_ggml_tensor * w = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, kN);
             lm_ggml_tensor * token = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, 1);
-            SideChannel      side;
-            lm_ggml_tensor * s     = lm_ggml_add(g.ctx, a, b); // 3 everywhere
-            lm_ggml_tensor * u     = lm_ggml_map_custom1(g.ctx, token, through_userdata, n_tasks, &side);
-            lm_ggml_tensor * out   = lm_ggml_add(g.ctx, w, a); // 6 once the function wrote w
+            SideChannel side;
+            lm_ggml_tensor * s = lm_ggml_add(g.ctx, a, b); // 3 everywhere
+            lm_ggml_tensor * u = lm_ggml_map_custom1(g.ctx, token, through_userdata, n_tasks, &side);
+            lm_ggml_tensor * out = lm_ggml_add(g.ctx, w, a); // 6 once the function wrote w
             lm_ggml_cgraph * graph = lm_ggml_new_graph(g.ctx);
             lm_ggml_build_forward_expand(graph, s);
             lm_ggml_build_forward_expand(graph, u);
             lm_ggml_build_forward_expand(graph, out);
             ASSERT_TRUE(g.alloc(backend));
-            side.in  = s;
+            side.in = s;
             side.out = w;
             for (int rep = 0; rep < 5; ++rep) {
                 cputest::set_f32(a, std::vector<float>(kN, 1.0f));
@@ -297,8 +298,8 @@ void unary_f32(const int, float *, const float *) {}
 
 struct CustomLayout { // ggml's lm_ggml_map_custom3_op_params
     lm_ggml_custom3_op_t fun;
-    int                  n_tasks;
-    void *               userdata;
+    int n_tasks;
+    void * userdata;
 };
 
 TEST(CustomOpsBuild, OpParamsAndSources) {

@@ -47,9 +47,7 @@ CpuInfo read_cpuinfo() {
     return info;
 }
 
-lm_ggml_backend_dev_t cpu_dev() {
-    return lm_ggml_backend_reg_dev_get(lm_ggml_backend_cpu_reg(), 0);
-}
+lm_ggml_backend_dev_t cpu_dev() { return lm_ggml_backend_reg_dev_get(lm_ggml_backend_cpu_reg(), 0); }
 
 TEST(CpuDevice, RegistryAndDevice) {
     lm_ggml_backend_reg_t reg = lm_ggml_backend_cpu_reg();
@@ -75,8 +73,8 @@ TEST(CpuDevice, RegistryAndDevice) {
 
     size_t free_mem = 0, total_mem = 0;
     lm_ggml_backend_dev_memory(dev, &free_mem, &total_mem);
-    const double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-    EXPECT_NEAR((double)total_mem, phys, phys * 0.02);
+    const double phys = (double) sysconf(_SC_PHYS_PAGES) * (double) sysconf(_SC_PAGESIZE);
+    EXPECT_NEAR((double) total_mem, phys, phys * 0.02);
     EXPECT_GT(free_mem, 0u);
     EXPECT_LE(free_mem, total_mem);
 
@@ -113,7 +111,7 @@ TEST(CpuDevice, BackendFromDevice) {
     lm_ggml_backend_free(other);
 
     // A backend with another guid is not CPU, and CPU setters refuse it.
-    static lm_ggml_guid foreign_guid = { 1, 2, 3 };
+    static lm_ggml_guid foreign_guid = {1, 2, 3};
     lm_ggml_backend foreign = {};
     foreign.guid = &foreign_guid;
     EXPECT_FALSE(lm_ggml_backend_is_cpu(&foreign));
@@ -126,17 +124,17 @@ TEST(CpuDevice, BackendFromDevice) {
 
 TEST(CpuDevice, ProcAddressesAndFeatures) {
     lm_ggml_backend_reg_t reg = lm_ggml_backend_cpu_reg();
-    for (const char * name : { "lm_ggml_backend_set_n_threads", "lm_ggml_backend_set_abort_callback",
-                               "lm_ggml_backend_get_features", "lm_ggml_backend_dev_get_extra_bufts",
-                               "lm_ggml_threadpool_new", "lm_ggml_threadpool_free",
-                               "lm_ggml_backend_cpu_set_threadpool" }) {
+    for (const char * name :
+         {"lm_ggml_backend_set_n_threads", "lm_ggml_backend_set_abort_callback", "lm_ggml_backend_get_features",
+          "lm_ggml_backend_dev_get_extra_bufts", "lm_ggml_threadpool_new", "lm_ggml_threadpool_free",
+          "lm_ggml_backend_cpu_set_threadpool"}) {
         EXPECT_NE(lm_ggml_backend_reg_get_proc_address(reg, name), nullptr) << name;
     }
     EXPECT_EQ(lm_ggml_backend_reg_get_proc_address(reg, "lm_ggml_backend_no_such_thing"), nullptr);
-    EXPECT_EQ((void *)lm_ggml_backend_reg_get_proc_address(reg, "lm_ggml_backend_set_n_threads"),
-              (void *)lm_ggml_backend_cpu_set_n_threads);
+    EXPECT_EQ((void *) lm_ggml_backend_reg_get_proc_address(reg, "lm_ggml_backend_set_n_threads"),
+              (void *) lm_ggml_backend_cpu_set_n_threads);
 
-    auto extra = (lm_ggml_backend_dev_get_extra_bufts_t)lm_ggml_backend_reg_get_proc_address(
+    auto extra = (lm_ggml_backend_dev_get_extra_bufts_t) lm_ggml_backend_reg_get_proc_address(
         reg, "lm_ggml_backend_dev_get_extra_bufts");
     ASSERT_NE(extra, nullptr);
     // CPU_REPACK (repacked weights) where the kernel level repacks, else none
@@ -146,8 +144,8 @@ TEST(CpuDevice, ProcAddressesAndFeatures) {
         EXPECT_EQ(bufts[1], nullptr) << "one extra buffer type";
     }
 
-    auto get_features = (lm_ggml_backend_get_features_t)lm_ggml_backend_reg_get_proc_address(
-        reg, "lm_ggml_backend_get_features");
+    auto get_features =
+        (lm_ggml_backend_get_features_t) lm_ggml_backend_reg_get_proc_address(reg, "lm_ggml_backend_get_features");
     ASSERT_NE(get_features, nullptr);
     std::set<std::string> listed;
     for (lm_ggml_backend_feature * f = get_features(reg); f->name != nullptr; f++) {
@@ -204,12 +202,12 @@ TEST(CpuBuffer, BufferTypeAllocatesAlignedHostMemory) {
     EXPECT_EQ(lm_ggml_backend_dev_buffer_type(cpu_dev()), buft);
     EXPECT_TRUE(lm_ggml_backend_dev_supports_buft(cpu_dev(), buft));
 
-    for (size_t size : { (size_t)1, (size_t)63, (size_t)65, (size_t)1000, (size_t)4103 }) {
+    for (size_t size : {(size_t) 1, (size_t) 63, (size_t) 65, (size_t) 1000, (size_t) 4103}) {
         lm_ggml_backend_buffer_t buf = lm_ggml_backend_buft_alloc_buffer(buft, size);
         ASSERT_NE(buf, nullptr) << size;
         uint8_t * base = static_cast<uint8_t *>(lm_ggml_backend_buffer_get_base(buf));
         ASSERT_NE(base, nullptr);
-        EXPECT_EQ((uintptr_t)base % 64, 0u) << size;
+        EXPECT_EQ((uintptr_t) base % 64, 0u) << size;
         EXPECT_EQ(lm_ggml_backend_buffer_get_size(buf), size);
         EXPECT_TRUE(lm_ggml_backend_buffer_is_host(buf));
         EXPECT_EQ(lm_ggml_backend_buffer_get_type(buf), buft);
@@ -229,12 +227,12 @@ TEST(CpuBuffer, TensorAccessAndCopy) {
     lm_ggml_backend_buffer_t bb = lm_ggml_backend_buft_alloc_buffer(lm_ggml_backend_cpu_buffer_type(), 256);
     ASSERT_NE(ba, nullptr);
     ASSERT_NE(bb, nullptr);
-    lm_ggml_backend_tensor_alloc(ba, a, (char *)lm_ggml_backend_buffer_get_base(ba) + 64);
+    lm_ggml_backend_tensor_alloc(ba, a, (char *) lm_ggml_backend_buffer_get_base(ba) + 64);
     lm_ggml_backend_tensor_alloc(bb, b, lm_ggml_backend_buffer_get_base(bb));
 
     const std::vector<float> v = ramp(10, 1.0f);
     set_f32(a, v);
-    EXPECT_EQ(memcmp((char *)lm_ggml_backend_buffer_get_base(ba) + 64, v.data(), 40), 0) << "set writes in place";
+    EXPECT_EQ(memcmp((char *) lm_ggml_backend_buffer_get_base(ba) + 64, v.data(), 40), 0) << "set writes in place";
     lm_ggml_backend_tensor_memset(a, 0, 8, 8); // elements 2 and 3
     std::vector<float> expect = v;
     expect[2] = expect[3] = 0.0f;
@@ -253,11 +251,11 @@ TEST(CpuBuffer, TensorAccessAndCopy) {
 // A weights file mapped into memory: the buffer wraps the caller's bytes.
 TEST(CpuBuffer, FromHostPtrIsZeroCopy) {
     alignas(64) static float mem[256];
-    for (int i = 0; i < 256; i++) mem[i] = (float)i;
+    for (int i = 0; i < 256; i++) mem[i] = (float) i;
     lm_ggml_backend_dev_t dev = cpu_dev();
     lm_ggml_backend_buffer_t buf = lm_ggml_backend_dev_buffer_from_host_ptr(dev, mem, sizeof(mem), sizeof(mem));
     ASSERT_NE(buf, nullptr);
-    EXPECT_EQ(lm_ggml_backend_buffer_get_base(buf), (void *)mem);
+    EXPECT_EQ(lm_ggml_backend_buffer_get_base(buf), (void *) mem);
     EXPECT_EQ(lm_ggml_backend_buffer_get_size(buf), sizeof(mem));
     EXPECT_TRUE(lm_ggml_backend_buffer_is_host(buf));
     EXPECT_STREQ(lm_ggml_backend_buft_name(lm_ggml_backend_buffer_get_type(buf)), "CPU_Mapped");
@@ -279,8 +277,8 @@ TEST(CpuBuffer, FromHostPtrIsZeroCopy) {
     ASSERT_EQ(lm_ggml_backend_graph_compute(backend, gf), LM_GGML_STATUS_SUCCESS);
     const std::vector<float> r = get_f32(y);
     for (int i = 0; i < 16; i++) {
-        const float wi = i == 4 ? 1000.0f : (float)(16 + i);
-        ASSERT_EQ(r[i], wi + (float)(64 + i)) << i;
+        const float wi = i == 4 ? 1000.0f : (float) (16 + i);
+        ASSERT_EQ(r[i], wi + (float) (64 + i)) << i;
     }
     set_f32(x, std::vector<float>(16, -1.0f)); // writes land in mem
     EXPECT_EQ(mem[64], -1.0f);
@@ -294,12 +292,12 @@ TEST(CpuBuffer, FromHostPtrIsZeroCopy) {
 
     lm_ggml_backend_buffer_t direct = lm_ggml_backend_cpu_buffer_from_ptr(mem, 128);
     ASSERT_NE(direct, nullptr);
-    EXPECT_EQ(lm_ggml_backend_buffer_get_base(direct), (void *)mem);
+    EXPECT_EQ(lm_ggml_backend_buffer_get_base(direct), (void *) mem);
     lm_ggml_backend_buffer_free(direct);
 
     LogCapture log;
     EXPECT_EQ(lm_ggml_backend_cpu_buffer_from_ptr(nullptr, 64), nullptr);
-    EXPECT_EQ(lm_ggml_backend_cpu_buffer_from_ptr((char *)mem + 4, 64), nullptr) << "misaligned";
+    EXPECT_EQ(lm_ggml_backend_cpu_buffer_from_ptr((char *) mem + 4, 64), nullptr) << "misaligned";
     EXPECT_EQ(log.errors(), 2);
 }
 
@@ -312,8 +310,12 @@ void * fake_base(lm_ggml_backend_buffer_t buffer) { return buffer->context; }
 
 TEST(CpuDevice, SupportsOnlyHostBuffers) {
     static lm_ggml_backend_buffer_type fake_buft = {
-        .iface = { .get_name = fake_name, .alloc_buffer = fake_alloc, .get_alignment = fake_alignment,
-                   .get_max_size = nullptr, .get_alloc_size = nullptr, .is_host = fake_is_host },
+        .iface = {.get_name = fake_name,
+                  .alloc_buffer = fake_alloc,
+                  .get_alignment = fake_alignment,
+                  .get_max_size = nullptr,
+                  .get_alloc_size = nullptr,
+                  .is_host = fake_is_host},
         .device = nullptr,
         .context = nullptr,
     };
@@ -363,7 +365,7 @@ TEST(CpuTraits, ConversionsDotProductsAndPairings) {
     EXPECT_EQ(bf16->vec_dot_type, LM_GGML_TYPE_BF16);
     EXPECT_EQ(f32->nrows, 1);
 
-    const float src[4] = { 1.0f, -2.0f, 0.5f, 65504.0f };
+    const float src[4] = {1.0f, -2.0f, 0.5f, 65504.0f};
     uint16_t h[4];
     ASSERT_NE(f16->from_float, nullptr);
     f16->from_float(src, h, 4);
@@ -381,7 +383,7 @@ TEST(CpuTraits, ConversionsDotProductsAndPairings) {
     const int n = 37;
     std::vector<float> x = ramp(n, 3.0f), y = ramp(n, 4.0f);
     double ref = 0.0;
-    for (int i = 0; i < n; i++) ref += (double)x[i] * y[i];
+    for (int i = 0; i < n; i++) ref += (double) x[i] * y[i];
     float s = 0.0f;
     f32->vec_dot(n, &s, 0, x.data(), 0, y.data(), 0, 1);
     EXPECT_NEAR(s, ref, 1e-5);
@@ -390,19 +392,19 @@ TEST(CpuTraits, ConversionsDotProductsAndPairings) {
     std::vector<uint16_t> xh(n), yh(n);
     std::vector<float> xf(n), yf(n);
     for (int i = 0; i < n; i++) {
-        xf[i] = (float)((i % 7) - 3) * 0.5f;
-        yf[i] = (float)((i % 5) - 2);
+        xf[i] = (float) ((i % 7) - 3) * 0.5f;
+        yf[i] = (float) ((i % 5) - 2);
     }
     f16->from_float(xf.data(), xh.data(), n);
     f16->from_float(yf.data(), yh.data(), n);
     double ref16 = 0.0;
-    for (int i = 0; i < n; i++) ref16 += (double)xf[i] * yf[i];
+    for (int i = 0; i < n; i++) ref16 += (double) xf[i] * yf[i];
     f16->vec_dot(n, &s, 0, xh.data(), 0, yh.data(), 0, 1);
-    EXPECT_EQ(s, (float)ref16);
+    EXPECT_EQ(s, (float) ref16);
     bf16->from_float(xf.data(), xh.data(), n);
     bf16->from_float(yf.data(), yh.data(), n);
     bf16->vec_dot(n, &s, 0, xh.data(), 0, yh.data(), 0, 1);
-    EXPECT_EQ(s, (float)ref16);
+    EXPECT_EQ(s, (float) ref16);
 
     EXPECT_EQ(lm_ggml_get_type_traits_cpu(LM_GGML_TYPE_Q4_0)->vec_dot_type, LM_GGML_TYPE_Q8_0);
     EXPECT_EQ(lm_ggml_get_type_traits_cpu(LM_GGML_TYPE_Q4_1)->vec_dot_type, LM_GGML_TYPE_Q8_1);
@@ -414,7 +416,7 @@ TEST(CpuTraits, ConversionsDotProductsAndPairings) {
 
     LogCapture log;
     EXPECT_EQ(lm_ggml_get_type_traits_cpu(LM_GGML_TYPE_COUNT), nullptr);
-    EXPECT_EQ(lm_ggml_get_type_traits_cpu((lm_ggml_type)-1), nullptr);
+    EXPECT_EQ(lm_ggml_get_type_traits_cpu((lm_ggml_type) -1), nullptr);
     EXPECT_EQ(log.errors(), 2);
 }
 

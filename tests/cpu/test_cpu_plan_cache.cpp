@@ -13,35 +13,35 @@ using namespace cputest;
 
 namespace {
 
-constexpr int64_t kN     = 300; // values per cache slot
+constexpr int64_t kN = 300; // values per cache slot
 constexpr int64_t kSlots = 4;
 
 // store: y = x * scale + w written into slot `slot` of cache (a view moved
 // between computes); r = y_stored + x; sums = per-slot sums of the cache.
 struct StoreGraph {
-    GraphCtx         g;
-    lm_ggml_tensor * x, *w, *cache, *slot_view, *store, *r, *sums, *scaled;
+    GraphCtx g;
+    lm_ggml_tensor *x, *w, *cache, *slot_view, *store, *r, *sums, *scaled;
     lm_ggml_cgraph * gf;
-    int              slot = 0;
+    int slot = 0;
 
     StoreGraph() {
-        x         = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, kN);
-        w         = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, kN);
-        cache     = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, kN, kSlots);
-        scaled    = lm_ggml_scale(g.ctx, x, 2.0f);
+        x = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, kN);
+        w = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_F32, kN);
+        cache = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, kN, kSlots);
+        scaled = lm_ggml_scale(g.ctx, x, 2.0f);
         slot_view = lm_ggml_view_1d(g.ctx, cache, kN, 0);
-        store     = lm_ggml_cpy(g.ctx, lm_ggml_add(g.ctx, scaled, w), slot_view);
-        r         = lm_ggml_add(g.ctx, store, x);
-        sums      = lm_ggml_sum_rows(g.ctx, cache);
-        gf        = lm_ggml_new_graph(g.ctx);
+        store = lm_ggml_cpy(g.ctx, lm_ggml_add(g.ctx, scaled, w), slot_view);
+        r = lm_ggml_add(g.ctx, store, x);
+        sums = lm_ggml_sum_rows(g.ctx, cache);
+        gf = lm_ggml_new_graph(g.ctx);
         lm_ggml_build_forward_expand(gf, r);
         lm_ggml_build_forward_expand(gf, sums);
     }
     // Moves the store to slot s, as the LLM runner moves its KV-cache views.
     void move_to(int s) {
         const int64_t bytes = (int64_t) (s - slot) * kN * (int64_t) sizeof(float);
-        for (lm_ggml_tensor * t : { slot_view, store }) {
-            t->data      = (char *) t->data + bytes;
+        for (lm_ggml_tensor * t : {slot_view, store}) {
+            t->data = (char *) t->data + bytes;
             t->view_offs = (size_t) ((int64_t) t->view_offs + bytes);
         }
         slot = s;
@@ -81,7 +81,7 @@ void compute_and_check(lm_ggml_backend_t backend, StoreGraph & g, const std::vec
 
 struct PlanCache : ::testing::TestWithParam<int> {
     lm_ggml_backend_t backend = nullptr;
-    void              SetUp() override {
+    void SetUp() override {
         backend = lm_ggml_backend_cpu_init();
         ASSERT_NE(backend, nullptr);
         lm_ggml_backend_cpu_set_n_threads(backend, GetParam());
@@ -183,7 +183,7 @@ TEST_P(PlanCache, ThreadsAbortCallbackAndOtherGraphsInBetween) {
     StoreGraph a, b;
     ASSERT_TRUE(a.g.alloc(backend));
     ASSERT_TRUE(b.g.alloc(backend));
-    for (StoreGraph * g : { &a, &b }) set_f32(g->cache, std::vector<float>(kN * kSlots, 0.0f));
+    for (StoreGraph * g : {&a, &b}) set_f32(g->cache, std::vector<float>(kN * kSlots, 0.0f));
     std::vector<std::vector<double>> ea(kSlots, std::vector<double>(kN, 0.0)), eb = ea;
     int calls = 0;
     for (int step = 0; step < 12; ++step) {
@@ -191,7 +191,13 @@ TEST_P(PlanCache, ThreadsAbortCallbackAndOtherGraphsInBetween) {
             lm_ggml_backend_cpu_set_n_threads(backend, GetParam() == 1 ? 2 : 1);
         }
         if (step == 6) {
-            lm_ggml_backend_cpu_set_abort_callback(backend, [](void * n) { ++*static_cast<int *>(n); return false; }, &calls);
+            lm_ggml_backend_cpu_set_abort_callback(
+                backend,
+                [](void * n) {
+                    ++*static_cast<int *>(n);
+                    return false;
+                },
+                &calls);
         }
         StoreGraph & g = step % 4 < 2 ? a : b; // a a b b a a ...: each seen twice in a row
         g.move_to(step % kSlots);

@@ -76,9 +76,8 @@ std::vector<float> activations(size_t n, float seed) {
 
 // out[m, n, px] against W[k, m, pw] (dequantized) x X[k, n, px] in double;
 // each error must be within rel * sum |w||x| of that dot.
-void expect_mul_mat_close(const std::vector<float> & w, const std::vector<float> & x,
-                            const std::vector<float> & out, int64_t k, int64_t m, int64_t n, int64_t pw, int64_t px,
-                            double rel) {
+void expect_mul_mat_close(const std::vector<float> & w, const std::vector<float> & x, const std::vector<float> & out,
+                          int64_t k, int64_t m, int64_t n, int64_t pw, int64_t px, double rel) {
     EXPECT_EQ(out.size(), (size_t) (m * n * px));
     int bad = 0;
     for (int64_t p = 0; p < px; ++p) {
@@ -104,8 +103,8 @@ void expect_mul_mat_close(const std::vector<float> & w, const std::vector<float>
 }
 
 struct CpuRepack : ::testing::Test {
-    lm_ggml_backend_buffer_type_t buft    = nullptr;
-    lm_ggml_backend_t             backend = nullptr;
+    lm_ggml_backend_buffer_type_t buft = nullptr;
+    lm_ggml_backend_t backend = nullptr;
 
     void SetUp() override {
         auto get = (lm_ggml_backend_dev_get_extra_bufts_t) lm_ggml_backend_reg_get_proc_address(
@@ -117,7 +116,7 @@ struct CpuRepack : ::testing::Test {
             GTEST_SKIP() << "no extra CPU buffer type: CPU_REPACK needs AVX2, FMA and F16C";
         }
         EXPECT_EQ(list[1], nullptr) << "the list holds CPU_REPACK only";
-        buft    = list[0];
+        buft = list[0];
         backend = lm_ggml_backend_cpu_init();
         ASSERT_NE(backend, nullptr);
     }
@@ -149,18 +148,21 @@ TEST_F(CpuRepack, BufferTypeProperties) {
 // Whole-tensor set/get, copies to and from a plain CPU tensor, and proof
 // that the stored bytes really are permuted (within each group of 8 rows).
 TEST_F(CpuRepack, RoundTripWholeTensor) {
-    struct Shape { lm_ggml_type type; int64_t k, rows, planes; };
+    struct Shape {
+        lm_ggml_type type;
+        int64_t k, rows, planes;
+    };
     const Shape shapes[] = {
-        {LM_GGML_TYPE_Q4_0, 96, 16, 1}, {LM_GGML_TYPE_Q4_0, 576, 24, 1}, {LM_GGML_TYPE_Q4_1, 96, 24, 1},
-        {LM_GGML_TYPE_Q4_1, 576, 16, 1}, {LM_GGML_TYPE_Q4_0, 96, 48, 1}, {LM_GGML_TYPE_Q4_1, 160, 8, 1},
-        {LM_GGML_TYPE_Q4_0, 64, 8, 3},  {LM_GGML_TYPE_Q4_1, 64, 8, 3},  {LM_GGML_TYPE_Q4_0, 160, 8, 2},
+        {LM_GGML_TYPE_Q4_0, 96, 16, 1},  {LM_GGML_TYPE_Q4_0, 576, 24, 1}, {LM_GGML_TYPE_Q4_1, 96, 24, 1},
+        {LM_GGML_TYPE_Q4_1, 576, 16, 1}, {LM_GGML_TYPE_Q4_0, 96, 48, 1},  {LM_GGML_TYPE_Q4_1, 160, 8, 1},
+        {LM_GGML_TYPE_Q4_0, 64, 8, 3},   {LM_GGML_TYPE_Q4_1, 64, 8, 3},   {LM_GGML_TYPE_Q4_0, 160, 8, 2},
     };
     uint32_t seed = 1;
     for (const Shape & s : shapes) {
         SCOPED_TRACE(std::string(lm_ggml_type_name(s.type)) + " [" + std::to_string(s.k) + ", " +
                      std::to_string(s.rows) + ", " + std::to_string(s.planes) + "]");
         GraphCtx g(4), plain(4);
-        lm_ggml_tensor * t  = lm_ggml_new_tensor_3d(g.ctx, s.type, s.k, s.rows, s.planes);
+        lm_ggml_tensor * t = lm_ggml_new_tensor_3d(g.ctx, s.type, s.k, s.rows, s.planes);
         lm_ggml_tensor * t2 = lm_ggml_new_tensor_3d(g.ctx, s.type, s.k, s.rows, s.planes);
         lm_ggml_tensor * tp = lm_ggml_new_tensor_3d(plain.ctx, s.type, s.k, s.rows, s.planes);
         alloc_repack(g);
@@ -197,13 +199,17 @@ TEST_F(CpuRepack, RoundTripWholeTensor) {
 // in a vector; the whole tensor and random sub-ranges must read back as the
 // mirror, and the stored bytes must equal those of one whole write.
 TEST_F(CpuRepack, PartialSetGetMemset) {
-    struct Shape { lm_ggml_type type; int64_t k, rows, planes; };
-    const Shape shapes[] = {{LM_GGML_TYPE_Q4_1, 96, 16, 1}, {LM_GGML_TYPE_Q4_0, 64, 8, 3}, {LM_GGML_TYPE_Q4_0, 576, 8, 1}};
+    struct Shape {
+        lm_ggml_type type;
+        int64_t k, rows, planes;
+    };
+    const Shape shapes[] = {
+        {LM_GGML_TYPE_Q4_1, 96, 16, 1}, {LM_GGML_TYPE_Q4_0, 64, 8, 3}, {LM_GGML_TYPE_Q4_0, 576, 8, 1}};
     uint32_t seed = 100;
     for (const Shape & s : shapes) {
         SCOPED_TRACE(lm_ggml_type_name(s.type));
         GraphCtx g(4);
-        lm_ggml_tensor * t   = lm_ggml_new_tensor_3d(g.ctx, s.type, s.k, s.rows, s.planes);
+        lm_ggml_tensor * t = lm_ggml_new_tensor_3d(g.ctx, s.type, s.k, s.rows, s.planes);
         lm_ggml_tensor * ref = lm_ggml_new_tensor_3d(g.ctx, s.type, s.k, s.rows, s.planes);
         alloc_repack(g);
         const size_t n = lm_ggml_nbytes(t), row = t->nb[1], group = 8 * row, blk = lm_ggml_type_size(s.type);
@@ -237,7 +243,7 @@ TEST_F(CpuRepack, PartialSetGetMemset) {
         }
         ASSERT_EQ(get_bytes(t), mirror);
         for (int i = 0; i < 200; ++i) {
-            const size_t off  = rng() % n;
+            const size_t off = rng() % n;
             const size_t size = 1 + rng() % std::min(n - off, 2 * group);
             ASSERT_EQ(get_bytes(t, off, size), std::vector<uint8_t>(mirror.begin() + off, mirror.begin() + off + size))
                 << "read at " << off << " size " << size;
@@ -271,7 +277,8 @@ TEST_F(CpuRepack, SetGetThroughViews) {
     auto expect_view = [&](const lm_ggml_tensor * v, size_t base) {
         const size_t n = lm_ggml_nbytes(v);
         EXPECT_EQ(get_bytes(v), std::vector<uint8_t>(mirror.begin() + base, mirror.begin() + base + n));
-        EXPECT_EQ(get_bytes(v, 5, n - 9), std::vector<uint8_t>(mirror.begin() + base + 5, mirror.begin() + base + n - 4));
+        EXPECT_EQ(get_bytes(v, 5, n - 9),
+                  std::vector<uint8_t>(mirror.begin() + base + 5, mirror.begin() + base + n - 4));
     };
     expect_view(v1, off1);
     expect_view(v2, off2);
@@ -297,10 +304,10 @@ TEST_F(CpuRepack, SetGetThroughViews) {
 // Tensors the x8 layout does not apply to are stored as is and still work.
 TEST_F(CpuRepack, NonRepackableTensorsStayPlain) {
     GraphCtx g(8);
-    lm_ggml_tensor * f32  = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, 32, 5);
-    lm_ggml_tensor * q12  = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q4_0, 64, 12); // 12 % 8 != 0
-    lm_ggml_tensor * f16  = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F16, 64, 8);   // no x8 layout
-    lm_ggml_tensor * q80  = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q8_0, 64, 16); // no x8 layout
+    lm_ggml_tensor * f32 = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, 32, 5);
+    lm_ggml_tensor * q12 = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q4_0, 64, 12);  // 12 % 8 != 0
+    lm_ggml_tensor * f16 = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F16, 64, 8);    // no x8 layout
+    lm_ggml_tensor * q80 = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q8_0, 64, 16);  // no x8 layout
     lm_ggml_tensor * ctrl = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q4_0, 64, 16); // repacked
     alloc_repack(g);
     std::mt19937 rng(21);
@@ -308,7 +315,7 @@ TEST_F(CpuRepack, NonRepackableTensorsStayPlain) {
         SCOPED_TRACE(lm_ggml_type_name(t->type));
         std::vector<uint8_t> src = t->type == LM_GGML_TYPE_Q4_0 || t->type == LM_GGML_TYPE_Q8_0
                                        ? random_quant(t->type, t->ne[0], t->ne[1], 22)
-                                                             : random_bytes(lm_ggml_nbytes(t), rng);
+                                       : random_bytes(lm_ggml_nbytes(t), rng);
         set_bytes(t, src);
         EXPECT_EQ(get_bytes(t), src);
         EXPECT_EQ(raw_bytes(t), src) << "stored permuted although not repackable";
@@ -326,7 +333,7 @@ TEST_F(CpuRepack, NonRepackableTensorsStayPlain) {
 
     // the plain 12-row Q4_0 tensor multiplies on the ordinary path
     GraphCtx gc(8);
-    lm_ggml_tensor * x  = lm_ggml_new_tensor_2d(gc.ctx, LM_GGML_TYPE_F32, 64, 2);
+    lm_ggml_tensor * x = lm_ggml_new_tensor_2d(gc.ctx, LM_GGML_TYPE_F32, 64, 2);
     lm_ggml_tensor * mm = lm_ggml_mul_mat(gc.ctx, q12, x);
     lm_ggml_cgraph * gf = lm_ggml_new_graph(gc.ctx);
     lm_ggml_build_forward_expand(gf, mm);
@@ -348,7 +355,7 @@ TEST_F(CpuRepack, MulMatMatchesReferenceAndPlainWeights) {
         for (int64_t k : {64, 576}) {
             for (int64_t m : {8, 40, 136}) {
                 const std::vector<uint8_t> wq = random_quant(type, k, m, seed++);
-                const std::vector<float>   wf = dequant(type, wq, k);
+                const std::vector<float> wf = dequant(type, wq, k);
                 GraphCtx gw(2);
                 lm_ggml_tensor * wr = lm_ggml_new_tensor_2d(gw.ctx, type, k, m);
                 alloc_repack(gw);
@@ -357,11 +364,11 @@ TEST_F(CpuRepack, MulMatMatchesReferenceAndPlainWeights) {
                     SCOPED_TRACE(std::string(lm_ggml_type_name(type)) + " k=" + std::to_string(k) +
                                  " m=" + std::to_string(m) + " n=" + std::to_string(n));
                     GraphCtx g(8);
-                    lm_ggml_tensor * wp    = lm_ggml_new_tensor_2d(g.ctx, type, k, m);
-                    lm_ggml_tensor * x     = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, k, n);
+                    lm_ggml_tensor * wp = lm_ggml_new_tensor_2d(g.ctx, type, k, m);
+                    lm_ggml_tensor * x = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, k, n);
                     lm_ggml_tensor * out_r = lm_ggml_mul_mat(g.ctx, wr, x);
                     lm_ggml_tensor * out_p = lm_ggml_mul_mat(g.ctx, wp, x);
-                    lm_ggml_cgraph * gf    = lm_ggml_new_graph(g.ctx);
+                    lm_ggml_cgraph * gf = lm_ggml_new_graph(g.ctx);
                     lm_ggml_build_forward_expand(gf, out_r);
                     lm_ggml_build_forward_expand(gf, out_p);
                     ASSERT_TRUE(g.alloc(backend));
@@ -406,17 +413,18 @@ TEST_F(CpuRepack, MulMatBroadcastOverPlanes) {
     uint32_t seed = 500;
     for (lm_ggml_type type : kRepackTypes) {
         const std::vector<uint8_t> wq = random_quant(type, k, m * pw, seed++);
-        const std::vector<float>   wf = dequant(type, wq, k);
+        const std::vector<float> wf = dequant(type, wq, k);
         GraphCtx gw(2);
         lm_ggml_tensor * w = lm_ggml_new_tensor_3d(gw.ctx, type, k, m, pw);
         alloc_repack(gw);
         set_bytes(w, wq);
         for (auto [n, px] : {std::pair<int64_t, int64_t>{1, 2}, {1, 4}, {3, 4}, {9, 4}}) {
-            SCOPED_TRACE(std::string(lm_ggml_type_name(type)) + " n=" + std::to_string(n) + " px=" + std::to_string(px));
+            SCOPED_TRACE(std::string(lm_ggml_type_name(type)) + " n=" + std::to_string(n) +
+                         " px=" + std::to_string(px));
             GraphCtx g(4);
-            lm_ggml_tensor * x   = lm_ggml_new_tensor_3d(g.ctx, LM_GGML_TYPE_F32, k, n, px);
+            lm_ggml_tensor * x = lm_ggml_new_tensor_3d(g.ctx, LM_GGML_TYPE_F32, k, n, px);
             lm_ggml_tensor * out = lm_ggml_mul_mat(g.ctx, w, x);
-            lm_ggml_cgraph * gf  = lm_ggml_new_graph(g.ctx);
+            lm_ggml_cgraph * gf = lm_ggml_new_graph(g.ctx);
             lm_ggml_build_forward_expand(gf, out);
             ASSERT_TRUE(g.alloc(backend));
             const std::vector<float> xv = activations((size_t) (k * n * px), (float) seed++);
@@ -447,9 +455,9 @@ TEST_F(CpuRepack, GetRowsBitExact) {
         GraphCtx g(8);
         lm_ggml_tensor * ids2 = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_I32, 5);
         lm_ggml_tensor * ids3 = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_I32, 2, 3); // 2 ids per plane
-        lm_ggml_tensor * r2   = lm_ggml_get_rows(g.ctx, w2, ids2);
-        lm_ggml_tensor * r3   = lm_ggml_get_rows(g.ctx, w3, ids3);
-        lm_ggml_cgraph * gf   = lm_ggml_new_graph(g.ctx);
+        lm_ggml_tensor * r2 = lm_ggml_get_rows(g.ctx, w2, ids2);
+        lm_ggml_tensor * r3 = lm_ggml_get_rows(g.ctx, w3, ids3);
+        lm_ggml_cgraph * gf = lm_ggml_new_graph(g.ctx);
         lm_ggml_build_forward_expand(gf, r2);
         lm_ggml_build_forward_expand(gf, r3);
         ASSERT_TRUE(g.alloc(backend));
@@ -480,31 +488,31 @@ TEST_F(CpuRepack, GetRowsBitExact) {
 // compute cleanly, before anything is written.
 TEST_F(CpuRepack, OtherUsesAreRefused) {
     GraphCtx gw(4);
-    lm_ggml_tensor * w  = lm_ggml_new_tensor_2d(gw.ctx, LM_GGML_TYPE_Q4_0, 64, 16);
+    lm_ggml_tensor * w = lm_ggml_new_tensor_2d(gw.ctx, LM_GGML_TYPE_Q4_0, 64, 16);
     lm_ggml_tensor * we = lm_ggml_new_tensor_3d(gw.ctx, LM_GGML_TYPE_Q4_0, 64, 8, 2); // 2 experts
     alloc_repack(gw);
     const std::vector<uint8_t> wq = random_quant(LM_GGML_TYPE_Q4_0, 64, 16, 900);
     set_bytes(w, wq);
 
     GraphCtx g(32);
-    lm_ggml_tensor * x     = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, 64, 2);
-    lm_ggml_tensor * x16   = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F16, 64, 2);
-    lm_ggml_tensor * ids   = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_I32, 2);
-    lm_ggml_tensor * dst   = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, 64, 16);
+    lm_ggml_tensor * x = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, 64, 2);
+    lm_ggml_tensor * x16 = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F16, 64, 2);
+    lm_ggml_tensor * ids = lm_ggml_new_tensor_1d(g.ctx, LM_GGML_TYPE_I32, 2);
+    lm_ggml_tensor * dst = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, 64, 16);
     lm_ggml_tensor * plain = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q4_0, 64, 16);
-    lm_ggml_tensor * xe    = lm_ggml_new_tensor_3d(g.ctx, LM_GGML_TYPE_F32, 64, 1, 2);
-    lm_ggml_tensor * eids  = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_I32, 1, 2);
+    lm_ggml_tensor * xe = lm_ggml_new_tensor_3d(g.ctx, LM_GGML_TYPE_F32, 64, 1, 2);
+    lm_ggml_tensor * eids = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_I32, 1, 2);
 
-    lm_ggml_tensor * ok_mm   = lm_ggml_mul_mat(g.ctx, w, x);
+    lm_ggml_tensor * ok_mm = lm_ggml_mul_mat(g.ctx, w, x);
     lm_ggml_tensor * ok_rows = lm_ggml_get_rows(g.ctx, w, ids);
-    lm_ggml_tensor * cpy     = lm_ggml_cpy(g.ctx, w, dst); // dequantizing copy reads the permuted bytes
-    lm_ggml_tensor * dup     = lm_ggml_dup(g.ctx, w);
+    lm_ggml_tensor * cpy = lm_ggml_cpy(g.ctx, w, dst); // dequantizing copy reads the permuted bytes
+    lm_ggml_tensor * dup = lm_ggml_dup(g.ctx, w);
     lm_ggml_tensor * mm_view = lm_ggml_mul_mat(g.ctx, lm_ggml_view_2d(g.ctx, w, 64, 8, w->nb[1], 0), x);
-    lm_ggml_tensor * mm_f16  = lm_ggml_mul_mat(g.ctx, w, x16);
-    lm_ggml_tensor * into    = lm_ggml_cpy(g.ctx, plain, w); // writes the repacked tensor
-    lm_ggml_tensor * mm_id   = lm_ggml_mul_mat_id(g.ctx, we, xe, eids);
+    lm_ggml_tensor * mm_f16 = lm_ggml_mul_mat(g.ctx, w, x16);
+    lm_ggml_tensor * into = lm_ggml_cpy(g.ctx, plain, w); // writes the repacked tensor
+    lm_ggml_tensor * mm_id = lm_ggml_mul_mat_id(g.ctx, we, xe, eids);
     // controls: the same ops on the plain copy of the weights
-    lm_ggml_tensor * cpy_plain  = lm_ggml_cpy(g.ctx, plain, lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, 64, 16));
+    lm_ggml_tensor * cpy_plain = lm_ggml_cpy(g.ctx, plain, lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, 64, 16));
     lm_ggml_tensor * view_plain = lm_ggml_mul_mat(g.ctx, lm_ggml_view_2d(g.ctx, plain, 64, 8, plain->nb[1], 0), x);
     lm_ggml_tensor * id_plain =
         lm_ggml_mul_mat_id(g.ctx, lm_ggml_new_tensor_3d(g.ctx, LM_GGML_TYPE_Q4_0, 64, 8, 2), xe, eids);
@@ -522,15 +530,18 @@ TEST_F(CpuRepack, OtherUsesAreRefused) {
     EXPECT_TRUE(lm_ggml_backend_dev_supports_op(cpu_dev(), cpy_plain));
     EXPECT_TRUE(lm_ggml_backend_dev_supports_op(cpu_dev(), view_plain));
     EXPECT_TRUE(lm_ggml_backend_dev_supports_op(cpu_dev(), id_plain));
-    const std::pair<const char *, lm_ggml_tensor *> refused[] = {
-        {"CPY to F32", cpy}, {"DUP", dup}, {"MUL_MAT of a view", mm_view}, {"MUL_MAT with F16 src1", mm_f16},
-        {"CPY into the repacked tensor", into}, {"MUL_MAT_ID", mm_id}};
+    const std::pair<const char *, lm_ggml_tensor *> refused[] = {{"CPY to F32", cpy},
+                                                                 {"DUP", dup},
+                                                                 {"MUL_MAT of a view", mm_view},
+                                                                 {"MUL_MAT with F16 src1", mm_f16},
+                                                                 {"CPY into the repacked tensor", into},
+                                                                 {"MUL_MAT_ID", mm_id}};
     for (const auto & [what, node] : refused) {
         EXPECT_FALSE(lm_ggml_backend_dev_supports_op(cpu_dev(), node)) << what;
     }
 
     lm_ggml_init_params gp = {lm_ggml_graph_overhead() * 8, nullptr, true};
-    lm_ggml_context *   gctx = lm_ggml_init(gp);
+    lm_ggml_context * gctx = lm_ggml_init(gp);
     ASSERT_NE(gctx, nullptr);
     auto compute_one = [&](lm_ggml_tensor * node) {
         lm_ggml_cgraph * gf = lm_ggml_new_graph(gctx);

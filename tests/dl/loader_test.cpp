@@ -20,15 +20,11 @@ using lmtest::BackendLogCapture;
 
 namespace {
 
-std::string plugin(const char * file) {
-    return std::string(LMGGML_PLUGIN_DIR) + "/" + file;
-}
+std::string plugin(const char * file) { return std::string(LMGGML_PLUGIN_DIR) + "/" + file; }
 std::string testplugin(const char * dir, const char * file) {
     return std::string(LMGGML_TESTPLUGIN_DIR) + "/" + dir + "/" + file;
 }
-std::string testplugin_dir(const char * dir) {
-    return std::string(LMGGML_TESTPLUGIN_DIR) + "/" + dir;
-}
+std::string testplugin_dir(const char * dir) { return std::string(LMGGML_TESTPLUGIN_DIR) + "/" + dir; }
 
 // A fresh temporary directory, removed with its contents at scope end.
 struct TempDir {
@@ -37,7 +33,10 @@ struct TempDir {
         path = fs::temp_directory_path() / ("lmggml-dl-" + std::to_string(getpid()) + "-" + std::to_string(rand()));
         fs::create_directories(path);
     }
-    ~TempDir() { std::error_code ec; fs::remove_all(path, ec); }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
 };
 
 // Tests of this binary share a process when run directly (not via ctest):
@@ -194,9 +193,9 @@ TEST(Load, HighestScoringVariantWins) {
     lm_ggml_backend_load_all_from_path(testplugin_dir("variants").c_str());
     EXPECT_EQ(lm_ggml_backend_reg_count(), regs0 + 1);
     EXPECT_EQ(lm_ggml_backend_dev_count(), devs0 + 1);
-    EXPECT_NE(lm_ggml_backend_dev_by_name("VARIANT_HI"), nullptr);   // score 7
-    EXPECT_EQ(lm_ggml_backend_dev_by_name("VARIANT_LO"), nullptr);   // score 3
-    EXPECT_EQ(lm_ggml_backend_dev_by_name("VARIANT_OFF"), nullptr);  // score 0
+    EXPECT_NE(lm_ggml_backend_dev_by_name("VARIANT_HI"), nullptr);  // score 7
+    EXPECT_EQ(lm_ggml_backend_dev_by_name("VARIANT_LO"), nullptr);  // score 3
+    EXPECT_EQ(lm_ggml_backend_dev_by_name("VARIANT_OFF"), nullptr); // score 0
     // once one variant is registered a rescan loads no other
     lm_ggml_backend_load_all_from_path(testplugin_dir("variants").c_str());
     EXPECT_EQ(lm_ggml_backend_reg_count(), regs0 + 1);

@@ -16,7 +16,9 @@ using lmtest::BackendLogCapture;
 
 namespace {
 
-struct CtxDeleter { void operator()(lm_ggml_context * c) const { lm_ggml_free(c); } };
+struct CtxDeleter {
+    void operator()(lm_ggml_context * c) const { lm_ggml_free(c); }
+};
 using CtxPtr = std::unique_ptr<lm_ggml_context, CtxDeleter>;
 
 lm_ggml_backend_dev_t refdev() {
@@ -60,7 +62,7 @@ TEST(Refdev, MemoryIsNotHostMemory) {
     CtxPtr ctx(lmtest::new_meta_ctx());
     lm_ggml_tensor * t = lm_ggml_new_tensor_1d(ctx.get(), LM_GGML_TYPE_F32, 10);
     EXPECT_EQ(lm_ggml_backend_buft_get_alloc_size(buft, t) % 128, 0u); // refdev pads allocations
-    lm_ggml_backend_tensor_alloc(b, t, (char *)lm_ggml_backend_buffer_get_base(b) + 64);
+    lm_ggml_backend_tensor_alloc(b, t, (char *) lm_ggml_backend_buffer_get_base(b) + 64);
     ASSERT_EQ(t->buffer, b);
     const std::vector<float> v = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
     lmtest::set_f32(t, v);
@@ -82,56 +84,64 @@ TEST(Refdev, ComputesEveryOpItSupports) {
     ASSERT_NE(dev, nullptr);
     lm_ggml_backend_t be = lm_ggml_backend_dev_init(dev, nullptr);
     ASSERT_NE(be, nullptr);
-    auto counter = (counter_fn)lm_ggml_backend_reg_get_proc_address(lm_ggml_backend_dev_backend_reg(dev),
-                                                                    "lm_ggml_backend_refdev_n_nodes_computed");
+    auto counter = (counter_fn) lm_ggml_backend_reg_get_proc_address(lm_ggml_backend_dev_backend_reg(dev),
+                                                                     "lm_ggml_backend_refdev_n_nodes_computed");
     ASSERT_NE(counter, nullptr);
 
     CtxPtr ctx(lmtest::new_meta_ctx(128));
     lm_ggml_context * c = ctx.get();
-    lm_ggml_tensor * x   = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 3);
-    lm_ggml_tensor * y   = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 1); // broadcast over rows
-    lm_ggml_tensor * y2  = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 3);
-    lm_ggml_tensor * w   = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 5); // (K=4, M=5)
+    lm_ggml_tensor * x = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 3);
+    lm_ggml_tensor * y = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 1); // broadcast over rows
+    lm_ggml_tensor * y2 = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 3);
+    lm_ggml_tensor * w = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 5); // (K=4, M=5)
     lm_ggml_tensor * emb = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 3);
     lm_ggml_tensor * ids = lm_ggml_new_tensor_1d(c, LM_GGML_TYPE_I32, 2);
     lm_ggml_tensor * h16 = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F16, 4, 3);
     lm_ggml_tensor * f12 = lm_ggml_new_tensor_1d(c, LM_GGML_TYPE_F32, 12);
 
-    lm_ggml_tensor * n_add   = lm_ggml_add(c, x, y);
-    lm_ggml_tensor * n_sub   = lm_ggml_sub(c, x, y);
-    lm_ggml_tensor * n_mul   = lm_ggml_mul(c, n_add, n_sub);
-    lm_ggml_tensor * n_div   = lm_ggml_div(c, n_mul, y2);
+    lm_ggml_tensor * n_add = lm_ggml_add(c, x, y);
+    lm_ggml_tensor * n_sub = lm_ggml_sub(c, x, y);
+    lm_ggml_tensor * n_mul = lm_ggml_mul(c, n_add, n_sub);
+    lm_ggml_tensor * n_div = lm_ggml_div(c, n_mul, y2);
     lm_ggml_tensor * n_scale = lm_ggml_scale(c, n_div, 0.5f);
-    lm_ggml_tensor * n_t     = lm_ggml_cont(c, lm_ggml_transpose(c, n_scale));     // (3, 4)
-    lm_ggml_tensor * n_mm    = lm_ggml_mul_mat(c, w, x);                           // (5, 3)
-    lm_ggml_tensor * n_perm  = lm_ggml_cont(c, lm_ggml_permute(c, n_mm, 1, 0, 2, 3)); // (3, 5)
-    lm_ggml_tensor * n_sum   = lm_ggml_sum_rows(c, n_mm);                          // (1, 3)
-    lm_ggml_tensor * n_rows  = lm_ggml_get_rows(c, emb, ids);                      // (4, 2)
-    lm_ggml_tensor * n_dup   = lm_ggml_dup(c, n_rows);
-    lm_ggml_tensor * n_h     = lm_ggml_cpy(c, n_scale, h16);                       // F32 -> F16
-    lm_ggml_tensor * n_back  = lm_ggml_cpy(c, n_h, f12);                           // F16 -> F32, new shape
-    lm_ggml_tensor * xv      = lm_ggml_view_2d(c, x, 2, 3, x->nb[1], sizeof(float)); // columns 1..2
-    lm_ggml_tensor * n_vadd  = lm_ggml_add(c, xv, xv);                             // strided input
-    lm_ggml_tensor * n_resh  = lm_ggml_reshape_1d(c, n_vadd, 6);
-    lm_ggml_tensor * n_rsc   = lm_ggml_scale(c, n_resh, 3.0f);
+    lm_ggml_tensor * n_t = lm_ggml_cont(c, lm_ggml_transpose(c, n_scale));           // (3, 4)
+    lm_ggml_tensor * n_mm = lm_ggml_mul_mat(c, w, x);                                // (5, 3)
+    lm_ggml_tensor * n_perm = lm_ggml_cont(c, lm_ggml_permute(c, n_mm, 1, 0, 2, 3)); // (3, 5)
+    lm_ggml_tensor * n_sum = lm_ggml_sum_rows(c, n_mm);                              // (1, 3)
+    lm_ggml_tensor * n_rows = lm_ggml_get_rows(c, emb, ids);                         // (4, 2)
+    lm_ggml_tensor * n_dup = lm_ggml_dup(c, n_rows);
+    lm_ggml_tensor * n_h = lm_ggml_cpy(c, n_scale, h16);                        // F32 -> F16
+    lm_ggml_tensor * n_back = lm_ggml_cpy(c, n_h, f12);                         // F16 -> F32, new shape
+    lm_ggml_tensor * xv = lm_ggml_view_2d(c, x, 2, 3, x->nb[1], sizeof(float)); // columns 1..2
+    lm_ggml_tensor * n_vadd = lm_ggml_add(c, xv, xv);                           // strided input
+    lm_ggml_tensor * n_resh = lm_ggml_reshape_1d(c, n_vadd, 6);
+    lm_ggml_tensor * n_rsc = lm_ggml_scale(c, n_resh, 3.0f);
 
     lm_ggml_cgraph * g = lm_ggml_new_graph(c);
     for (lm_ggml_tensor * out : {n_t, n_perm, n_sum, n_dup, n_back, n_rsc}) {
         lm_ggml_build_forward_expand(g, out);
     }
     for (int i = 0; i < lm_ggml_graph_n_nodes(g); i++) {
-        EXPECT_TRUE(lm_ggml_backend_supports_op(be, lm_ggml_graph_node(g, i))) << lm_ggml_op_name(lm_ggml_graph_node(g, i)->op);
+        EXPECT_TRUE(lm_ggml_backend_supports_op(be, lm_ggml_graph_node(g, i)))
+            << lm_ggml_op_name(lm_ggml_graph_node(g, i)->op);
     }
     lm_ggml_backend_buffer_t buf = lmtest::place_ctx_tensors(c, lm_ggml_backend_get_default_buffer_type(be));
     ASSERT_NE(buf, nullptr);
 
     std::vector<float> vx(12), vy(4), vy2(12), vw(20), vemb(12);
-    for (int i = 0; i < 12; i++) { vx[i] = 0.75f * i - 3.0f; vy2[i] = 1.0f + 0.5f * i; vemb[i] = 10.0f + i; }
+    for (int i = 0; i < 12; i++) {
+        vx[i] = 0.75f * i - 3.0f;
+        vy2[i] = 1.0f + 0.5f * i;
+        vemb[i] = 10.0f + i;
+    }
     for (int i = 0; i < 4; i++) vy[i] = 0.25f * i + 0.5f;
     for (int i = 0; i < 20; i++) vw[i] = std::sin(0.3 * i);
     const int32_t vids[2] = {2, 0};
-    lmtest::set_f32(x, vx); lmtest::set_f32(y, vy); lmtest::set_f32(y2, vy2);
-    lmtest::set_f32(w, vw); lmtest::set_f32(emb, vemb);
+    lmtest::set_f32(x, vx);
+    lmtest::set_f32(y, vy);
+    lmtest::set_f32(y2, vy2);
+    lmtest::set_f32(w, vw);
+    lmtest::set_f32(emb, vemb);
     lm_ggml_backend_tensor_set(ids, vids, 0, sizeof(vids));
 
     const uint64_t before = counter();
@@ -139,22 +149,23 @@ TEST(Refdev, ComputesEveryOpItSupports) {
     int computing = 0;
     for (int i = 0; i < lm_ggml_graph_n_nodes(g); i++) {
         const lm_ggml_op op = lm_ggml_graph_node(g, i)->op;
-        computing += op != LM_GGML_OP_VIEW && op != LM_GGML_OP_RESHAPE && op != LM_GGML_OP_PERMUTE && op != LM_GGML_OP_TRANSPOSE;
+        computing +=
+            op != LM_GGML_OP_VIEW && op != LM_GGML_OP_RESHAPE && op != LM_GGML_OP_PERMUTE && op != LM_GGML_OP_TRANSPOSE;
     }
-    EXPECT_EQ(counter() - before, (uint64_t)computing);
+    EXPECT_EQ(counter() - before, (uint64_t) computing);
 
     // references
     std::vector<double> scale(12), t(12), mm(15), perm(15), sum(3, 0.0), rows(8), back(12), rsc(6);
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 4; k++) {
-            const double a = (double)vx[r * 4 + k] + vy[k], s = (double)vx[r * 4 + k] - vy[k];
+            const double a = (double) vx[r * 4 + k] + vy[k], s = (double) vx[r * 4 + k] - vy[k];
             scale[r * 4 + k] = a * s / vy2[r * 4 + k] * 0.5;
             t[k * 3 + r] = scale[r * 4 + k];
         }
     for (int n = 0; n < 3; n++)
         for (int m = 0; m < 5; m++) {
             double s = 0;
-            for (int k = 0; k < 4; k++) s += (double)vw[m * 4 + k] * vx[n * 4 + k];
+            for (int k = 0; k < 4; k++) s += (double) vw[m * 4 + k] * vx[n * 4 + k];
             mm[n * 5 + m] = s;
             perm[m * 3 + n] = s;
             sum[n] += s;
@@ -183,8 +194,8 @@ TEST(Refdev, SupportsOpIsExact) {
     ASSERT_NE(dev, nullptr);
     CtxPtr ctx(lmtest::new_meta_ctx());
     lm_ggml_context * c = ctx.get();
-    lm_ggml_tensor * a   = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 4);
-    lm_ggml_tensor * b   = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 4);
+    lm_ggml_tensor * a = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 4);
+    lm_ggml_tensor * b = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 4);
     lm_ggml_tensor * a16 = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F16, 4, 4);
     lm_ggml_tensor * fid = lm_ggml_new_tensor_1d(c, LM_GGML_TYPE_F32, 2);
     lm_ggml_tensor * iid = lm_ggml_new_tensor_1d(c, LM_GGML_TYPE_I32, 2);
@@ -240,7 +251,7 @@ TEST(Refdev, CopiesAcrossDevicesAndStreams) {
     lm_ggml_backend_t s2 = lm_ggml_backend_dev_init(dev, nullptr);
     lm_ggml_backend_t cpu = lm_ggml_backend_cpu_init();
     CtxPtr hctx(lmtest::new_meta_ctx()), dctx(lmtest::new_meta_ctx());
-    lm_ggml_tensor * h  = lm_ggml_new_tensor_2d(hctx.get(), LM_GGML_TYPE_F32, 5, 2);
+    lm_ggml_tensor * h = lm_ggml_new_tensor_2d(hctx.get(), LM_GGML_TYPE_F32, 5, 2);
     lm_ggml_tensor * h2 = lm_ggml_new_tensor_2d(hctx.get(), LM_GGML_TYPE_F32, 5, 2);
     lm_ggml_tensor * d1 = lm_ggml_new_tensor_2d(dctx.get(), LM_GGML_TYPE_F32, 5, 2);
     lm_ggml_tensor * d2 = lm_ggml_new_tensor_2d(dctx.get(), LM_GGML_TYPE_F32, 5, 2);
@@ -251,12 +262,12 @@ TEST(Refdev, CopiesAcrossDevicesAndStreams) {
     ASSERT_NE(db, nullptr);
     const std::vector<float> v = {1, -2, 3, -4, 5, -6, 7, -8, 9, -10};
     lmtest::set_f32(h, v);
-    lm_ggml_backend_tensor_copy(h, d1);                // host -> device
-    lm_ggml_backend_tensor_copy(d1, d2);               // device -> device (its cpy_tensor)
+    lm_ggml_backend_tensor_copy(h, d1);  // host -> device
+    lm_ggml_backend_tensor_copy(d1, d2); // device -> device (its cpy_tensor)
     EXPECT_TRUE(lm_ggml_backend_buffer_copy_tensor(d1, d2));
     lm_ggml_backend_tensor_copy_async(s1, s2, d2, d3); // stream to stream
     lm_ggml_backend_synchronize(s2);
-    lm_ggml_backend_tensor_copy(d3, h2);               // device -> host
+    lm_ggml_backend_tensor_copy(d3, h2); // device -> host
     EXPECT_EQ(lmtest::get_f32(d2), v);
     EXPECT_EQ(lmtest::get_f32(h2), v);
 
@@ -279,7 +290,7 @@ int g_nodes = 0;
 bool compare_cb(int, lm_ggml_tensor * t1, lm_ggml_tensor * t2, void *) {
     const std::vector<float> a = lmtest::get_f32(t1), b = lmtest::get_f32(t2);
     for (size_t i = 0; i < a.size(); i++) {
-        g_max_rel = std::max(g_max_rel, std::fabs((double)a[i] - b[i]) / (1.0 + std::fabs((double)a[i])));
+        g_max_rel = std::max(g_max_rel, std::fabs((double) a[i] - b[i]) / (1.0 + std::fabs((double) a[i])));
     }
     g_nodes++;
     return true;
@@ -306,7 +317,9 @@ TEST(Refdev, AgreesWithTheCpuBackendNodeByNode) {
     for (int i = 0; i < 48; i++) vw[i] = std::cos(0.7 * i);
     for (int i = 0; i < 24; i++) vx[i] = 0.1f * i - 1.0f;
     for (int i = 0; i < 6; i++) vb[i] = i - 2.5f;
-    lmtest::set_f32(w, vw); lmtest::set_f32(x, vx); lmtest::set_f32(bias, vb);
+    lmtest::set_f32(w, vw);
+    lmtest::set_f32(x, vx);
+    lmtest::set_f32(bias, vb);
     g_max_rel = 0;
     g_nodes = 0;
     EXPECT_TRUE(lm_ggml_backend_compare_graph_backend(cpu, rd, g, compare_cb, nullptr));

@@ -23,7 +23,7 @@ void expect_rejected(const std::vector<uint8_t> & bytes, const std::string & exp
     for (int mode = 0; mode < 2; ++mode) {
         LogCapture log;
         lm_ggml_context * ctx = nullptr;
-        lm_gguf_init_params p = { false, mode == 1 ? &ctx : nullptr };
+        lm_gguf_init_params p = {false, mode == 1 ? &ctx : nullptr};
         lm_gguf_context * g = lm_gguf_init_from_file(f.c_str(), p);
         EXPECT_EQ(g, nullptr) << "mode " << mode;
         EXPECT_EQ(ctx, nullptr);
@@ -40,7 +40,7 @@ bool accepted(const std::vector<uint8_t> & bytes, int * errors) {
     if (!write_file(f.path(), bytes)) return false;
     LogCapture log;
     lm_ggml_context * ctx = nullptr;
-    lm_gguf_init_params p = { false, &ctx };
+    lm_gguf_init_params p = {false, &ctx};
     lm_gguf_context * g = lm_gguf_init_from_file(f.c_str(), p);
     *errors = log.errors();
     const bool ok = g != nullptr;
@@ -52,8 +52,7 @@ bool accepted(const std::vector<uint8_t> & bytes, int * errors) {
 
 Reference ref() { return build_reference(); }
 
-template <typename T>
-std::vector<uint8_t> patched(const Reference & r, const std::string & field, T v) {
+template <typename T> std::vector<uint8_t> patched(const Reference & r, const std::string & field, T v) {
     std::vector<uint8_t> b = r.bytes;
     std::memcpy(b.data() + r.at.at(field), &v, sizeof(T));
     return b;
@@ -104,8 +103,15 @@ TEST(GgufCorrupt, BadStringLengths) {
     // a 64-byte tensor name (the limit is 63)
     {
         Enc e;
-        e.raw("GGUF", 4); e.u32(3); e.i64(1); e.i64(0);
-        e.str(std::string(64, 'n')); e.u32(1); e.i64(4); e.i32(0); e.u64(0);
+        e.raw("GGUF", 4);
+        e.u32(3);
+        e.i64(1);
+        e.i64(0);
+        e.str(std::string(64, 'n'));
+        e.u32(1);
+        e.i64(4);
+        e.i32(0);
+        e.u64(0);
         e.pad(32);
         const std::vector<uint8_t> data(16, 0);
         e.raw(data.data(), data.size());
@@ -142,7 +148,8 @@ TEST(GgufCorrupt, UnknownArrayElementTypes) {
 
 TEST(GgufCorrupt, BadTensorTypes) {
     const Reference r = ref();
-    expect_rejected(patched<int32_t>(r, "ti.norm.weight.type", LM_GGML_TYPE_COUNT), "unknown tensor type", "type COUNT");
+    expect_rejected(patched<int32_t>(r, "ti.norm.weight.type", LM_GGML_TYPE_COUNT), "unknown tensor type",
+                    "type COUNT");
     expect_rejected(patched<int32_t>(r, "ti.norm.weight.type", 4), "unknown tensor type 4", "removed Q4_2");
     expect_rejected(patched<int32_t>(r, "ti.norm.weight.type", -1), "unknown tensor type -1", "type -1");
     expect_rejected(patched<int32_t>(r, "ti.norm.weight.type", 1000000), "unknown tensor type", "type 1e6");
@@ -167,10 +174,15 @@ TEST(GgufCorrupt, ShapeOverflows) {
     // hand-built single-tensor files, so the shapes can be anything
     auto one_tensor = [](std::vector<int64_t> ne, int32_t type, uint64_t offset) {
         Enc e;
-        e.raw("GGUF", 4); e.u32(3); e.i64(1); e.i64(0);
-        e.str("w"); e.u32((uint32_t) ne.size());
+        e.raw("GGUF", 4);
+        e.u32(3);
+        e.i64(1);
+        e.i64(0);
+        e.str("w");
+        e.u32((uint32_t) ne.size());
         for (int64_t d : ne) e.i64(d);
-        e.i32(type); e.u64(offset);
+        e.i32(type);
+        e.u64(offset);
         e.pad(32);
         e.b.resize(e.b.size() + 64, 0);
         return e.b;
@@ -207,7 +219,8 @@ TEST(GgufCorrupt, BadAlignment) {
     RefOptions o;
     o.alignment = 32;
     Reference r = build_reference(o);
-    expect_rejected(patched<int32_t>(r, "kv.general.alignment.type", LM_GGUF_TYPE_INT32), "must be a u32", "i32 alignment");
+    expect_rejected(patched<int32_t>(r, "kv.general.alignment.type", LM_GGUF_TYPE_INT32), "must be a u32",
+                    "i32 alignment");
 }
 
 TEST(GgufCorrupt, TruncationAtSectionBoundaries) {
@@ -238,7 +251,12 @@ TEST(GgufCorrupt, RandomByteFlipsNeverCrash) {
     // Each mutant either parses or fails with exactly one error line.
     const Reference r = ref();
     uint64_t s = 0x9e3779b97f4a7c15ull;
-    auto next = [&s]() { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return s; };
+    auto next = [&s]() {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        return s;
+    };
     int rejected = 0;
     for (int iter = 0; iter < 400; ++iter) {
         std::vector<uint8_t> b = r.bytes;

@@ -25,18 +25,18 @@ struct Fixture : ::testing::Test {
 };
 
 // Runs `call`, expecting `want` and exactly one error log line.
-#define EXPECT_ONE_ERROR(call, want)                     \
-    do {                                                 \
-        LogCapture log_;                                 \
-        EXPECT_EQ((call), (want)) << #call;              \
-        EXPECT_EQ(log_.errors(), 1) << #call << ": " << log_.text(); \
+#define EXPECT_ONE_ERROR(call, want)                                                                                   \
+    do {                                                                                                               \
+        LogCapture log_;                                                                                               \
+        EXPECT_EQ((call), (want)) << #call;                                                                            \
+        EXPECT_EQ(log_.errors(), 1) << #call << ": " << log_.text();                                                   \
     } while (0)
 
-#define EXPECT_ONE_ERROR_VOID(call)                      \
-    do {                                                 \
-        LogCapture log_;                                 \
-        call;                                            \
-        EXPECT_EQ(log_.errors(), 1) << #call << ": " << log_.text(); \
+#define EXPECT_ONE_ERROR_VOID(call)                                                                                    \
+    do {                                                                                                               \
+        LogCapture log_;                                                                                               \
+        call;                                                                                                          \
+        EXPECT_EQ(log_.errors(), 1) << #call << ": " << log_.text();                                                   \
     } while (0)
 
 } // namespace
@@ -63,7 +63,7 @@ TEST_F(Fixture, WrongTypes) {
     EXPECT_ONE_ERROR(lm_gguf_get_val_str(g, id("u32")), (const char *) nullptr);
     EXPECT_ONE_ERROR(lm_gguf_get_val_u32(g, id("str")), 0u);
     EXPECT_ONE_ERROR(lm_gguf_get_val_data(g, id("str")), (const void *) nullptr);
-    EXPECT_ONE_ERROR(lm_gguf_get_val_f32(g, id("farr")), 0.0f);      // two elements
+    EXPECT_ONE_ERROR(lm_gguf_get_val_f32(g, id("farr")), 0.0f); // two elements
     EXPECT_ONE_ERROR(lm_gguf_get_val_data(g, id("farr")), (const void *) nullptr);
     EXPECT_ONE_ERROR(lm_gguf_get_arr_type(g, id("u32")), LM_GGUF_TYPE_COUNT); // not an array
     EXPECT_ONE_ERROR(lm_gguf_get_arr_data(g, id("sarr")), (const void *) nullptr);
@@ -134,7 +134,7 @@ TEST(GgufMisuse, ReadThenUseAfterBadFileKeepsWorking) {
     TempFile fb("bad"), fg("good");
     ASSERT_TRUE(write_file(fb.path(), bad));
     ASSERT_TRUE(write_file(fg.path(), ref.bytes));
-    lm_gguf_init_params p = { true, nullptr };
+    lm_gguf_init_params p = {true, nullptr};
     {
         LogCapture log;
         EXPECT_EQ(lm_gguf_init_from_file(fb.c_str(), p), nullptr);

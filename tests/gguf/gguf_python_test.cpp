@@ -63,11 +63,11 @@ std::string venv_python(std::string * why) {
 
 // The cross-checks need the gguf/numpy packages in a venv (pip, network); without
 // them (the sanitizer builds exclude these tests) they skip with the reason.
-#define REQUIRE_PYTHON(py)                                       \
-    std::string why_;                                            \
-    const std::string py = venv_python(&why_);                   \
-    if (py.empty()) {                                            \
-        GTEST_SKIP() << why_;                                    \
+#define REQUIRE_PYTHON(py)                                                                                             \
+    std::string why_;                                                                                                  \
+    const std::string py = venv_python(&why_);                                                                         \
+    if (py.empty()) {                                                                                                  \
+        GTEST_SKIP() << why_;                                                                                          \
     }
 
 RunResult cross(const std::string & py, const char * cmd, const std::string & path) {
@@ -105,7 +105,7 @@ struct Opened {
 void open_python_file(const std::string & py, const TempFile & f, Opened & o) {
     RunResult w = cross(py, "write", f.path());
     ASSERT_EQ(w.status, 0) << w.output;
-    lm_gguf_init_params p = { false, &o.ctx };
+    lm_gguf_init_params p = {false, &o.ctx};
     o.g = lm_gguf_init_from_file(f.c_str(), p);
     ASSERT_NE(o.g, nullptr);
 }
@@ -152,7 +152,9 @@ TEST(GgufPython, PythonFileReadsInLmggml) {
     EXPECT_EQ(lm_gguf_get_val_i64(g, o.key("py.i64")), std::numeric_limits<int64_t>::min() + 1);
     EXPECT_EQ(lm_gguf_get_val_f64(g, o.key("py.f64")), -1.25e-300);
     EXPECT_TRUE(lm_gguf_get_val_bool(g, o.key("py.bool")));
-    EXPECT_STREQ(lm_gguf_get_val_str(g, o.key("py.str")), "\xc3\xbcn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9 \xe2\x96\x81x");
+    EXPECT_STREQ(lm_gguf_get_val_str(g, o.key("py.str")), "\xc3\xbcn\xc3\xaf"
+                                                          "c\xc3\xb6"
+                                                          "d\xc3\xa9 \xe2\x96\x81x");
 
     EXPECT_EQ(o.arr<uint8_t>("py.arr.u8", LM_GGUF_TYPE_UINT8), (std::vector<uint8_t>{0, 128, 255}));
     EXPECT_EQ(o.arr<int8_t>("py.arr.i8", LM_GGUF_TYPE_INT8), (std::vector<int8_t>{-128, 0, 127}));
@@ -172,7 +174,8 @@ TEST(GgufPython, PythonFileReadsInLmggml) {
     EXPECT_EQ(lm_gguf_get_arr_type(g, s), LM_GGUF_TYPE_STRING);
     EXPECT_STREQ(lm_gguf_get_arr_str(g, s, 0), "a");
     EXPECT_STREQ(lm_gguf_get_arr_str(g, s, 1), "");
-    EXPECT_STREQ(lm_gguf_get_arr_str(g, s, 2), "\xe2\x96\x81" "b\xc3\xa9");
+    EXPECT_STREQ(lm_gguf_get_arr_str(g, s, 2), "\xe2\x96\x81"
+                                               "b\xc3\xa9");
 
     // tensors: types, shapes in GGUF (ne) order, and values
     auto tensor = [&](const char * name, lm_ggml_type type, std::vector<int64_t> ne) -> lm_ggml_tensor * {
@@ -191,15 +194,20 @@ TEST(GgufPython, PythonFileReadsInLmggml) {
         for (int i = 0; i < 8; ++i) EXPECT_EQ(lmtest::f16_value(((const uint16_t *) t->data)[i]), source_value(i)) << i;
     }
     if (lm_ggml_tensor * t = tensor("bf16", LM_GGML_TYPE_BF16, {3, 2})) {
-        for (int i = 0; i < 6; ++i) EXPECT_EQ(lmtest::bf16_value(((const uint16_t *) t->data)[i]), source_value(i)) << i;
+        for (int i = 0; i < 6; ++i)
+            EXPECT_EQ(lmtest::bf16_value(((const uint16_t *) t->data)[i]), source_value(i)) << i;
     }
     if (lm_ggml_tensor * t = tensor("i32", LM_GGML_TYPE_I32, {6})) {
         for (int i = 0; i < 6; ++i) EXPECT_EQ(((const int32_t *) t->data)[i], i - 3);
     }
     // block formats: dequantized (test-side) within the format's step of the source
-    const struct { const char * name; lm_ggml_type type; double levels; } quants[] = {
+    const struct {
+        const char * name;
+        lm_ggml_type type;
+        double levels;
+    } quants[] = {
         {"q8_0", LM_GGML_TYPE_Q8_0, 254}, {"q4_0", LM_GGML_TYPE_Q4_0, 15}, {"q4_1", LM_GGML_TYPE_Q4_1, 15},
-        {"q5_0", LM_GGML_TYPE_Q5_0, 31}, {"q5_1", LM_GGML_TYPE_Q5_1, 31},
+        {"q5_0", LM_GGML_TYPE_Q5_0, 31},  {"q5_1", LM_GGML_TYPE_Q5_1, 31},
     };
     for (const auto & q : quants) {
         lm_ggml_tensor * t = tensor(q.name, q.type, {64, 2});
@@ -252,7 +260,7 @@ TEST(GgufPython, LmggmlFileReadsInPython) {
     const char * strs[] = {"", "tok", "\xc3\xa9\xc3\xa8"};
     lm_gguf_set_arr_str(g, "lm.arr.str", strs, 3);
 
-    lm_ggml_init_params ip = { 8 * lm_ggml_tensor_overhead(), nullptr, true };
+    lm_ggml_init_params ip = {8 * lm_ggml_tensor_overhead(), nullptr, true};
     lm_ggml_context * ctx = lm_ggml_init(ip);
     std::vector<float> f32(10);
     for (int i = 0; i < 10; ++i) f32[i] = (float) source_value(i);
@@ -262,7 +270,12 @@ TEST(GgufPython, LmggmlFileReadsInPython) {
     std::vector<float> qsrc(128);
     for (int i = 0; i < 128; ++i) qsrc[i] = (float) quant_source(i);
     std::vector<uint8_t> q8 = q8_0_reference(qsrc);
-    struct { const char * name; lm_ggml_type type; std::vector<int64_t> ne; void * data; } ts[] = {
+    struct {
+        const char * name;
+        lm_ggml_type type;
+        std::vector<int64_t> ne;
+        void * data;
+    } ts[] = {
         {"f32", LM_GGML_TYPE_F32, {5, 2}, f32.data()},
         {"f16", LM_GGML_TYPE_F16, {4}, f16.data()},
         {"i8", LM_GGML_TYPE_I8, {3, 1, 2}, i8.data()},
@@ -291,7 +304,7 @@ TEST(GgufPython, NestedArraysAreRefused) {
     RunResult w = cross(py, "nested", f.path());
     ASSERT_EQ(w.status, 0) << w.output;
     LogCapture log;
-    lm_gguf_init_params p = { true, nullptr };
+    lm_gguf_init_params p = {true, nullptr};
     EXPECT_EQ(lm_gguf_init_from_file(f.c_str(), p), nullptr);
     EXPECT_EQ(log.errors(), 1);
     EXPECT_NE(log.text().find("arrays of arrays"), std::string::npos) << log.text();
@@ -306,7 +319,10 @@ TEST(GgufPython, QuantizationIsBitExactWithPython) {
     if (HasFatalFailure()) return;
     std::vector<float> src(128);
     for (int i = 0; i < 128; ++i) src[i] = (float) quant_source(i);
-    const struct { const char * name; lm_ggml_type type; } quants[] = {
+    const struct {
+        const char * name;
+        lm_ggml_type type;
+    } quants[] = {
         {"q8_0", LM_GGML_TYPE_Q8_0}, {"q4_0", LM_GGML_TYPE_Q4_0}, {"q4_1", LM_GGML_TYPE_Q4_1},
         {"q5_0", LM_GGML_TYPE_Q5_0}, {"q5_1", LM_GGML_TYPE_Q5_1},
     };

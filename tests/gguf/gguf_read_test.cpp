@@ -11,7 +11,7 @@ using namespace gguf_test;
 namespace {
 
 struct Loaded {
-    lm_gguf_context * g   = nullptr;
+    lm_gguf_context * g = nullptr;
     lm_ggml_context * ctx = nullptr;
     ~Loaded() {
         lm_gguf_free(g);
@@ -21,7 +21,7 @@ struct Loaded {
 
 void load(const std::vector<uint8_t> & bytes, Loaded & out, bool want_ctx, bool no_alloc, const TempFile & f) {
     ASSERT_TRUE(write_file(f.path(), bytes));
-    lm_gguf_init_params p = { no_alloc, want_ctx ? &out.ctx : nullptr };
+    lm_gguf_init_params p = {no_alloc, want_ctx ? &out.ctx : nullptr};
     out.g = lm_gguf_init_from_file(f.c_str(), p);
 }
 
@@ -66,11 +66,14 @@ TEST(GgufRead, ReferenceMetadata) {
     EXPECT_EQ(lm_gguf_get_val_f64(l.g, key_of(l.g, "t.f64")), -2.5e300);
     EXPECT_STREQ(lm_gguf_get_val_str(l.g, key_of(l.g, "t.str")), "h\xc3\xa9llo w\xc3\xb6rld");
 
-    const struct { const char * k; lm_gguf_type t; } types[] = {
-        {"t.u8", LM_GGUF_TYPE_UINT8}, {"t.i8", LM_GGUF_TYPE_INT8}, {"t.u16", LM_GGUF_TYPE_UINT16},
-        {"t.i16", LM_GGUF_TYPE_INT16}, {"t.u32", LM_GGUF_TYPE_UINT32}, {"t.i32", LM_GGUF_TYPE_INT32},
-        {"t.f32", LM_GGUF_TYPE_FLOAT32}, {"t.bool", LM_GGUF_TYPE_BOOL}, {"t.u64", LM_GGUF_TYPE_UINT64},
-        {"t.i64", LM_GGUF_TYPE_INT64}, {"t.f64", LM_GGUF_TYPE_FLOAT64}, {"t.str", LM_GGUF_TYPE_STRING},
+    const struct {
+        const char * k;
+        lm_gguf_type t;
+    } types[] = {
+        {"t.u8", LM_GGUF_TYPE_UINT8},    {"t.i8", LM_GGUF_TYPE_INT8},     {"t.u16", LM_GGUF_TYPE_UINT16},
+        {"t.i16", LM_GGUF_TYPE_INT16},   {"t.u32", LM_GGUF_TYPE_UINT32},  {"t.i32", LM_GGUF_TYPE_INT32},
+        {"t.f32", LM_GGUF_TYPE_FLOAT32}, {"t.bool", LM_GGUF_TYPE_BOOL},   {"t.u64", LM_GGUF_TYPE_UINT64},
+        {"t.i64", LM_GGUF_TYPE_INT64},   {"t.f64", LM_GGUF_TYPE_FLOAT64}, {"t.str", LM_GGUF_TYPE_STRING},
     };
     for (const auto & kt : types) {
         EXPECT_EQ(lm_gguf_get_kv_type(l.g, key_of(l.g, kt.k)), kt.t) << kt.k;
@@ -81,26 +84,33 @@ TEST(GgufRead, ReferenceMetadata) {
     EXPECT_EQ(lm_gguf_get_arr_type(l.g, id), LM_GGUF_TYPE_UINT8);
     ASSERT_EQ(lm_gguf_get_arr_n(l.g, id), 3u);
     const uint8_t * u8s = (const uint8_t *) lm_gguf_get_arr_data(l.g, id);
-    EXPECT_EQ(u8s[0], 1); EXPECT_EQ(u8s[1], 2); EXPECT_EQ(u8s[2], 3);
+    EXPECT_EQ(u8s[0], 1);
+    EXPECT_EQ(u8s[1], 2);
+    EXPECT_EQ(u8s[2], 3);
 
     id = key_of(l.g, "t.arr.i16");
     EXPECT_EQ(lm_gguf_get_arr_type(l.g, id), LM_GGUF_TYPE_INT16);
     ASSERT_EQ(lm_gguf_get_arr_n(l.g, id), 2u);
     int16_t i16s[2];
     std::memcpy(i16s, lm_gguf_get_arr_data(l.g, id), sizeof(i16s));
-    EXPECT_EQ(i16s[0], -1); EXPECT_EQ(i16s[1], 2);
+    EXPECT_EQ(i16s[0], -1);
+    EXPECT_EQ(i16s[1], 2);
 
     id = key_of(l.g, "t.arr.f32");
     ASSERT_EQ(lm_gguf_get_arr_n(l.g, id), 3u);
     float f32s[3];
     std::memcpy(f32s, lm_gguf_get_arr_data(l.g, id), sizeof(f32s));
-    EXPECT_EQ(f32s[0], 0.5f); EXPECT_EQ(f32s[1], -1.5f); EXPECT_EQ(f32s[2], 2.25f);
+    EXPECT_EQ(f32s[0], 0.5f);
+    EXPECT_EQ(f32s[1], -1.5f);
+    EXPECT_EQ(f32s[2], 2.25f);
 
     id = key_of(l.g, "t.arr.bool");
     EXPECT_EQ(lm_gguf_get_arr_type(l.g, id), LM_GGUF_TYPE_BOOL);
     ASSERT_EQ(lm_gguf_get_arr_n(l.g, id), 3u);
     const uint8_t * bs = (const uint8_t *) lm_gguf_get_arr_data(l.g, id);
-    EXPECT_EQ(bs[0], 1); EXPECT_EQ(bs[1], 0); EXPECT_EQ(bs[2], 1);
+    EXPECT_EQ(bs[0], 1);
+    EXPECT_EQ(bs[1], 0);
+    EXPECT_EQ(bs[2], 1);
 
     id = key_of(l.g, "t.arr.i64");
     EXPECT_EQ(lm_gguf_get_arr_type(l.g, id), LM_GGUF_TYPE_INT64);
@@ -226,7 +236,7 @@ TEST(GgufRead, EmptyFileWithoutTensors) {
 TEST(GgufRead, MissingFileIsOneError) {
     LogCapture log;
     lm_ggml_context * ctx = reinterpret_cast<lm_ggml_context *>(0x1); // must be reset to NULL
-    lm_gguf_init_params p = { false, &ctx };
+    lm_gguf_init_params p = {false, &ctx};
     EXPECT_EQ(lm_gguf_init_from_file("/nonexistent/dir/model.gguf", p), nullptr);
     EXPECT_EQ(ctx, nullptr);
     EXPECT_EQ(log.errors(), 1);

@@ -13,7 +13,21 @@ namespace gguf_test {
 namespace {
 
 // value type codes (GGUF facts)
-enum : int32_t { U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7, STR = 8, ARR = 9, U64 = 10, I64 = 11, F64 = 12 };
+enum : int32_t {
+    U8 = 0,
+    I8 = 1,
+    U16 = 2,
+    I16 = 3,
+    U32 = 4,
+    I32 = 5,
+    F32 = 6,
+    BOOL = 7,
+    STR = 8,
+    ARR = 9,
+    U64 = 10,
+    I64 = 11,
+    F64 = 12
+};
 
 void key(Enc & e, const std::string & k, int32_t type) {
     e.mark("kv." + k);

@@ -26,7 +26,7 @@ TEST(GgufRegression, FuzzFindingsKeepTheContract) {
         for (int mode = 0; mode < 3; ++mode) {
             LogCapture log;
             lm_ggml_context * ctx = nullptr;
-            lm_gguf_init_params p = { mode == 1, mode == 0 ? nullptr : &ctx };
+            lm_gguf_init_params p = {mode == 1, mode == 0 ? nullptr : &ctx};
             lm_gguf_context * g = lm_gguf_init_from_file(path.c_str(), p);
             EXPECT_EQ(log.errors(), g ? 0 : 1) << path << " mode " << mode << ": " << log.text();
             if (g && ctx) {
@@ -46,16 +46,28 @@ TEST(GgufRegression, EmptyTensorMayNameAnyOffset) {
     // nothing is read for a zero-byte tensor, so its offset is not bounded by
     // the file; its data pointer must still stay inside the loaded blob
     Enc e;
-    e.raw("GGUF", 4); e.u32(3); e.i64(2); e.i64(0);
-    e.str("full"); e.u32(1); e.i64(8); e.i32(0); e.u64(0);
-    e.str("empty"); e.u32(2); e.i64(0); e.i64(3); e.i32(0); e.u64(1ull << 62);
+    e.raw("GGUF", 4);
+    e.u32(3);
+    e.i64(2);
+    e.i64(0);
+    e.str("full");
+    e.u32(1);
+    e.i64(8);
+    e.i32(0);
+    e.u64(0);
+    e.str("empty");
+    e.u32(2);
+    e.i64(0);
+    e.i64(3);
+    e.i32(0);
+    e.u64(1ull << 62);
     e.pad(32);
     std::vector<uint8_t> data(32, 0x5a);
     e.raw(data.data(), data.size());
     TempFile f("empty");
     ASSERT_TRUE(write_file(f.path(), e.b));
     lm_ggml_context * ctx = nullptr;
-    lm_gguf_init_params p = { false, &ctx };
+    lm_gguf_init_params p = {false, &ctx};
     lm_gguf_context * g = lm_gguf_init_from_file(f.c_str(), p);
     ASSERT_NE(g, nullptr);
     EXPECT_EQ(lm_gguf_get_tensor_offset(g, 1), 1ull << 62);

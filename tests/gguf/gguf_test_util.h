@@ -31,7 +31,10 @@ public:
 
     int errors() const { return n_errors; }
     const std::string & text() const { return all; }
-    void clear() { n_errors = 0; all.clear(); }
+    void clear() {
+        n_errors = 0;
+        all.clear();
+    }
 
 private:
     static void callback(enum lm_ggml_log_level level, const char * text, void * user) {
@@ -41,7 +44,7 @@ private:
         }
         self->all += text;
     }
-    int         n_errors = 0;
+    int n_errors = 0;
     std::string all;
 };
 
@@ -101,8 +104,13 @@ public:
         b.resize(at + n);
         if (n) std::memcpy(b.data() + at, p, n);
     }
-    void str(const std::string & s) { u64(s.size()); raw(s.data(), s.size()); }
-    void pad(size_t a) { while (b.size() % a) b.push_back(0); }
+    void str(const std::string & s) {
+        u64(s.size());
+        raw(s.data(), s.size());
+    }
+    void pad(size_t a) {
+        while (b.size() % a) b.push_back(0);
+    }
 
     // Overwrites a field in place (for corruptions).
     template <typename T> void patch(size_t off, T v) { std::memcpy(b.data() + off, &v, sizeof(T)); }
@@ -123,9 +131,9 @@ struct Reference {
 // Options to bend the reference when building variants.
 struct RefOptions {
     uint32_t version = 3;
-    bool     duplicate_key = false;        // repeat "u8" at the end
-    bool     duplicate_tensor = false;     // name the third tensor like the first
-    uint32_t alignment = 0;                // 0: no general.alignment key
+    bool duplicate_key = false;    // repeat "u8" at the end
+    bool duplicate_tensor = false; // name the third tensor like the first
+    uint32_t alignment = 0;        // 0: no general.alignment key
 };
 
 // Bytes of tensor data, deterministic per tensor.
@@ -142,9 +150,9 @@ inline std::vector<uint8_t> tensor_payload(const std::string & name, size_t n) {
 
 struct RefTensor {
     std::string name;
-    int32_t     type;
+    int32_t type;
     std::vector<int64_t> ne;
-    size_t      nbytes;
+    size_t nbytes;
 };
 
 // F32 (4, 3): 48 bytes; F16 (8): 16 bytes; Q8_0 (32, 2): 2 blocks of 34 = 68 bytes

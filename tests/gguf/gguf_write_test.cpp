@@ -26,11 +26,13 @@ struct GgufPtr {
 struct CtxPtr {
     lm_ggml_context * c;
     explicit CtxPtr(lm_ggml_context * c_ = nullptr) : c(c_) {}
-    ~CtxPtr() { if (c) lm_ggml_free(c); }
+    ~CtxPtr() {
+        if (c) lm_ggml_free(c);
+    }
 };
 
 lm_ggml_context * meta_ctx(int n_tensors = 16) {
-    lm_ggml_init_params p = { (size_t) n_tensors * lm_ggml_tensor_overhead(), nullptr, true };
+    lm_ggml_init_params p = {(size_t) n_tensors * lm_ggml_tensor_overhead(), nullptr, true};
     return lm_ggml_init(p);
 }
 
@@ -128,14 +130,14 @@ TEST(GgufWrite, OnlyMetaPlusDataIsTheFullFile) {
     EXPECT_EQ(rebuilt, read_file(ff.path()));
     // the metadata-only file names tensors whose data it lacks: refused
     LogCapture log;
-    lm_gguf_init_params p = { true, nullptr };
+    lm_gguf_init_params p = {true, nullptr};
     EXPECT_EQ(lm_gguf_init_from_file(fm.c_str(), p), nullptr);
     EXPECT_EQ(log.errors(), 1);
 }
 
 TEST(GgufWrite, RoundTripExtremeValues) {
     GgufPtr g(lm_gguf_init_empty());
-    const float  nan_f = std::numeric_limits<float>::quiet_NaN();
+    const float nan_f = std::numeric_limits<float>::quiet_NaN();
     const double inf_d = std::numeric_limits<double>::infinity();
     lm_gguf_set_val_u8(g, "u8", 255);
     lm_gguf_set_val_i8(g, "i8", -128);
@@ -167,7 +169,7 @@ TEST(GgufWrite, RoundTripExtremeValues) {
 
     TempFile f("x");
     ASSERT_TRUE(lm_gguf_write_to_file(g, f.c_str(), false));
-    lm_gguf_init_params p = { true, nullptr };
+    lm_gguf_init_params p = {true, nullptr};
     GgufPtr r(lm_gguf_init_from_file(f.c_str(), p));
     ASSERT_NE(r.g, nullptr);
     ASSERT_EQ(lm_gguf_get_n_kv(r), lm_gguf_get_n_kv(g));
@@ -208,7 +210,12 @@ TEST(GgufWrite, RoundTripExtremeValues) {
 }
 
 TEST(GgufWrite, RoundTripTensorTypes) {
-    struct Case { const char * name; lm_ggml_type type; std::vector<int64_t> ne; size_t nbytes; };
+    struct Case {
+        const char * name;
+        lm_ggml_type type;
+        std::vector<int64_t> ne;
+        size_t nbytes;
+    };
     // byte sizes from the block layouts: Q8_0 34 B / 32, Q4_0 18 B / 32, Q4_K 144 B / 256
     const std::vector<Case> cases = {
         {"f32", LM_GGML_TYPE_F32, {3, 5}, 60},
@@ -234,7 +241,7 @@ TEST(GgufWrite, RoundTripTensorTypes) {
     TempFile f("t");
     ASSERT_TRUE(lm_gguf_write_to_file(g, f.c_str(), false));
     CtxPtr rctx;
-    lm_gguf_init_params p = { false, &rctx.c };
+    lm_gguf_init_params p = {false, &rctx.c};
     GgufPtr r(lm_gguf_init_from_file(f.c_str(), p));
     ASSERT_NE(r.g, nullptr);
     ASSERT_EQ(lm_gguf_get_n_tensors(r), (int64_t) cases.size());
@@ -261,7 +268,7 @@ TEST(GgufWrite, CopyFileThroughContexts) {
     TempFile in("in"), out("out");
     ASSERT_TRUE(write_file(in.path(), ref.bytes));
     CtxPtr ctx;
-    lm_gguf_init_params p = { false, &ctx.c };
+    lm_gguf_init_params p = {false, &ctx.c};
     GgufPtr src(lm_gguf_init_from_file(in.c_str(), p));
     ASSERT_NE(src.g, nullptr);
     GgufPtr dst(lm_gguf_init_empty());
@@ -280,7 +287,8 @@ TEST(GgufWrite, CopyFileThroughContexts) {
 TEST(GgufWrite, TensorDataFromBackendBuffer) {
     CtxPtr ctx(meta_ctx());
     lm_ggml_tensor * t = new_tensor(ctx.c, "w", LM_GGML_TYPE_F32, {6, 2});
-    lm_ggml_backend_buffer_t buf = lm_ggml_backend_alloc_ctx_tensors_from_buft(ctx.c, lm_ggml_backend_cpu_buffer_type());
+    lm_ggml_backend_buffer_t buf =
+        lm_ggml_backend_alloc_ctx_tensors_from_buft(ctx.c, lm_ggml_backend_cpu_buffer_type());
     ASSERT_NE(buf, nullptr);
     std::vector<float> vals(12);
     for (int i = 0; i < 12; ++i) vals[i] = 0.25f * (float) i - 1.0f;
@@ -308,7 +316,7 @@ TEST(GgufWrite, AlignmentKeyDrivesLayout) {
     ASSERT_TRUE(lm_gguf_write_to_file(api.g, f.c_str(), false));
     {
         CtxPtr ctx;
-        lm_gguf_init_params p = { false, &ctx.c };
+        lm_gguf_init_params p = {false, &ctx.c};
         GgufPtr r(lm_gguf_init_from_file(f.c_str(), p));
         ASSERT_NE(r.g, nullptr);
         EXPECT_EQ(lm_gguf_get_alignment(r), 64u);
@@ -361,7 +369,7 @@ TEST(GgufWrite, SettersReplaceRemoveAndCopy) {
     const char * strs[] = {"x", "yy"};
     lm_gguf_set_arr_str(g, "s", strs, 2);
     GgufPtr h(lm_gguf_init_empty());
-    lm_gguf_set_val_u8(h, "a", 9);       // overwritten by the copy
+    lm_gguf_set_val_u8(h, "a", 9); // overwritten by the copy
     lm_gguf_set_val_u8(h, "keep", 3);
     lm_gguf_set_kv(h, g);
     ASSERT_EQ(lm_gguf_get_n_kv(h), 4);
@@ -401,7 +409,7 @@ TEST(GgufWrite, SetTensorTypeAndData) {
     lm_gguf_set_tensor_data(g, "b", b.data());
     ASSERT_TRUE(lm_gguf_write_to_file(g, f.c_str(), false));
     CtxPtr rctx;
-    lm_gguf_init_params p = { false, &rctx.c };
+    lm_gguf_init_params p = {false, &rctx.c};
     GgufPtr r(lm_gguf_init_from_file(f.c_str(), p));
     ASSERT_NE(r.g, nullptr);
     EXPECT_EQ(lm_gguf_get_tensor_type(r, 0), LM_GGML_TYPE_Q8_0);

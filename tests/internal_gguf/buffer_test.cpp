@@ -12,7 +12,7 @@ using namespace gguf_test;
 TEST(GgufBuffer, MatchesTheFileReader) {
     const Reference ref = build_reference();
     lm_ggml_context * ctx = nullptr;
-    lm_gguf_init_params p = { false, &ctx };
+    lm_gguf_init_params p = {false, &ctx};
     lm_gguf_context * g = lm_gguf_init_from_buffer(ref.bytes.data(), ref.bytes.size(), p);
     ASSERT_NE(g, nullptr);
     ASSERT_NE(ctx, nullptr);
@@ -41,7 +41,7 @@ TEST(GgufBuffer, EveryPrefixInExactSizeAllocations) {
         for (bool no_alloc : {false, true}) {
             LogCapture log;
             lm_ggml_context * ctx = nullptr;
-            lm_gguf_init_params p = { no_alloc, &ctx };
+            lm_gguf_init_params p = {no_alloc, &ctx};
             lm_gguf_context * g = lm_gguf_init_from_buffer(copy.get(), n, p);
             EXPECT_EQ(g != nullptr, n >= data_end) << n;
             EXPECT_EQ(log.errors(), g ? 0 : 1) << n;
@@ -53,7 +53,7 @@ TEST(GgufBuffer, EveryPrefixInExactSizeAllocations) {
 
 TEST(GgufBuffer, NullData) {
     LogCapture log;
-    lm_gguf_init_params p = { true, nullptr };
+    lm_gguf_init_params p = {true, nullptr};
     EXPECT_EQ(lm_gguf_init_from_buffer(nullptr, 16, p), nullptr);
     EXPECT_EQ(log.errors(), 1);
     log.clear();
@@ -64,7 +64,7 @@ TEST(GgufBuffer, NullData) {
 TEST(GgufBuffer, WriteToBufferEqualsTheFile) {
     const Reference ref = build_reference();
     lm_ggml_context * ctx = nullptr;
-    lm_gguf_init_params p = { false, &ctx };
+    lm_gguf_init_params p = {false, &ctx};
     lm_gguf_context * g = lm_gguf_init_from_buffer(ref.bytes.data(), ref.bytes.size(), p);
     ASSERT_NE(g, nullptr);
     std::vector<uint8_t> out;

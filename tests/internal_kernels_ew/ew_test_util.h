@@ -38,24 +38,23 @@ private:
 
 enum class Layout {
     Contiguous,
-    Padded,    // a view with gaps after each row/plane and a one-element offset
-    Swap,      // physical dims (1,0,3,2): logical dim 0 is strided
-    Cycle,     // physical dims (1,2,0,3)
+    Padded, // a view with gaps after each row/plane and a one-element offset
+    Swap,   // physical dims (1,0,3,2): logical dim 0 is strided
+    Cycle,  // physical dims (1,2,0,3)
 };
 
 inline const char * layout_name(Layout l) {
     switch (l) {
         case Layout::Contiguous: return "cont";
-        case Layout::Padded:     return "padded";
-        case Layout::Swap:       return "swap";
-        default:                 return "cycle";
+        case Layout::Padded: return "padded";
+        case Layout::Swap: return "swap";
+        default: return "cycle";
     }
 }
 
 inline lm_ggml_tensor * make(lm_ggml_context * ctx, lm_ggml_type type, Shape ne, Layout layout = Layout::Contiguous) {
     switch (layout) {
-        case Layout::Contiguous:
-            return lm_ggml_new_tensor_4d(ctx, type, ne[0], ne[1], ne[2], ne[3]);
+        case Layout::Contiguous: return lm_ggml_new_tensor_4d(ctx, type, ne[0], ne[1], ne[2], ne[3]);
         case Layout::Padded: {
             lm_ggml_tensor * base = lm_ggml_new_tensor_4d(ctx, type, ne[0] + 3, ne[1] + 2, ne[2] + 1, ne[3]);
             return lm_ggml_view_4d(ctx, base, ne[0], ne[1], ne[2], ne[3], base->nb[1], base->nb[2], base->nb[3],
@@ -74,9 +73,7 @@ inline lm_ggml_tensor * make(lm_ggml_context * ctx, lm_ggml_type type, Shape ne,
 }
 
 // The tensor owning the memory a tensor (or view) lives in.
-inline const lm_ggml_tensor * storage_of(const lm_ggml_tensor * t) {
-    return t->view_src ? t->view_src : t;
-}
+inline const lm_ggml_tensor * storage_of(const lm_ggml_tensor * t) { return t->view_src ? t->view_src : t; }
 
 // ---------------------------------------------------------------- element access
 inline size_t offset_of(const lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
@@ -86,11 +83,31 @@ inline size_t offset_of(const lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_
 inline double get(const lm_ggml_tensor * t, int64_t i0, int64_t i1 = 0, int64_t i2 = 0, int64_t i3 = 0) {
     const char * p = static_cast<const char *>(t->data) + offset_of(t, i0, i1, i2, i3);
     switch (t->type) {
-        case LM_GGML_TYPE_F32: { float v; std::memcpy(&v, p, 4); return v; }
-        case LM_GGML_TYPE_F16: { lm_ggml_fp16_t v; std::memcpy(&v, p, 2); return lm_ggml_fp16_to_fp32(v); }
-        case LM_GGML_TYPE_BF16: { lm_ggml_bf16_t v; std::memcpy(&v, p, 2); return lm_ggml_bf16_to_fp32(v); }
-        case LM_GGML_TYPE_I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-        case LM_GGML_TYPE_I16: { int16_t v; std::memcpy(&v, p, 2); return v; }
+        case LM_GGML_TYPE_F32: {
+            float v;
+            std::memcpy(&v, p, 4);
+            return v;
+        }
+        case LM_GGML_TYPE_F16: {
+            lm_ggml_fp16_t v;
+            std::memcpy(&v, p, 2);
+            return lm_ggml_fp16_to_fp32(v);
+        }
+        case LM_GGML_TYPE_BF16: {
+            lm_ggml_bf16_t v;
+            std::memcpy(&v, p, 2);
+            return lm_ggml_bf16_to_fp32(v);
+        }
+        case LM_GGML_TYPE_I32: {
+            int32_t v;
+            std::memcpy(&v, p, 4);
+            return v;
+        }
+        case LM_GGML_TYPE_I16: {
+            int16_t v;
+            std::memcpy(&v, p, 2);
+            return v;
+        }
         default: ADD_FAILURE() << "get: unsupported type"; return 0;
     }
 }
@@ -98,22 +115,34 @@ inline double get(const lm_ggml_tensor * t, int64_t i0, int64_t i1 = 0, int64_t 
 inline void set(lm_ggml_tensor * t, double v, int64_t i0, int64_t i1 = 0, int64_t i2 = 0, int64_t i3 = 0) {
     char * p = static_cast<char *>(t->data) + offset_of(t, i0, i1, i2, i3);
     switch (t->type) {
-        case LM_GGML_TYPE_F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); } break;
-        case LM_GGML_TYPE_F16: { lm_ggml_fp16_t h = lm_ggml_fp32_to_fp16(static_cast<float>(v)); std::memcpy(p, &h, 2); } break;
-        case LM_GGML_TYPE_BF16: { lm_ggml_bf16_t h = lm_ggml_fp32_to_bf16(static_cast<float>(v)); std::memcpy(p, &h, 2); } break;
-        case LM_GGML_TYPE_I32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); } break;
-        case LM_GGML_TYPE_I16: { int16_t x = static_cast<int16_t>(v); std::memcpy(p, &x, 2); } break;
+        case LM_GGML_TYPE_F32: {
+            float f = static_cast<float>(v);
+            std::memcpy(p, &f, 4);
+        } break;
+        case LM_GGML_TYPE_F16: {
+            lm_ggml_fp16_t h = lm_ggml_fp32_to_fp16(static_cast<float>(v));
+            std::memcpy(p, &h, 2);
+        } break;
+        case LM_GGML_TYPE_BF16: {
+            lm_ggml_bf16_t h = lm_ggml_fp32_to_bf16(static_cast<float>(v));
+            std::memcpy(p, &h, 2);
+        } break;
+        case LM_GGML_TYPE_I32: {
+            int32_t x = static_cast<int32_t>(v);
+            std::memcpy(p, &x, 4);
+        } break;
+        case LM_GGML_TYPE_I16: {
+            int16_t x = static_cast<int16_t>(v);
+            std::memcpy(p, &x, 2);
+        } break;
         default: ADD_FAILURE() << "set: unsupported type"; break;
     }
 }
 
-inline int64_t numel(const lm_ggml_tensor * t) {
-    return t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
-}
+inline int64_t numel(const lm_ggml_tensor * t) { return t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3]; }
 
 // Calls fn(i0, i1, i2, i3, flat) over the logical elements in row-major order.
-template <class F>
-void for_each(const lm_ggml_tensor * t, const F & fn) {
+template <class F> void for_each(const lm_ggml_tensor * t, const F & fn) {
     int64_t flat = 0;
     for (int64_t i3 = 0; i3 < t->ne[3]; ++i3)
         for (int64_t i2 = 0; i2 < t->ne[2]; ++i2)
@@ -136,7 +165,8 @@ private:
 
 inline void fill(lm_ggml_tensor * t, uint32_t seed, double lo = -2.0, double hi = 2.0) {
     Rng r(seed);
-    for_each(t, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3, int64_t) { set(t, r.next(lo, hi), i0, i1, i2, i3); });
+    for_each(t,
+             [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3, int64_t) { set(t, r.next(lo, hi), i0, i1, i2, i3); });
 }
 
 // Logical elements in row-major order, as stored (after rounding to the type).
@@ -232,9 +262,9 @@ struct Tol {
 
 inline Tol tol_for(lm_ggml_type t) {
     switch (t) {
-        case LM_GGML_TYPE_F16:  return {1.5e-3, 1e-4};
+        case LM_GGML_TYPE_F16: return {1.5e-3, 1e-4};
         case LM_GGML_TYPE_BF16: return {1e-2, 1e-3};
-        default:                return {2e-6, 1e-6};
+        default: return {2e-6, 1e-6};
     }
 }
 
@@ -261,8 +291,6 @@ inline void set_srcs(lm_ggml_tensor * dst, lm_ggml_tensor * a, lm_ggml_tensor * 
 }
 
 // ne with a's shape, e.g. for dup(a)
-inline Shape shape_of(const lm_ggml_tensor * t) {
-    return {t->ne[0], t->ne[1], t->ne[2], t->ne[3]};
-}
+inline Shape shape_of(const lm_ggml_tensor * t) { return {t->ne[0], t->ne[1], t->ne[2], t->ne[3]}; }
 
 } // namespace ewtest

@@ -11,7 +11,7 @@ double apply(lm_ggml_op op, double x, double y) {
         case LM_GGML_OP_ADD: return x + y;
         case LM_GGML_OP_SUB: return x - y;
         case LM_GGML_OP_MUL: return x * y;
-        default:             return x / y;
+        default: return x / y;
     }
 }
 
@@ -19,8 +19,7 @@ double apply(lm_ggml_op op, double x, double y) {
 std::vector<double> binary_ref(lm_ggml_op op, const lm_ggml_tensor * a, const lm_ggml_tensor * b) {
     std::vector<double> ref(numel(a));
     for_each(a, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3, int64_t f) {
-        ref[f] = apply(op, get(a, i0, i1, i2, i3),
-                       get(b, i0 % b->ne[0], i1 % b->ne[1], i2 % b->ne[2], i3 % b->ne[3]));
+        ref[f] = apply(op, get(a, i0, i1, i2, i3), get(b, i0 % b->ne[0], i1 % b->ne[1], i2 % b->ne[2], i3 % b->ne[3]));
     });
     return ref;
 }
@@ -94,7 +93,8 @@ TEST(EwBinary, MixedTypesAndLayouts) {
                     lm_ggml_tensor * b = make(ctx.get(), tb, {9, 4, 1, 1}, l == Layout::Cycle ? Layout::Swap : l);
                     fill(a, 7);
                     fill(b, 8, 0.5, 2.0);
-                    lm_ggml_tensor * d = make(ctx.get(), td, {9, 4, 3, 1}, l == Layout::Contiguous ? Layout::Padded : l);
+                    lm_ggml_tensor * d =
+                        make(ctx.get(), td, {9, 4, 3, 1}, l == Layout::Contiguous ? Layout::Padded : l);
                     poison(d);
                     set_srcs(d, a, b);
                     run_op(LM_GGML_OP_MUL, d, 2);

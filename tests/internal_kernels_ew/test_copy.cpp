@@ -12,9 +12,9 @@ const Layout kLayouts[] = {Layout::Contiguous, Layout::Padded, Layout::Swap, Lay
 // The value an element of type t holds after being stored from double v.
 double rounded(lm_ggml_type t, double v) {
     switch (t) {
-        case LM_GGML_TYPE_F16:  return lm_ggml_fp16_to_fp32(lm_ggml_fp32_to_fp16(static_cast<float>(v)));
+        case LM_GGML_TYPE_F16: return lm_ggml_fp16_to_fp32(lm_ggml_fp32_to_fp16(static_cast<float>(v)));
         case LM_GGML_TYPE_BF16: return lm_ggml_bf16_to_fp32(lm_ggml_fp32_to_bf16(static_cast<float>(v)));
-        default:                return static_cast<float>(v);
+        default: return static_cast<float>(v);
     }
 }
 
@@ -73,7 +73,9 @@ TEST(EwCopy, SameTypeIntegerCopy) {
     Context ctx;
     lm_ggml_tensor * a = make(ctx.get(), LM_GGML_TYPE_I32, {9, 4, 3, 1}, Layout::Cycle);
     lm_ggml_tensor * d = make(ctx.get(), LM_GGML_TYPE_I32, {9, 4, 3, 1}, Layout::Swap);
-    for_each(a, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3, int64_t f) { set(a, 1000003 * f - 77, i0, i1, i2, i3); });
+    for_each(a, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3, int64_t f) {
+        set(a, 1000003 * f - 77, i0, i1, i2, i3);
+    });
     poison(d);
     set_srcs(d, a);
     run_op(LM_GGML_OP_DUP, d, 2);
@@ -163,7 +165,8 @@ TEST(EwSetAcc, SetAndAccIntoViews) {
                     fill(a, 1);
                     fill(b, 2);
                     const std::vector<double> a0 = values(a);
-                    lm_ggml_tensor * d = inplace ? lm_ggml_view_tensor(ctx.get(), a) : make(ctx.get(), LM_GGML_TYPE_F32, {10, 6, 3, 1});
+                    lm_ggml_tensor * d =
+                        inplace ? lm_ggml_view_tensor(ctx.get(), a) : make(ctx.get(), LM_GGML_TYPE_F32, {10, 6, 3, 1});
                     if (!inplace) poison(d);
                     set_srcs(d, a, b);
                     const size_t es = sizeof(float);
@@ -171,7 +174,8 @@ TEST(EwSetAcc, SetAndAccIntoViews) {
                     set_view_params(d, 2 * a->nb[1], a->nb[2], a->nb[3], a->nb[2] + a->nb[1] + 2 * es, inplace);
                     run_op(op, d, nth);
                     const auto ref = view_op_ref(a0, b, 20, 60, 180, 60 + 10 + 2, op == LM_GGML_OP_ACC);
-                    SCOPED_TRACE(std::string(lm_ggml_op_name(op)) + (inplace ? " inplace" : "") + " nth=" + std::to_string(nth));
+                    SCOPED_TRACE(std::string(lm_ggml_op_name(op)) + (inplace ? " inplace" : "") +
+                                 " nth=" + std::to_string(nth));
                     expect_close(d, ref, {0, 0}, "view op");
                     if (!inplace) expect_guards_intact(d);
                 }

@@ -26,48 +26,51 @@ void compute(lm_ggml_context * ctx, lm_ggml_tensor * out, int n_threads) {
 // One token (a 1 x n_embd column: one strided run) and a batch.
 TEST(EwGraph, CopyIntoTransposedCacheWindow) {
     for (int nth : {1, 3})
-    for (int n_tok : {1, 5}) {
-        Context ctx;
-        const int n_ctx = 16, n_embd = 8, pos = 3;
-        lm_ggml_tensor * cache = lm_ggml_new_tensor_2d(ctx.get(), LM_GGML_TYPE_F16, n_ctx, n_embd);
-        lm_ggml_tensor * v = lm_ggml_new_tensor_2d(ctx.get(), LM_GGML_TYPE_F32, n_embd, n_tok);
-        std::memset(cache->data, 0, lm_ggml_nbytes(cache));
-        fill(v, 200);
-        lm_ggml_tensor * win = lm_ggml_view_2d(ctx.get(), cache, n_tok, n_embd, cache->nb[1], pos * cache->nb[0]);
-        compute(ctx.get(), lm_ggml_cpy(ctx.get(), lm_ggml_transpose(ctx.get(), v), win), nth);
-        for (int e = 0; e < n_embd; ++e) {
-            for (int p = 0; p < n_ctx; ++p) {
-                const bool in = p >= pos && p < pos + n_tok;
-                const double want = in ? lm_ggml_fp16_to_fp32(lm_ggml_fp32_to_fp16(float(get(v, e, p - pos)))) : 0.0;
-                ASSERT_EQ(get(cache, p, e), want) << "pos " << p << " embd " << e;
+        for (int n_tok : {1, 5}) {
+            Context ctx;
+            const int n_ctx = 16, n_embd = 8, pos = 3;
+            lm_ggml_tensor * cache = lm_ggml_new_tensor_2d(ctx.get(), LM_GGML_TYPE_F16, n_ctx, n_embd);
+            lm_ggml_tensor * v = lm_ggml_new_tensor_2d(ctx.get(), LM_GGML_TYPE_F32, n_embd, n_tok);
+            std::memset(cache->data, 0, lm_ggml_nbytes(cache));
+            fill(v, 200);
+            lm_ggml_tensor * win = lm_ggml_view_2d(ctx.get(), cache, n_tok, n_embd, cache->nb[1], pos * cache->nb[0]);
+            compute(ctx.get(), lm_ggml_cpy(ctx.get(), lm_ggml_transpose(ctx.get(), v), win), nth);
+            for (int e = 0; e < n_embd; ++e) {
+                for (int p = 0; p < n_ctx; ++p) {
+                    const bool in = p >= pos && p < pos + n_tok;
+                    const double want =
+                        in ? lm_ggml_fp16_to_fp32(lm_ggml_fp32_to_fp16(float(get(v, e, p - pos)))) : 0.0;
+                    ASSERT_EQ(get(cache, p, e), want) << "pos " << p << " embd " << e;
+                }
             }
         }
-    }
 }
 
 // Unit dims dropped and gapless dims merged must keep the flat order: a
 // permuted F32 source with a unit dim into an F16 view with a row gap.
 TEST(EwGraph, CopyThroughUnitAndMergedDims) {
     for (int nth : {1, 2, 3})
-    for (bool contiguous_first : {false, true}) {
-        Context ctx;
-        lm_ggml_tensor * a = lm_ggml_new_tensor_4d(ctx.get(), LM_GGML_TYPE_F32, 3, 1, 4, 5); // (3, 1, 4, 5)
-        fill(a, 212);
-        lm_ggml_tensor * p = lm_ggml_permute(ctx.get(), a, 0, 3, 2, 1); // (3, 5, 4, 1): p(i0, i1, i2) = a(i0, 0, i2, i1)
-        lm_ggml_tensor * src = contiguous_first ? lm_ggml_cont(ctx.get(), p) : p;
-        lm_ggml_tensor * big = lm_ggml_new_tensor_2d(ctx.get(), LM_GGML_TYPE_F16, 13, 5);
-        std::memset(big->data, 0, lm_ggml_nbytes(big));
-        lm_ggml_tensor * win = lm_ggml_view_2d(ctx.get(), big, 12, 5, big->nb[1], 0); // (12, 5), one-element gap per row
-        compute(ctx.get(), lm_ggml_cpy(ctx.get(), src, win), nth);
-        for (int i2 = 0; i2 < 4; ++i2)
-            for (int i1 = 0; i1 < 5; ++i1)
-                for (int i0 = 0; i0 < 3; ++i0) {
-                    const int    f    = i0 + 3 * i1 + 15 * i2; // flat index in p
-                    const double want = lm_ggml_fp16_to_fp32(lm_ggml_fp32_to_fp16(float(get(a, i0, 0, i2, i1))));
-                    ASSERT_EQ(get(big, f % 12, f / 12), want) << nth << ": " << i0 << "," << i1 << "," << i2;
-                }
-        for (int r = 0; r < 5; ++r) ASSERT_EQ(get(big, 12, r), 0.0) << "gap of row " << r;
-    }
+        for (bool contiguous_first : {false, true}) {
+            Context ctx;
+            lm_ggml_tensor * a = lm_ggml_new_tensor_4d(ctx.get(), LM_GGML_TYPE_F32, 3, 1, 4, 5); // (3, 1, 4, 5)
+            fill(a, 212);
+            lm_ggml_tensor * p =
+                lm_ggml_permute(ctx.get(), a, 0, 3, 2, 1); // (3, 5, 4, 1): p(i0, i1, i2) = a(i0, 0, i2, i1)
+            lm_ggml_tensor * src = contiguous_first ? lm_ggml_cont(ctx.get(), p) : p;
+            lm_ggml_tensor * big = lm_ggml_new_tensor_2d(ctx.get(), LM_GGML_TYPE_F16, 13, 5);
+            std::memset(big->data, 0, lm_ggml_nbytes(big));
+            lm_ggml_tensor * win =
+                lm_ggml_view_2d(ctx.get(), big, 12, 5, big->nb[1], 0); // (12, 5), one-element gap per row
+            compute(ctx.get(), lm_ggml_cpy(ctx.get(), src, win), nth);
+            for (int i2 = 0; i2 < 4; ++i2)
+                for (int i1 = 0; i1 < 5; ++i1)
+                    for (int i0 = 0; i0 < 3; ++i0) {
+                        const int f = i0 + 3 * i1 + 15 * i2; // flat index in p
+                        const double want = lm_ggml_fp16_to_fp32(lm_ggml_fp32_to_fp16(float(get(a, i0, 0, i2, i1))));
+                        ASSERT_EQ(get(big, f % 12, f / 12), want) << nth << ": " << i0 << "," << i1 << "," << i2;
+                    }
+            for (int r = 0; r < 5; ++r) ASSERT_EQ(get(big, 12, r), 0.0) << "gap of row " << r;
+        }
 }
 
 TEST(EwGraph, AccSetConcatArgsortGetRows) {
@@ -127,13 +130,15 @@ TEST(EwGraph, VisionAndAudioHelpers) {
         Context ctx;
         lm_ggml_tensor * img = lm_ggml_new_tensor_4d(ctx.get(), LM_GGML_TYPE_F32, 6, 5, 2, 1);
         fill(img, 220);
-        lm_ggml_tensor * pooled = lm_ggml_pool_2d(ctx.get(), img, LM_GGML_OP_POOL_AVG, 2, 2, 2, 2, 1.0f, 0.0f); // (4, 2, 2)
-        lm_ggml_tensor * up = lm_ggml_upscale(ctx.get(), pooled, 2);                                              // (8, 4, 2)
-        lm_ggml_tensor * padded = lm_ggml_pad(ctx.get(), up, 1, 0, 1, 0);                                         // (9, 4, 3)
+        lm_ggml_tensor * pooled =
+            lm_ggml_pool_2d(ctx.get(), img, LM_GGML_OP_POOL_AVG, 2, 2, 2, 2, 1.0f, 0.0f); // (4, 2, 2)
+        lm_ggml_tensor * up = lm_ggml_upscale(ctx.get(), pooled, 2);                      // (8, 4, 2)
+        lm_ggml_tensor * padded = lm_ggml_pad(ctx.get(), up, 1, 0, 1, 0);                 // (9, 4, 3)
         lm_ggml_tensor * act = lm_ggml_leaky_relu(ctx.get(), padded, 0.5f, false);
         lm_ggml_tensor * clamped = lm_ggml_clamp(ctx.get(), act, -0.25f, 0.75f);
         lm_ggml_tensor * kern = lm_ggml_new_tensor_4d(ctx.get(), LM_GGML_TYPE_F16, 3, 3, 2, 1);
-        lm_ggml_tensor * cols = lm_ggml_im2col(ctx.get(), kern, img, 1, 1, 1, 1, 1, 1, true, LM_GGML_TYPE_F32); // (18, 6, 5, 1)
+        lm_ggml_tensor * cols =
+            lm_ggml_im2col(ctx.get(), kern, img, 1, 1, 1, 1, 1, 1, true, LM_GGML_TYPE_F32); // (18, 6, 5, 1)
         lm_ggml_tensor * gn = lm_ggml_group_norm(ctx.get(), img, 2, 1e-6f);
         lm_ggml_tensor * ar = lm_ggml_arange(ctx.get(), 0.0f, 3.0f, 1.0f);
         lm_ggml_tensor * emb = lm_ggml_timestep_embedding(ctx.get(), ar, 4, 100);

@@ -9,7 +9,8 @@ TEST(EwLayout, RepeatEveryDim) {
     for (lm_ggml_type t : {LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, LM_GGML_TYPE_I32}) {
         for (int nth : {1, 3}) {
             Context ctx;
-            lm_ggml_tensor * a = make(ctx.get(), t, {3, 2, 1, 2}, t == LM_GGML_TYPE_I32 ? Layout::Contiguous : Layout::Cycle);
+            lm_ggml_tensor * a =
+                make(ctx.get(), t, {3, 2, 1, 2}, t == LM_GGML_TYPE_I32 ? Layout::Contiguous : Layout::Cycle);
             fill(a, 50, -100, 100);
             lm_ggml_tensor * d = make(ctx.get(), t, {9, 4, 3, 2}, Layout::Padded);
             poison(d);
@@ -59,9 +60,13 @@ TEST(EwLayout, ConcatAlongEachDim) {
 }
 
 TEST(EwLayout, GetRows) {
-    struct Case { lm_ggml_type src, dst; };
-    const Case cases[] = {{LM_GGML_TYPE_F32, LM_GGML_TYPE_F32}, {LM_GGML_TYPE_F16, LM_GGML_TYPE_F32},
-                          {LM_GGML_TYPE_BF16, LM_GGML_TYPE_F32}, {LM_GGML_TYPE_I32, LM_GGML_TYPE_I32}};
+    struct Case {
+        lm_ggml_type src, dst;
+    };
+    const Case cases[] = {{LM_GGML_TYPE_F32, LM_GGML_TYPE_F32},
+                          {LM_GGML_TYPE_F16, LM_GGML_TYPE_F32},
+                          {LM_GGML_TYPE_BF16, LM_GGML_TYPE_F32},
+                          {LM_GGML_TYPE_I32, LM_GGML_TYPE_I32}};
     for (const Case & c : cases) {
         for (int nth : {1, 4}) {
             Context ctx;

@@ -57,10 +57,10 @@ TEST(EwReduce, ArgmaxTakesLastOfTies) {
     Context ctx;
     lm_ggml_tensor * a = make(ctx.get(), LM_GGML_TYPE_F32, {300, 5, 1, 1}, Layout::Padded);
     fill(a, 42);
-    set(a, 5.0, 17, 0);   // single max
-    set(a, 5.0, 3, 1);    // tie: index 250 wins (last)
+    set(a, 5.0, 17, 0); // single max
+    set(a, 5.0, 3, 1);  // tie: index 250 wins (last)
     set(a, 5.0, 250, 1);
-    set(a, -1e30, 0, 2);  // row of negatives
+    set(a, -1e30, 0, 2); // row of negatives
     for (int64_t i = 0; i < 300; ++i) set(a, -3.0 - i, i, 3);
     lm_ggml_tensor * d = make(ctx.get(), LM_GGML_TYPE_I32, {5, 1, 1, 1});
     set_srcs(d, a);

@@ -79,7 +79,9 @@ double pool_ref(bool is_max, const std::vector<double> & window_vals, int window
 } // namespace
 
 TEST(EwTier2, Pool1D) {
-    struct Case { int k, s, p; };
+    struct Case {
+        int k, s, p;
+    };
     for (const Case c : {Case{3, 3, 0}, Case{2, 2, 0}, Case{3, 2, 1}}) {
         for (int op : {LM_GGML_OP_POOL_MAX, LM_GGML_OP_POOL_AVG}) {
             Context ctx;
@@ -207,7 +209,8 @@ TEST(EwTier2, GroupNorm) {
                 mean[g] += get(a, i0, i1, i2, i3);
                 cnt[g] += 1;
             });
-            for (size_t g = 0; g < mean.size(); ++g) if (cnt[g] > 0) mean[g] /= cnt[g];
+            for (size_t g = 0; g < mean.size(); ++g)
+                if (cnt[g] > 0) mean[g] /= cnt[g];
             for_each(a, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3, int64_t) {
                 const int64_t g = (i2 / per) * 2 + i3;
                 const double v = get(a, i0, i1, i2, i3) - mean[g];
@@ -227,13 +230,15 @@ TEST(EwTier2, GroupNorm) {
 // ---------------------------------------------------------------- registration
 TEST(EwRegistration, EveryOwnedOpHasAKernel) {
     const lm_ggml_op owned[] = {
-        LM_GGML_OP_DUP, LM_GGML_OP_ADD, LM_GGML_OP_ADD1, LM_GGML_OP_ACC, LM_GGML_OP_SUB, LM_GGML_OP_MUL,
-        LM_GGML_OP_DIV, LM_GGML_OP_SQR, LM_GGML_OP_SQRT, LM_GGML_OP_LOG, LM_GGML_OP_SIN, LM_GGML_OP_COS,
-        LM_GGML_OP_SUM, LM_GGML_OP_SUM_ROWS, LM_GGML_OP_MEAN, LM_GGML_OP_ARGMAX, LM_GGML_OP_REPEAT,
-        LM_GGML_OP_CONCAT, LM_GGML_OP_GROUP_NORM, LM_GGML_OP_SCALE, LM_GGML_OP_SET, LM_GGML_OP_CPY,
-        LM_GGML_OP_CONT, LM_GGML_OP_RESHAPE, LM_GGML_OP_VIEW, LM_GGML_OP_PERMUTE, LM_GGML_OP_TRANSPOSE,
-        LM_GGML_OP_GET_ROWS, LM_GGML_OP_CLAMP, LM_GGML_OP_IM2COL, LM_GGML_OP_POOL_1D, LM_GGML_OP_POOL_2D,
-        LM_GGML_OP_UPSCALE, LM_GGML_OP_PAD, LM_GGML_OP_ARANGE, LM_GGML_OP_TIMESTEP_EMBEDDING,
+        LM_GGML_OP_DUP,     LM_GGML_OP_ADD,        LM_GGML_OP_ADD1,       LM_GGML_OP_ACC,
+        LM_GGML_OP_SUB,     LM_GGML_OP_MUL,        LM_GGML_OP_DIV,        LM_GGML_OP_SQR,
+        LM_GGML_OP_SQRT,    LM_GGML_OP_LOG,        LM_GGML_OP_SIN,        LM_GGML_OP_COS,
+        LM_GGML_OP_SUM,     LM_GGML_OP_SUM_ROWS,   LM_GGML_OP_MEAN,       LM_GGML_OP_ARGMAX,
+        LM_GGML_OP_REPEAT,  LM_GGML_OP_CONCAT,     LM_GGML_OP_GROUP_NORM, LM_GGML_OP_SCALE,
+        LM_GGML_OP_SET,     LM_GGML_OP_CPY,        LM_GGML_OP_CONT,       LM_GGML_OP_RESHAPE,
+        LM_GGML_OP_VIEW,    LM_GGML_OP_PERMUTE,    LM_GGML_OP_TRANSPOSE,  LM_GGML_OP_GET_ROWS,
+        LM_GGML_OP_CLAMP,   LM_GGML_OP_IM2COL,     LM_GGML_OP_POOL_1D,    LM_GGML_OP_POOL_2D,
+        LM_GGML_OP_UPSCALE, LM_GGML_OP_PAD,        LM_GGML_OP_ARANGE,     LM_GGML_OP_TIMESTEP_EMBEDDING,
         LM_GGML_OP_ARGSORT, LM_GGML_OP_LEAKY_RELU, LM_GGML_OP_UNARY,
     };
     for (lm_ggml_op op : owned) {

@@ -9,22 +9,22 @@ namespace {
 
 double ref_unary(lm_ggml_unary_op op, double x) {
     switch (op) {
-        case LM_GGML_UNARY_OP_ABS:         return std::fabs(x);
-        case LM_GGML_UNARY_OP_SGN:         return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0);
-        case LM_GGML_UNARY_OP_NEG:         return -x;
-        case LM_GGML_UNARY_OP_STEP:        return x > 0 ? 1.0 : 0.0;
-        case LM_GGML_UNARY_OP_TANH:        return std::tanh(x);
-        case LM_GGML_UNARY_OP_ELU:         return x > 0 ? x : std::expm1(x);
-        case LM_GGML_UNARY_OP_RELU:        return x > 0 ? x : 0.0;
-        case LM_GGML_UNARY_OP_SIGMOID:     return 1.0 / (1.0 + std::exp(-x));
+        case LM_GGML_UNARY_OP_ABS: return std::fabs(x);
+        case LM_GGML_UNARY_OP_SGN: return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0);
+        case LM_GGML_UNARY_OP_NEG: return -x;
+        case LM_GGML_UNARY_OP_STEP: return x > 0 ? 1.0 : 0.0;
+        case LM_GGML_UNARY_OP_TANH: return std::tanh(x);
+        case LM_GGML_UNARY_OP_ELU: return x > 0 ? x : std::expm1(x);
+        case LM_GGML_UNARY_OP_RELU: return x > 0 ? x : 0.0;
+        case LM_GGML_UNARY_OP_SIGMOID: return 1.0 / (1.0 + std::exp(-x));
         case LM_GGML_UNARY_OP_GELU:
             return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * x * (1.0 + 0.044715 * x * x)));
-        case LM_GGML_UNARY_OP_GELU_QUICK:  return x / (1.0 + std::exp(-1.702 * x));
-        case LM_GGML_UNARY_OP_SILU:        return x / (1.0 + std::exp(-x));
-        case LM_GGML_UNARY_OP_HARDSWISH:   return x * std::min(1.0, std::max(0.0, (x + 3.0) / 6.0));
+        case LM_GGML_UNARY_OP_GELU_QUICK: return x / (1.0 + std::exp(-1.702 * x));
+        case LM_GGML_UNARY_OP_SILU: return x / (1.0 + std::exp(-x));
+        case LM_GGML_UNARY_OP_HARDSWISH: return x * std::min(1.0, std::max(0.0, (x + 3.0) / 6.0));
         case LM_GGML_UNARY_OP_HARDSIGMOID: return std::min(1.0, std::max(0.0, (x + 3.0) / 6.0));
-        case LM_GGML_UNARY_OP_EXP:         return std::exp(x);
-        default:                           return NAN;
+        case LM_GGML_UNARY_OP_EXP: return std::exp(x);
+        default: return NAN;
     }
 }
 
@@ -98,7 +98,8 @@ TEST(EwUnary, GeluF16MatchesGgmlTableDefinition) {
     Context ctx;
     std::vector<uint16_t> bits;
     for (uint32_t h = 0; h < 0x10000; ++h) {
-        if (std::isfinite(lm_ggml_fp16_to_fp32(static_cast<lm_ggml_fp16_t>(h)))) bits.push_back(static_cast<uint16_t>(h));
+        if (std::isfinite(lm_ggml_fp16_to_fp32(static_cast<lm_ggml_fp16_t>(h))))
+            bits.push_back(static_cast<uint16_t>(h));
     }
     const int64_t n = static_cast<int64_t>(bits.size());
     lm_ggml_tensor * a = make(ctx.get(), LM_GGML_TYPE_F16, {n, 1, 1, 1});

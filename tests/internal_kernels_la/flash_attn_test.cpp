@@ -11,11 +11,11 @@ using latest::get;
 namespace {
 
 struct FaCase {
-    int64_t      D, n_q, n_head, n_kv, n_head_kv, n_batch, n_batch_kv;
+    int64_t D, n_q, n_head, n_kv, n_head_kv, n_batch, n_batch_kv;
     lm_ggml_type tk, tv;
-    bool         mask;
-    float        max_bias, softcap;
-    bool         permuted_kv; // k, v viewed out of a (D, n_head_kv, n_kv) cache
+    bool mask;
+    float max_bias, softcap;
+    bool permuted_kv; // k, v viewed out of a (D, n_head_kv, n_kv) cache
 };
 
 std::string name_of(const FaCase & c) {
@@ -55,7 +55,7 @@ lm_ggml_tensor * kv_tensor(lm_ggml_context * ctx, const FaCase & c, lm_ggml_type
 void fa_case(const FaCase & c, bool decode_k = false) {
     const std::string what = name_of(c);
     latest::Context ctx;
-    lmtest::Rng     rng(lmtest::seed_from_name(what));
+    lmtest::Rng rng(lmtest::seed_from_name(what));
     lm_ggml_tensor * q = lm_ggml_new_tensor_4d(ctx, LM_GGML_TYPE_F32, c.D, c.n_q, c.n_head, c.n_batch);
     latest::fill(q, rng);
     lm_ggml_tensor * k = kv_tensor(ctx, c, c.tk, rng);
@@ -66,8 +66,8 @@ void fa_case(const FaCase & c, bool decode_k = false) {
         for (int64_t j = 0; j < mask->ne[1]; ++j) {
             for (int64_t i = 0; i < c.n_kv; ++i) {
                 // causal over the last n_q keys, small biases elsewhere (exact in F16)
-                const bool  hidden = i > c.n_kv - c.n_q + j;
-                const float v      = hidden ? -INFINITY : (float) (rng.int_in(-4, 4) / 4.0);
+                const bool hidden = i > c.n_kv - c.n_q + j;
+                const float v = hidden ? -INFINITY : (float) (rng.int_in(-4, 4) / 4.0);
                 ((lm_ggml_fp16_t *) mask->data)[j * c.n_kv + i] = lm_ggml_fp32_to_fp16(v);
             }
         }
@@ -106,10 +106,10 @@ void fa_case(const FaCase & c, bool decode_k = false) {
     latest::Kernel kernel;
     if (decode_k) {
         lmggml::cpu::la::Plan plan{};
-        plan.to_float     = lmggml::cpu::la::decoder_of(c.tk);
+        plan.to_float = lmggml::cpu::la::decoder_of(c.tk);
         plan.vec_dot_type = LM_GGML_TYPE_F32;
-        plan.ok           = true;
-        kernel.forward    = [plan](const lm_cpu_params * p, lm_ggml_tensor * d) {
+        plan.ok = true;
+        kernel.forward = [plan](const lm_cpu_params * p, lm_ggml_tensor * d) {
             lmggml::cpu::la::flash_attn_ext_forward_with(p, d, plan);
         };
         kernel.work_size = [plan](const lm_ggml_tensor * d, int n) {
@@ -124,12 +124,12 @@ void fa_case(const FaCase & c, bool decode_k = false) {
 TEST(LaFlashAttn, AgainstSoftmaxAttention) {
     const lm_ggml_type H = LM_GGML_TYPE_F16, F = LM_GGML_TYPE_F32;
     const FaCase cases[] = {
-        {64, 7, 4, 19, 2, 1, 1, H, H, true, 0.0f, 0.0f, false},   // GQA, causal mask
-        {40, 1, 2, 33, 2, 1, 1, F, F, false, 0.0f, 0.0f, false},  // generation, no mask
-        {32, 5, 6, 12, 3, 1, 1, H, H, true, 4.0f, 0.0f, false},   // ALiBi, n_head not a power of two
-        {32, 3, 2, 9, 1, 1, 1, H, H, true, 0.0f, 30.0f, false},   // logit softcap
-        {16, 4, 4, 10, 4, 2, 1, H, F, true, 0.0f, 0.0f, false},   // mixed K/V types, batch broadcast
-        {48, 6, 4, 21, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},    // KV-cache views
+        {64, 7, 4, 19, 2, 1, 1, H, H, true, 0.0f, 0.0f, false},  // GQA, causal mask
+        {40, 1, 2, 33, 2, 1, 1, F, F, false, 0.0f, 0.0f, false}, // generation, no mask
+        {32, 5, 6, 12, 3, 1, 1, H, H, true, 4.0f, 0.0f, false},  // ALiBi, n_head not a power of two
+        {32, 3, 2, 9, 1, 1, 1, H, H, true, 0.0f, 30.0f, false},  // logit softcap
+        {16, 4, 4, 10, 4, 2, 1, H, F, true, 0.0f, 0.0f, false},  // mixed K/V types, batch broadcast
+        {48, 6, 4, 21, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},   // KV-cache views
         {24, 2, 3, 17, 3, 1, 1, F, F, true, 0.0f, 0.0f, true},
         // F16 path: keys in several 256-key tiles (the running max and sum
         // carried across them), early queries with whole tiles masked
@@ -152,12 +152,12 @@ TEST(LaFlashAttn, LongCaches) {
     }
     fa_case({16, 1, 3, 4099, 1, 1, 1, H, H, true, 0.0f, 0.0f, true}); // small heads: the reference is O(D^2 n_kv)
     const FaCase cases[] = {
-        {64, 9, 3, 300, 1, 1, 1, H, H, true, 0.0f, 0.0f, true},    // a prompt's rows over several tiles
-        {128, 3, 2, 130, 2, 1, 1, H, H, true, 0.0f, 0.0f, false},  // g 1, head size 128
-        {40, 5, 8, 33, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},     // g 4
-        {72, 3, 8, 97, 1, 1, 1, H, H, true, 0.0f, 0.0f, false},    // g 8
-        {32, 7, 5, 64, 1, 2, 1, H, H, true, 0.0f, 0.0f, true},     // g 5, batch broadcast
-        {16, 2, 6, 4097, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},   // two rows over a long cache
+        {64, 9, 3, 300, 1, 1, 1, H, H, true, 0.0f, 0.0f, true},   // a prompt's rows over several tiles
+        {128, 3, 2, 130, 2, 1, 1, H, H, true, 0.0f, 0.0f, false}, // g 1, head size 128
+        {40, 5, 8, 33, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},    // g 4
+        {72, 3, 8, 97, 1, 1, 1, H, H, true, 0.0f, 0.0f, false},   // g 8
+        {32, 7, 5, 64, 1, 2, 1, H, H, true, 0.0f, 0.0f, true},    // g 5, batch broadcast
+        {16, 2, 6, 4097, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},  // two rows over a long cache
     };
     for (const FaCase & c : cases) {
         fa_case(c);
@@ -172,9 +172,9 @@ TEST(LaFlashAttn, DecodedKeys) {
 
 TEST(LaFlashAttn, RefusesWhatItDoesNotImplement) {
     latest::Context ctx;
-    lm_ggml_tensor * q   = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 16, 2, 2);
-    lm_ggml_tensor * k   = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 16, 8, 2);
-    lm_ggml_tensor * v   = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 16, 8, 2);
+    lm_ggml_tensor * q = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 16, 2, 2);
+    lm_ggml_tensor * k = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 16, 8, 2);
+    lm_ggml_tensor * v = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 16, 8, 2);
     lm_ggml_tensor * dst = lm_ggml_flash_attn_ext(ctx, q, k, v, nullptr, 0.25f, 0.0f, 0.0f);
     EXPECT_TRUE(latest::supported(dst));
     dst->src[1] = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_I32, 16, 8, 2); // no dot, no decoder

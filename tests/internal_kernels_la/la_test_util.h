@@ -44,10 +44,10 @@ private:
 
 // ---------------------------------------------------------------- test-side formats
 inline double f16_decode(uint16_t h) {
-    const int    sign = (h >> 15) & 1;
-    const int    exp  = (h >> 10) & 0x1f;
-    const int    man  = h & 0x3ff;
-    double       v;
+    const int sign = (h >> 15) & 1;
+    const int exp = (h >> 10) & 0x1f;
+    const int man = h & 0x3ff;
+    double v;
     if (exp == 0) {
         v = std::ldexp((double) man, -24);
     } else if (exp == 31) {
@@ -60,7 +60,7 @@ inline double f16_decode(uint16_t h) {
 
 inline double bf16_decode(uint16_t b) {
     const uint32_t bits = (uint32_t) b << 16;
-    float          f;
+    float f;
     memcpy(&f, &bits, sizeof(f));
     return f;
 }
@@ -68,8 +68,8 @@ inline double bf16_decode(uint16_t b) {
 // A random F16 value in about [-2, 2] chosen as bits (exact in every format).
 inline uint16_t random_f16(lmtest::Rng & rng) {
     const uint16_t sign = (uint16_t) (rng.next() & 1) << 15;
-    const uint16_t exp  = (uint16_t) rng.int_in(9, 15);     // 2^-6 .. 2^0 (times 1.m)
-    const uint16_t man  = (uint16_t) rng.int_in(0, 1023);
+    const uint16_t exp = (uint16_t) rng.int_in(9, 15); // 2^-6 .. 2^0 (times 1.m)
+    const uint16_t man = (uint16_t) rng.int_in(0, 1023);
     return sign | (uint16_t) (exp << 10) | man;
 }
 
@@ -81,10 +81,26 @@ inline const char * elem_ptr(const lm_ggml_tensor * t, int64_t i0, int64_t i1, i
 inline double get(const lm_ggml_tensor * t, int64_t i0, int64_t i1 = 0, int64_t i2 = 0, int64_t i3 = 0) {
     const char * p = elem_ptr(t, i0, i1, i2, i3);
     switch (t->type) {
-        case LM_GGML_TYPE_F32: { float v; memcpy(&v, p, 4); return v; }
-        case LM_GGML_TYPE_F16: { uint16_t v; memcpy(&v, p, 2); return f16_decode(v); }
-        case LM_GGML_TYPE_BF16: { uint16_t v; memcpy(&v, p, 2); return bf16_decode(v); }
-        case LM_GGML_TYPE_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+        case LM_GGML_TYPE_F32: {
+            float v;
+            memcpy(&v, p, 4);
+            return v;
+        }
+        case LM_GGML_TYPE_F16: {
+            uint16_t v;
+            memcpy(&v, p, 2);
+            return f16_decode(v);
+        }
+        case LM_GGML_TYPE_BF16: {
+            uint16_t v;
+            memcpy(&v, p, 2);
+            return bf16_decode(v);
+        }
+        case LM_GGML_TYPE_I32: {
+            int32_t v;
+            memcpy(&v, p, 4);
+            return v;
+        }
         default: ADD_FAILURE() << "get: unsupported type"; return 0.0;
     }
 }
@@ -104,8 +120,8 @@ inline void fill(lm_ggml_tensor * t, lmtest::Rng & rng, double lo = -1.0, double
                         const uint16_t v = random_f16(rng);
                         memcpy(p, &v, 2);
                     } else if (t->type == LM_GGML_TYPE_BF16) {
-                        const float    f = (float) rng.uniform(lo, hi);
-                        uint32_t       bits;
+                        const float f = (float) rng.uniform(lo, hi);
+                        uint32_t bits;
                         memcpy(&bits, &f, 4);
                         const uint16_t v = (uint16_t) (bits >> 16);
                         memcpy(p, &v, 2);
@@ -163,9 +179,7 @@ inline double nmse(const Ref & expected, const Ref & actual) {
 }
 
 // ---------------------------------------------------------------- running a kernel
-inline const lm_cpu_op_desc & desc_of(const lm_ggml_tensor * dst) {
-    return lm_cpu_get_op_table()->ops[dst->op];
-}
+inline const lm_cpu_op_desc & desc_of(const lm_ggml_tensor * dst) { return lm_cpu_get_op_table()->ops[dst->op]; }
 
 inline bool supported(const lm_ggml_tensor * dst) {
     const lm_cpu_op_desc & d = desc_of(dst);
@@ -175,7 +189,7 @@ inline bool supported(const lm_ggml_tensor * dst) {
 // A kernel to run: by default the op table's entry for dst.
 struct Kernel {
     std::function<void(const lm_cpu_params *, lm_ggml_tensor *)> forward;
-    std::function<size_t(const lm_ggml_tensor *, int)>           work_size;
+    std::function<size_t(const lm_ggml_tensor *, int)> work_size;
 };
 
 inline Kernel table_kernel(const lm_ggml_tensor * dst) {
@@ -201,7 +215,7 @@ inline void run(lm_ggml_tensor * dst, int nth, const Kernel & kernel = {}) {
     ASSERT_TRUE((bool) d.forward);
 
     constexpr size_t kGuard = 256;
-    const size_t     ws     = d.work_size ? d.work_size(dst, nth) : 0;
+    const size_t ws = d.work_size ? d.work_size(dst, nth) : 0;
     std::vector<uint8_t> buf(ws + kGuard + 64);
     uint8_t * w = buf.data() + ((64 - ((uintptr_t) buf.data() % 64)) % 64);
     memset(w + ws, 0xA5, kGuard);

@@ -11,11 +11,11 @@ constexpr double kLimit = 1e-7;
 latest::Ref norm_ref(const lm_ggml_tensor * x, const lm_ggml_tensor * dst, double eps, bool rms) {
     // row statistics, recomputed when the row changes (i0 runs fastest)
     int64_t row[3] = {-1, -1, -1};
-    double  mean = 0, inv_sd = 0;
+    double mean = 0, inv_sd = 0;
     return latest::make_ref(dst, [&, rms](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
         if (row[0] != i1 || row[1] != i2 || row[2] != i3) {
             const int64_t n = x->ne[0];
-            double        sum = 0, var = 0;
+            double sum = 0, var = 0;
             for (int64_t i = 0; i < n; ++i) {
                 sum += get(x, i, i1, i2, i3);
             }
@@ -37,12 +37,13 @@ TEST(LaNorm, NormAndRmsNorm) {
     for (bool rms : {false, true}) {
         for (int64_t ne0 : {1, 33, 64, 4097}) {
             latest::Context ctx;
-            lmtest::Rng     rng(ne0 + rms);
+            lmtest::Rng rng(ne0 + rms);
             lm_ggml_tensor * x = lm_ggml_new_tensor_4d(ctx, LM_GGML_TYPE_F32, ne0, 5, 2, 3);
             latest::fill(x, rng, -2.0, 3.0);
-            const float      eps = 1e-5f;
+            const float eps = 1e-5f;
             lm_ggml_tensor * dst = rms ? lm_ggml_rms_norm(ctx, x, eps) : lm_ggml_norm(ctx, x, eps);
-            latest::check(dst, norm_ref(x, dst, eps, rms), kLimit, (rms ? "rms ne0 " : "norm ne0 ") + std::to_string(ne0));
+            latest::check(dst, norm_ref(x, dst, eps, rms), kLimit,
+                          (rms ? "rms ne0 " : "norm ne0 ") + std::to_string(ne0));
         }
     }
 }
@@ -53,7 +54,7 @@ TEST(LaNorm, SingleRow) {
     for (bool rms : {false, true}) {
         for (int64_t ne0 : {64, 65, 576, 1000}) {
             latest::Context ctx;
-            lmtest::Rng     rng(ne0 + 7 * rms);
+            lmtest::Rng rng(ne0 + 7 * rms);
             lm_ggml_tensor * x = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, ne0);
             latest::fill(x, rng, -2.0, 3.0);
             lm_ggml_tensor * dst = rms ? lm_ggml_rms_norm(ctx, x, 1e-5f) : lm_ggml_norm(ctx, x, 1e-5f);
@@ -65,11 +66,11 @@ TEST(LaNorm, SingleRow) {
 TEST(LaNorm, StridedRowsAndInPlace) {
     for (bool rms : {false, true}) {
         latest::Context ctx;
-        lmtest::Rng     rng(31);
+        lmtest::Rng rng(31);
         // every other row of a wider tensor
         lm_ggml_tensor * full = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, 40, 12);
         latest::fill(full, rng);
-        lm_ggml_tensor * x   = lm_ggml_view_2d(ctx, full, 37, 6, 2 * full->nb[1], 4);
+        lm_ggml_tensor * x = lm_ggml_view_2d(ctx, full, 37, 6, 2 * full->nb[1], 4);
         lm_ggml_tensor * dst = rms ? lm_ggml_rms_norm(ctx, x, 1e-6f) : lm_ggml_norm(ctx, x, 1e-6f);
         latest::check(dst, norm_ref(x, dst, 1e-6, rms), kLimit, "strided");
 
@@ -87,7 +88,7 @@ TEST(LaNorm, StridedRowsAndInPlace) {
 TEST(LaDiagMask, InfAndZeroCopyAndInPlace) {
     for (int n_past : {0, 2, 9}) {
         latest::Context ctx;
-        lmtest::Rng     rng(41 + n_past);
+        lmtest::Rng rng(41 + n_past);
         lm_ggml_tensor * x = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 7, 5, 3);
         latest::fill(x, rng);
         const auto ref_of = [&](double value) {
@@ -130,9 +131,7 @@ latest::Ref soft_max_ref(const lm_ggml_tensor * x, const lm_ggml_tensor * mask, 
                          double scale, double max_bias) {
     return latest::make_ref(dst, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
         const double slope = alibi_slope(max_bias, x->ne[2], i2);
-        auto logit = [&](int64_t i) {
-            return get(x, i, i1, i2, i3) * scale + (mask ? slope * get(mask, i, i1) : 0.0);
-        };
+        auto logit = [&](int64_t i) { return get(x, i, i1, i2, i3) * scale + (mask ? slope * get(mask, i, i1) : 0.0); };
         double mx = -INFINITY;
         for (int64_t i = 0; i < x->ne[0]; ++i) {
             mx = std::max(mx, logit(i));
@@ -150,24 +149,22 @@ latest::Ref soft_max_ref(const lm_ggml_tensor * x, const lm_ggml_tensor * mask, 
 TEST(LaSoftMax, MaskScaleAndAlibi) {
     struct Case {
         lm_ggml_type mask_type; // LM_GGML_TYPE_COUNT: no mask
-        int64_t      ne0, ne1, n_head;
-        float        scale, max_bias;
+        int64_t ne0, ne1, n_head;
+        float scale, max_bias;
     };
     const Case cases[] = {
-        {LM_GGML_TYPE_COUNT, 17, 6, 4, 1.0f, 0.0f},
-        {LM_GGML_TYPE_COUNT, 64, 3, 2, 0.125f, 0.0f},
-        {LM_GGML_TYPE_F32, 17, 6, 4, 0.3f, 0.0f},
-        {LM_GGML_TYPE_F16, 33, 5, 3, 0.7f, 0.0f},
-        {LM_GGML_TYPE_F32, 16, 4, 4, 1.0f, 8.0f},  // ALiBi, n_head a power of two
-        {LM_GGML_TYPE_F16, 9, 7, 6, 0.5f, 8.0f},   // ALiBi, n_head not a power of two
+        {LM_GGML_TYPE_COUNT, 17, 6, 4, 1.0f, 0.0f}, {LM_GGML_TYPE_COUNT, 64, 3, 2, 0.125f, 0.0f},
+        {LM_GGML_TYPE_F32, 17, 6, 4, 0.3f, 0.0f},   {LM_GGML_TYPE_F16, 33, 5, 3, 0.7f, 0.0f},
+        {LM_GGML_TYPE_F32, 16, 4, 4, 1.0f, 8.0f}, // ALiBi, n_head a power of two
+        {LM_GGML_TYPE_F16, 9, 7, 6, 0.5f, 8.0f},  // ALiBi, n_head not a power of two
         {LM_GGML_TYPE_F32, 1, 3, 2, 1.0f, 0.0f},
     };
     for (const Case & c : cases) {
-        const std::string what = "ne0 " + std::to_string(c.ne0) + " heads " + std::to_string(c.n_head) +
-                                 " max_bias " + std::to_string(c.max_bias) +
+        const std::string what = "ne0 " + std::to_string(c.ne0) + " heads " + std::to_string(c.n_head) + " max_bias " +
+                                 std::to_string(c.max_bias) +
                                  (c.mask_type == LM_GGML_TYPE_COUNT ? " no mask" : lm_ggml_type_name(c.mask_type));
         latest::Context ctx;
-        lmtest::Rng     rng(lmtest::seed_from_name(what));
+        lmtest::Rng rng(lmtest::seed_from_name(what));
         lm_ggml_tensor * x = lm_ggml_new_tensor_4d(ctx, LM_GGML_TYPE_F32, c.ne0, c.ne1, c.n_head, 2);
         latest::fill(x, rng, -4.0, 4.0);
         lm_ggml_tensor * mask = nullptr;
@@ -193,7 +190,7 @@ TEST(LaSoftMax, MaskScaleAndAlibi) {
 
 TEST(LaSoftMax, InPlace) {
     latest::Context ctx;
-    lmtest::Rng     rng(51);
+    lmtest::Rng rng(51);
     lm_ggml_tensor * x = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 23, 4, 2);
     latest::fill(x, rng, -3.0, 3.0);
     std::vector<uint8_t> saved((const uint8_t *) x->data, (const uint8_t *) x->data + lm_ggml_nbytes(x));
@@ -205,9 +202,9 @@ TEST(LaSoftMax, InPlace) {
 
 TEST(LaSoftMax, RefusesPerHeadMasks) {
     latest::Context ctx;
-    lm_ggml_tensor * x    = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 8, 4, 2);
+    lm_ggml_tensor * x = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 8, 4, 2);
     lm_ggml_tensor * mask = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, 8, 4);
-    lm_ggml_tensor * dst  = lm_ggml_soft_max_ext(ctx, x, mask, 1.0f, 0.0f);
+    lm_ggml_tensor * dst = lm_ggml_soft_max_ext(ctx, x, mask, 1.0f, 0.0f);
     EXPECT_TRUE(latest::supported(dst));
     dst->src[1] = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 8, 4, 2); // not broadcast the way the kernel reads it
     EXPECT_FALSE(latest::supported(dst));

@@ -9,7 +9,7 @@ using namespace lmggml::cpu::la;
 TEST(LaPrimitives, Fp16WideningIsExactForAllBitPatterns) {
     for (uint32_t h = 0; h < 65536; ++h) {
         const double want = latest::f16_decode((uint16_t) h);
-        const float  got  = fp16_to_f32((lm_ggml_fp16_t) h);
+        const float got = fp16_to_f32((lm_ggml_fp16_t) h);
         if (std::isnan(want)) {
             ASSERT_TRUE(std::isnan(got)) << "bits " << h;
         } else {
@@ -22,7 +22,7 @@ TEST(LaPrimitives, Fp16WideningIsExactForAllBitPatterns) {
 TEST(LaPrimitives, Bf16Widening) {
     for (uint32_t b = 0; b < 65536; b += 7) {
         const double want = latest::bf16_decode((uint16_t) b);
-        const float  got  = bf16_to_f32((uint16_t) b);
+        const float got = bf16_to_f32((uint16_t) b);
         if (std::isnan(want)) {
             ASSERT_TRUE(std::isnan(got));
         } else {
@@ -87,10 +87,11 @@ TEST(LaPrimitives, PlansFollowTheTypeTraits) {
     EXPECT_EQ(plan_for(LM_GGML_TYPE_BF16).vec_dot_type, LM_GGML_TYPE_BF16);
     EXPECT_EQ(plan_for(LM_GGML_TYPE_F32).vec_dot_type, LM_GGML_TYPE_F32);
     EXPECT_TRUE(plan_for(LM_GGML_TYPE_F32).ok);
-    EXPECT_FALSE(plan_for(LM_GGML_TYPE_I32).ok);   // no dot, no to_float
+    EXPECT_FALSE(plan_for(LM_GGML_TYPE_I32).ok); // no dot, no to_float
     EXPECT_FALSE(plan_for(LM_GGML_TYPE_COUNT).ok);
     // a block type without a fast dot falls back to decoding rows, if it can
     const lm_ggml_type_traits * q = lm_ggml_get_type_traits(LM_GGML_TYPE_Q8_0);
-    const Plan                  p = plan_for(LM_GGML_TYPE_Q8_0);
-    EXPECT_EQ(p.ok, q != nullptr && (q->to_float != nullptr || lm_cpu_get_vec_dot_traits(LM_GGML_TYPE_Q8_0) != nullptr));
+    const Plan p = plan_for(LM_GGML_TYPE_Q8_0);
+    EXPECT_EQ(p.ok,
+              q != nullptr && (q->to_float != nullptr || lm_cpu_get_vec_dot_traits(LM_GGML_TYPE_Q8_0) != nullptr));
 }

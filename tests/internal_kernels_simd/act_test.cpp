@@ -15,7 +15,7 @@ TEST(SimdActivation, TwinRoundsHalfToEvenWith127OverAmax) {
     // amax 127: x * 127 / amax = x exactly, so the halves are exact ties
     std::vector<float> x(32, 0.0f);
     const float vals[] = {127.0f, 2.5f, 3.5f, -2.5f, -3.5f, 0.5f, 1.5f, -0.5f, 126.5f};
-    const int   want[] = {127, 2, 4, -2, -4, 0, 2, 0, 126};
+    const int want[] = {127, 2, 4, -2, -4, 0, 2, 0, 126};
     std::copy(std::begin(vals), std::end(vals), x.begin());
     lm_block_q8_1 b;
     ref::quantize_row_q8_1(x.data(), &b, 32);
@@ -50,9 +50,9 @@ TEST(SimdActivation, TwinRoundsHalfToEvenWith127OverAmax) {
 
 // Every level's converter for `type` gives the scalar level's bytes.
 void expect_same_bytes(lm_ggml_type type, int64_t k, uint64_t seed) {
-    const std::vector<float> x  = activations((size_t) k, seed);
-    const size_t             rs = lm_ggml_row_size(type, k);
-    std::vector<uint8_t>     want(rs, 0xEE);
+    const std::vector<float> x = activations((size_t) k, seed);
+    const size_t rs = lm_ggml_row_size(type, k);
+    std::vector<uint8_t> want(rs, 0xEE);
     scalar_level().from_float[type](x.data(), want.data(), k);
     for (const arch::KernelSet * lv : vector_levels()) {
         std::vector<uint8_t> got(rs, 0xEE);
@@ -75,10 +75,10 @@ TEST(SimdActivation, Q8KMatchesReferenceIncludingTiesOfTheMaximum) {
     // q8_K follows src/quant's reference exactly: the first value of largest
     // magnitude (here -2 before +2) sets the sign of the scale
     std::vector<float> x(512);
-    lmtest::Rng        rng(77);
+    lmtest::Rng rng(77);
     for (float & v : x) v = (float) rng.uniform(-1.0, 1.0);
-    x[10]                = -2.0f;
-    x[20]                = 2.0f;
+    x[10] = -2.0f;
+    x[20] = 2.0f;
     std::fill(x.begin() + 256, x.end(), 0.0f); // second block all zero
     lm_block_q8_K want[2], got[2];
     lm_quant_quantize_row_q8_K_ref(x.data(), want, 512);

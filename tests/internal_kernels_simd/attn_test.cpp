@@ -14,9 +14,9 @@ using namespace simdtest;
 
 // n rows of d F16 values, ld bytes apart, the last row flush against a guard page
 struct HalfRows {
-    GuardedBytes           bytes;
-    size_t                 ld;
-    std::vector<double>    values; // what each F16 holds, row-major n x d
+    GuardedBytes bytes;
+    size_t ld;
+    std::vector<double> values; // what each F16 holds, row-major n x d
     HalfRows(int64_t n, int64_t d, size_t ld_, uint64_t seed)
         : bytes((size_t) (n - 1) * ld_ + (size_t) d * 2), ld(ld_), values((size_t) (n * d)) {
         lmtest::Rng rng(seed);
@@ -49,9 +49,9 @@ TEST(SimdAttn, ScoresMatchDoubleDots) {
     for (const arch::KernelSet * lv : all_levels()) {
         for (const Shape & sh : shapes()) {
             const size_t ld = (size_t) sh.d * 2 * 3; // rows of a 3-head cache: one head's slice
-            HalfRows     k(sh.n, sh.d, ld, (uint64_t) (sh.d * 1000 + sh.n));
+            HalfRows k(sh.n, sh.d, ld, (uint64_t) (sh.d * 1000 + sh.n));
             const std::vector<float> q = activations((size_t) (sh.g * sh.d), (uint64_t) sh.g);
-            std::vector<float>       s((size_t) (sh.g * sh.n), -1.0f);
+            std::vector<float> s((size_t) (sh.g * sh.n), -1.0f);
             lv->attn_f16.scores(sh.d, sh.n, k.bytes.data(), ld, q.data(), sh.g, s.data());
             for (int64_t i = 0; i < sh.g; ++i) {
                 for (int64_t j = 0; j < sh.n; ++j) {
@@ -61,7 +61,8 @@ TEST(SimdAttn, ScoresMatchDoubleDots) {
                         mag += std::fabs((double) q[(size_t) (i * sh.d + c)] * k.at(j, c, sh.d));
                     }
                     ASSERT_NEAR(s[(size_t) (i * sh.n + j)], want, 1e-6 * mag + 1e-30)
-                        << lv->name << " d " << sh.d << " n " << sh.n << " g " << sh.g << " query " << i << " key " << j;
+                        << lv->name << " d " << sh.d << " n " << sh.n << " g " << sh.g << " query " << i << " key "
+                        << j;
                 }
             }
         }
@@ -72,9 +73,9 @@ TEST(SimdAttn, AccumulateMatchesDoubleSums) {
     for (const arch::KernelSet * lv : all_levels()) {
         for (const Shape & sh : shapes()) {
             const size_t ld = (size_t) sh.d * 2 * 2;
-            HalfRows     v(sh.n, sh.d, ld, (uint64_t) (sh.d * 77 + sh.n));
+            HalfRows v(sh.n, sh.d, ld, (uint64_t) (sh.d * 77 + sh.n));
             std::vector<float> p = activations((size_t) (sh.g * sh.n), (uint64_t) (sh.n + 5));
-            for (float & x : p) x = std::fabs(x); // softmax weights are >= 0
+            for (float & x : p) x = std::fabs(x);                            // softmax weights are >= 0
             std::vector<float> acc = activations((size_t) (sh.g * sh.d), 9); // added to, not overwritten
             const std::vector<float> before = acc;
             lv->attn_f16.accumulate(sh.d, sh.n, v.bytes.data(), ld, p.data(), sh.g, acc.data());
@@ -98,15 +99,17 @@ TEST(SimdAttn, AccumulateMatchesDoubleSums) {
 TEST(SimdAttn, VectorLevelsMatchTheTwin) {
     for (const arch::KernelSet * lv : vector_levels()) {
         const Shape sh{64, 37, 3};
-        HalfRows    k(sh.n, sh.d, (size_t) sh.d * 2, 1), v(sh.n, sh.d, (size_t) sh.d * 2, 2);
+        HalfRows k(sh.n, sh.d, (size_t) sh.d * 2, 1), v(sh.n, sh.d, (size_t) sh.d * 2, 2);
         const std::vector<float> q = activations((size_t) (sh.g * sh.d), 3);
-        std::vector<float>       s1((size_t) (sh.g * sh.n)), s2 = s1;
+        std::vector<float> s1((size_t) (sh.g * sh.n)), s2 = s1;
         lv->attn_f16.scores(sh.d, sh.n, k.bytes.data(), k.ld, q.data(), sh.g, s1.data());
         arch::ref::attn_f16_scores(sh.d, sh.n, k.bytes.data(), k.ld, q.data(), sh.g, s2.data());
-        for (size_t i = 0; i < s1.size(); ++i) ASSERT_NEAR(s1[i], s2[i], 1e-4 * (1.0 + std::fabs(s2[i]))) << lv->name << " " << i;
+        for (size_t i = 0; i < s1.size(); ++i)
+            ASSERT_NEAR(s1[i], s2[i], 1e-4 * (1.0 + std::fabs(s2[i]))) << lv->name << " " << i;
         std::vector<float> a1((size_t) (sh.g * sh.d), 0.0f), a2 = a1;
         lv->attn_f16.accumulate(sh.d, sh.n, v.bytes.data(), v.ld, s2.data(), sh.g, a1.data());
         arch::ref::attn_f16_accumulate(sh.d, sh.n, v.bytes.data(), v.ld, s2.data(), sh.g, a2.data());
-        for (size_t i = 0; i < a1.size(); ++i) ASSERT_NEAR(a1[i], a2[i], 1e-4 * (1.0 + std::fabs(a2[i]))) << lv->name << " " << i;
+        for (size_t i = 0; i < a1.size(); ++i)
+            ASSERT_NEAR(a1[i], a2[i], 1e-4 * (1.0 + std::fabs(a2[i]))) << lv->name << " " << i;
     }
 }

@@ -53,8 +53,8 @@ void extreme_act_block(lm_ggml_type vt, uint8_t * p) {
 
 void check_type(lm_ggml_type t, const std::vector<int64_t> & lengths) {
     const lm_ggml_type vt = act_type(t);
-    const int64_t      be = lm_ggml_blck_size(t);
-    const size_t       bb = lm_ggml_type_size(t);
+    const int64_t be = lm_ggml_blck_size(t);
+    const size_t bb = lm_ggml_type_size(t);
     for (int64_t n : lengths) {
         SCOPED_TRACE(std::string(lm_ggml_type_name(t)) + " n " + std::to_string(n));
         lmtest::Rng rng(lmtest::seed_from_name(lm_ggml_type_name(t)) + (uint64_t) n);
@@ -112,7 +112,7 @@ TEST(SimdVecDotIq4Tq, TableLevelsAndPairing) {
 TEST(SimdMulMat, IqTqWeights) {
     for (lm_ggml_type t : kTypes) {
         const int64_t be = lm_ggml_blck_size(t);
-        const size_t  bb = lm_ggml_type_size(t);
+        const size_t bb = lm_ggml_type_size(t);
         for (int64_t K : {be, 3 * be, be == 32 ? (int64_t) 512 : (int64_t) 1024}) {
             for (int64_t N : {(int64_t) 1, (int64_t) 7, (int64_t) 33}) {
                 const int64_t M = 19;
@@ -146,10 +146,10 @@ TEST(SimdMulMat, IqTqGetRows) {
     for (lm_ggml_type t : kTypes) {
         SCOPED_TRACE(lm_ggml_type_name(t));
         const int64_t be = lm_ggml_blck_size(t), K = 2 * be, rows = 9;
-        const size_t  bb = lm_ggml_type_size(t);
+        const size_t bb = lm_ggml_type_size(t);
         latest::Context ctx;
         lmtest::Rng rng(5);
-        lm_ggml_tensor * a   = lm_ggml_new_tensor_2d(ctx, t, K, rows);
+        lm_ggml_tensor * a = lm_ggml_new_tensor_2d(ctx, t, K, rows);
         lm_ggml_tensor * ids = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_I32, 6);
         std::vector<double> wd((size_t) (K * rows));
         for (int64_t b = 0; b < K * rows / be; ++b) {

@@ -52,8 +52,8 @@ TEST(SimdMath, ExpSumMatchesDoubleExp) {
 TEST(SimdMath, ExpSumInPlaceAndAtTheTopOfTheRange) {
     for (const arch::KernelSet * lv : all_levels()) {
         // 88.7: exp(x) is finite but 2^round(x / ln2) = 2^128 is not
-        std::vector<float> x = {88.0f, 80.0f, -87.0f, 0.5f, -0.5f, 1e-8f, -1e-8f, 40.0f, 44.3f, 20.0f, 3.0f, 7.0f, 0.0f, 1.0f,
-                                2.0f, 4.0f, 8.0f, 88.7f};
+        std::vector<float> x = {88.0f, 80.0f, -87.0f, 0.5f, -0.5f, 1e-8f, -1e-8f, 40.0f, 44.3f,
+                                20.0f, 3.0f,  7.0f,   0.0f, 1.0f,  2.0f,  4.0f,   8.0f,  88.7f};
         std::vector<float> y = x;
         lv->math.exp_sum((int64_t) y.size(), y.data(), 0.0f, y.data());
         for (size_t i = 0; i < x.size(); ++i) {
@@ -114,8 +114,11 @@ TEST(SimdMath, ScaleMaskMaxAndScaleMatchDouble) {
                     double m = mode == 1 ? m32[(size_t) i] : mode == 2 ? lm_ggml_fp16_to_fp32(m16[(size_t) i]) : 0.0;
                     const double want = (double) x[(size_t) i] * scale + slope * m;
                     want_max = std::max(want_max, want);
-                    if (std::isinf(want)) EXPECT_EQ(y[i], (float) want) << lv->name;
-                    else EXPECT_NEAR(y[i], want, 1e-6 * (1 + std::fabs(want))) << lv->name << " n " << n << " mode " << mode;
+                    if (std::isinf(want))
+                        EXPECT_EQ(y[i], (float) want) << lv->name;
+                    else
+                        EXPECT_NEAR(y[i], want, 1e-6 * (1 + std::fabs(want)))
+                            << lv->name << " n " << n << " mode " << mode;
                 }
                 if (std::isinf(want_max)) {
                     EXPECT_EQ(max, (float) want_max) << lv->name; // n == 1 with the masked element

@@ -15,7 +15,7 @@ using simdtest::arch::kernels;
 
 struct Case {
     lm_ggml_type t;
-    int64_t      K, M, N, a2, b2;
+    int64_t K, M, N, a2, b2;
 };
 
 std::string name_of(const Case & c) {
@@ -25,9 +25,9 @@ std::string name_of(const Case & c) {
 
 // Weights from random floats (quantized for block types); decoded copy in double.
 std::vector<std::vector<double>> fill_weights(lm_ggml_tensor * a, lmtest::Rng & rng) {
-    const int64_t                    K = a->ne[0];
+    const int64_t K = a->ne[0];
     std::vector<std::vector<double>> rows;
-    std::vector<float>               src((size_t) K), dec((size_t) K);
+    std::vector<float> src((size_t) K), dec((size_t) K);
     for (int64_t r = 0; r < a->ne[1] * a->ne[2]; ++r) {
         for (float & v : src) v = (float) rng.uniform(-1.0, 1.0);
         char * row = (char *) a->data + r * a->nb[1];
@@ -49,15 +49,15 @@ std::vector<std::vector<double>> fill_weights(lm_ggml_tensor * a, lmtest::Rng & 
 void run_case(const Case & c) {
     SCOPED_TRACE(name_of(c) + " level " + kernels().name);
     latest::Context ctx;
-    lmtest::Rng     rng(lmtest::seed_from_name(name_of(c)));
-    lm_ggml_tensor * a   = lm_ggml_new_tensor_3d(ctx, c.t, c.K, c.M, c.a2);
-    lm_ggml_tensor * b   = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, c.K, c.N, c.b2);
-    const auto       w   = fill_weights(a, rng);
+    lmtest::Rng rng(lmtest::seed_from_name(name_of(c)));
+    lm_ggml_tensor * a = lm_ggml_new_tensor_3d(ctx, c.t, c.K, c.M, c.a2);
+    lm_ggml_tensor * b = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, c.K, c.N, c.b2);
+    const auto w = fill_weights(a, rng);
     latest::fill(b, rng);
     lm_ggml_tensor * dst = lm_ggml_mul_mat(ctx, a, b);
 
-    const int64_t r2  = c.b2 / c.a2;
-    auto          mag = [&](int64_t i0, int64_t i1, int64_t i2) {
+    const int64_t r2 = c.b2 / c.a2;
+    auto mag = [&](int64_t i0, int64_t i1, int64_t i2) {
         double s = 0;
         for (int64_t k = 0; k < c.K; ++k) s += std::fabs(w[(i2 / r2) * c.M + i0][k] * latest::get(b, k, i1, i2));
         return s;
@@ -75,22 +75,23 @@ void run_case(const Case & c) {
     // rounding, except the K-quant Gemm, which rounds per sub-block where the
     // dot rounds per 256 (Q8_K; layouts.h): there the two may differ by up to
     // one activation level, at most max|x| / 127 per product term
-    const bool k_gemm = lm_ggml_blck_size(c.t) == 256 &&
-                        la::fast_path_for(la::plan_for(c.t), dst).kind == la::FastPath::gemm;
+    const bool k_gemm =
+        lm_ggml_blck_size(c.t) == 256 && la::fast_path_for(la::plan_for(c.t), dst).kind == la::FastPath::gemm;
     const double twin_tol = k_gemm ? 1.0 / 127 : 4e-6;
     la::Plan twin = la::plan_for(c.t);
-    twin.vec_dot  = simdtest::scalar_level().vec_dot[c.t];
+    twin.vec_dot = simdtest::scalar_level().vec_dot[c.t];
     EXPECT_EQ(la::fast_path_for(twin, dst).kind, la::FastPath::none);
     latest::Kernel k;
-    k.forward   = [&](const lm_cpu_params * p, lm_ggml_tensor * d) { la::mul_mat_forward_with(p, d, twin); };
+    k.forward = [&](const lm_cpu_params * p, lm_ggml_tensor * d) { la::mul_mat_forward_with(p, d, twin); };
     k.work_size = [&](const lm_ggml_tensor * d, int nth) { return la::mul_mat_work_size_with(d, nth, twin); };
     latest::run(dst, 1, k);
     const latest::Ref slow = latest::read(dst);
-    size_t            i    = 0;
+    size_t i = 0;
     for (int64_t i2 = 0; i2 < c.b2; ++i2)
         for (int64_t i1 = 0; i1 < c.N; ++i1)
             for (int64_t i0 = 0; i0 < c.M; ++i0, ++i) {
-                ASSERT_NEAR(fast[i], slow[i], twin_tol * mag(i0, i1, i2) + 1e-30) << "(" << i0 << ", " << i1 << ", " << i2 << ")";
+                ASSERT_NEAR(fast[i], slow[i], twin_tol * mag(i0, i1, i2) + 1e-30)
+                    << "(" << i0 << ", " << i1 << ", " << i2 << ")";
             }
 }
 
@@ -98,11 +99,10 @@ TEST(SimdMulMat, FastPathsAgainstReferenceAndTwin) {
     const lm_ggml_type types[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
                                   LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_F16,  LM_GGML_TYPE_F32};
     for (lm_ggml_type t : types) {
-        for (const Case & c : {Case{t, 64, 45, 1, 1, 1},      // matrix x vector
-                               Case{t, 96, 33, 2, 1, 1},      // few columns
-                               Case{t, 96, 70, 7, 1, 1},      // just under the gemm threshold
-                               Case{t, 64, 33, la::kGemmMinCols, 1, 1},
-                               Case{t, 288, 70, 9, 1, 1},
+        for (const Case & c : {Case{t, 64, 45, 1, 1, 1}, // matrix x vector
+                               Case{t, 96, 33, 2, 1, 1}, // few columns
+                               Case{t, 96, 70, 7, 1, 1}, // just under the gemm threshold
+                               Case{t, 64, 33, la::kGemmMinCols, 1, 1}, Case{t, 288, 70, 9, 1, 1},
                                Case{t, 64, 40, 33, 1, 3},     // broadcast over dim 2
                                Case{t, 128, 96, 20, 2, 2},    // one weight plane per b plane
                                Case{t, 32, 5, 40, 1, 1},      // one small panel: the columns are split
@@ -123,12 +123,12 @@ TEST(SimdMulMat, KQuants) {
 
 TEST(SimdMulMat, PathChoice) {
     latest::Context ctx;
-    lm_ggml_tensor * a  = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_Q8_0, 64, 8);
+    lm_ggml_tensor * a = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_Q8_0, 64, 8);
     lm_ggml_tensor * b1 = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, 64, 1);
     lm_ggml_tensor * bn = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, 64, la::kGemmMinCols);
     lm_ggml_tensor * bq = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_Q8_0, 64, la::kGemmMinCols);
-    const la::Plan   p  = la::plan_for(LM_GGML_TYPE_Q8_0);
-    const auto &     ks = kernels();
+    const la::Plan p = la::plan_for(LM_GGML_TYPE_Q8_0);
+    const auto & ks = kernels();
     EXPECT_EQ(la::fast_path_for(p, lm_ggml_mul_mat(ctx, a, b1)).kind,
               ks.rowdot[LM_GGML_TYPE_Q8_0] ? la::FastPath::rowdot : la::FastPath::none);
     EXPECT_EQ(la::fast_path_for(p, lm_ggml_mul_mat(ctx, a, bn)).kind,

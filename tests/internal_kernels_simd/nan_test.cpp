@@ -28,7 +28,8 @@ TEST(SimdActivation, NanInABlockMakesItsScaleNan) {
             lv->from_float[type](clean.data(), want.data(), 96);
             for (int p = 0; p <= 32; ++p) { // p == 32: the whole block
                 for (float nan : kNans) {
-                    SCOPED_TRACE(std::string(lv->name) + " " + lm_ggml_type_name(type) + " position " + std::to_string(p));
+                    SCOPED_TRACE(std::string(lv->name) + " " + lm_ggml_type_name(type) + " position " +
+                                 std::to_string(p));
                     std::vector<float> x = clean;
                     for (int j = 0; j < 32; ++j) {
                         if (p == 32 || j == p) x[32 + j] = nan;
@@ -69,7 +70,8 @@ TEST(SimdActivation, NanInASuperBlockMakesItsQ8KScaleNan) {
 
 // Weights from random floats; `nan_rows` get a NaN in one block: its F16
 // scale (block types) or one value. Returns the rows as they decode.
-std::vector<std::vector<double>> nan_weights(lm_ggml_tensor * a, lmtest::Rng & rng, const std::vector<int64_t> & nan_rows) {
+std::vector<std::vector<double>> nan_weights(lm_ggml_tensor * a, lmtest::Rng & rng,
+                                             const std::vector<int64_t> & nan_rows) {
     const int64_t K = a->ne[0];
     std::vector<float> src((size_t) K), dec((size_t) K);
     std::vector<std::vector<double>> rows;
@@ -90,7 +92,7 @@ std::vector<std::vector<double>> nan_weights(lm_ggml_tensor * a, lmtest::Rng & r
                 ((float *) row)[b] = std::nanf("");
             } else if (lm_ggml_is_quantized(a->type) && a->type != LM_GGML_TYPE_Q6_K) {
                 std::memset(row + b * lm_ggml_type_size(a->type), 0xFF, 2); // d first: 0xFFFF is an F16 NaN
-            } else { // F16, and Q6_K (d last)
+            } else {                                                        // F16, and Q6_K (d last)
                 const size_t off = a->type == LM_GGML_TYPE_F16 ? b * 2 : (b + 1) * lm_ggml_type_size(a->type) - 2;
                 std::memset(row + off, 0xFF, 2);
             }
@@ -107,8 +109,8 @@ std::vector<std::vector<double>> nan_weights(lm_ggml_tensor * a, lmtest::Rng & r
 
 void run_nan_case(lm_ggml_type t, int64_t K, int64_t M, int64_t N, bool in_weights) {
     const std::string what = std::string(lm_ggml_type_name(t)) + " K" + std::to_string(K) + " M" + std::to_string(M) +
-                             " N" + std::to_string(N) + (in_weights ? " NaN weights" : " NaN activations") +
-                             " level " + arch::kernels().name;
+                             " N" + std::to_string(N) + (in_weights ? " NaN weights" : " NaN activations") + " level " +
+                             arch::kernels().name;
     latest::Context ctx;
     lmtest::Rng rng(lmtest::seed_from_name(what));
     lm_ggml_tensor * a = lm_ggml_new_tensor_2d(ctx, t, K, M);

@@ -12,7 +12,7 @@
 namespace {
 
 using namespace simdtest;
-namespace ref    = lmggml::cpu::arch::ref;
+namespace ref = lmggml::cpu::arch::ref;
 namespace layout = lmggml::cpu::arch::layout;
 
 const arch::RowDot * ref_rowdot(lm_ggml_type t) {
@@ -25,9 +25,9 @@ const arch::RowDot * ref_rowdot(lm_ggml_type t) {
         case LM_GGML_TYPE_IQ4_NL: return &ref::kRowDotIQ4_NL;
         case LM_GGML_TYPE_Q4_K: return &ref::kRowDotQ4_K;
         case LM_GGML_TYPE_Q6_K: return &ref::kRowDotQ6_K;
-        case LM_GGML_TYPE_F32:  return &ref::kRowDotF32;
-        case LM_GGML_TYPE_F16:  return &ref::kRowDotF16;
-        default:                return nullptr;
+        case LM_GGML_TYPE_F32: return &ref::kRowDotF32;
+        case LM_GGML_TYPE_F16: return &ref::kRowDotF16;
+        default: return nullptr;
     }
 }
 
@@ -39,13 +39,13 @@ const arch::Gemm * ref_gemm(lm_ggml_type t) {
         case LM_GGML_TYPE_Q5_1: return &ref::kGemmQ5_1;
         case LM_GGML_TYPE_Q8_0: return &ref::kGemmQ8_0;
         case LM_GGML_TYPE_IQ4_NL: return &ref::kGemmIQ4_NL;
-        case LM_GGML_TYPE_F32:  return &ref::kGemmF32;
-        case LM_GGML_TYPE_F16:  return &ref::kGemmF16;
+        case LM_GGML_TYPE_F32: return &ref::kGemmF32;
+        case LM_GGML_TYPE_F16: return &ref::kGemmF16;
         case LM_GGML_TYPE_Q4_K: return &ref::kGemmQ4_K;
         case LM_GGML_TYPE_Q5_K: return &ref::kGemmQ5_K;
         case LM_GGML_TYPE_Q6_K: return &ref::kGemmQ6_K;
         case LM_GGML_TYPE_IQ4_XS: return &ref::kGemmIQ4_XS;
-        default:                return nullptr;
+        default: return nullptr;
     }
 }
 
@@ -137,8 +137,9 @@ TEST(SimdRowDot, PackAndProductMatchTwin) {
     const std::vector<int64_t> float_ks = {1, 3, 7, 8, 9, 15, 16, 17, 33, 64, 100, 576};
     const std::vector<int64_t> super_ks = {256, 512, 768, 1536, 2048}; // K-quants: whole super-blocks
 
-    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
-                           LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
+    for (lm_ggml_type t :
+         {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
+          LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
         const arch::RowDot * tw = ref_rowdot(t);
         const bool is_float = t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16;
         for (int64_t k : is_float ? float_ks : is_k_quant(t) ? super_ks : block_ks) {
@@ -150,7 +151,7 @@ TEST(SimdRowDot, PackAndProductMatchTwin) {
             const Decoded a = decode_act(t, x);
 
             const size_t as = tw->act_size(k);
-            Aligned      want_act(as, 0x5A);
+            Aligned want_act(as, 0x5A);
             tw->pack_act(x.data(), want_act.data(), k);
             std::vector<float> want(m);
             tw->dot_rows(k, m, w.row(0), w.ldw, want_act.data(), want.data());
@@ -184,12 +185,12 @@ void check_gemm(lm_ggml_type t, int64_t k, int64_t m, int64_t n) {
     SCOPED_TRACE(std::string(lm_ggml_type_name(t)) + " k " + std::to_string(k) + " m " + std::to_string(m) + " n " +
                  std::to_string(n));
     const arch::Gemm * tw = ref_gemm(t);
-    const WeightRows   w  = make_weights(t, k, m, 10, 700 + k * 31 + m);
-    const size_t       as  = tw->act_size(k);
-    const size_t       lda = layout::pad64(as) + 64; // rows further apart than needed
+    const WeightRows w = make_weights(t, k, m, 10, 700 + k * 31 + m);
+    const size_t as = tw->act_size(k);
+    const size_t lda = layout::pad64(as) + 64; // rows further apart than needed
     std::vector<std::vector<float>> xs;
-    std::vector<Decoded>            decoded;
-    Aligned                         want_act(lda * n, 0x5A);
+    std::vector<Decoded> decoded;
+    Aligned want_act(lda * n, 0x5A);
     for (int64_t j = 0; j < n; ++j) {
         xs.push_back(activations((size_t) k, 800 + 7 * j + k));
         decoded.push_back(is_k_quant(t) ? decode_act_per_block(xs.back(), t == LM_GGML_TYPE_Q6_K ? 16 : 32)
@@ -197,9 +198,9 @@ void check_gemm(lm_ggml_type t, int64_t k, int64_t m, int64_t n) {
         tw->pack_act(xs.back().data(), want_act.data() + j * lda, k);
     }
     const size_t ps = tw->panel_size(k);
-    Aligned      want_panel(ps, 0x33);
+    Aligned want_panel(ps, 0x33);
     tw->pack_panel(w.row(0), w.ldw, m, k, want_panel.data());
-    const size_t       ldd = (size_t) m + 3;
+    const size_t ldd = (size_t) m + 3;
     std::vector<float> want(ldd * n, -7.0f);
     tw->compute(want_panel.data(), m, k, want_act.data(), lda, n, want.data(), ldd);
     for (int64_t j = 0; j < n; ++j) {
@@ -239,8 +240,8 @@ void check_gemm(lm_ggml_type t, int64_t k, int64_t m, int64_t n) {
 
 TEST(SimdGemm, BlockTypes) {
     if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
-    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0,
-                           LM_GGML_TYPE_IQ4_NL}) {
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
+                           LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_IQ4_NL}) {
         for (int64_t k : {32, 96, 288}) {
             for (int64_t m : {1, 15, 16, 17, 32}) {
                 for (int64_t n : {1, 3, 4, 5, 6, 7, 8, 9, 13}) check_gemm(t, k, m, n);

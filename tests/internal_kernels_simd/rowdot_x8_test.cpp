@@ -12,16 +12,16 @@
 namespace {
 
 using namespace simdtest;
-namespace ref    = lmggml::cpu::arch::ref;
+namespace ref = lmggml::cpu::arch::ref;
 namespace layout = lmggml::cpu::arch::layout;
-namespace x8     = lmggml::cpu::arch::x8;
+namespace x8 = lmggml::cpu::arch::x8;
 
 const lm_ggml_type kTypes[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1};
 
 const arch::RowDotX8 * twin(lm_ggml_type t) {
     switch (t) {
         case LM_GGML_TYPE_Q4_0: return &ref::kRowDotX8Q4_0;
-        default:                return &ref::kRowDotX8Q4_1;
+        default: return &ref::kRowDotX8Q4_1;
     }
 }
 
@@ -32,7 +32,7 @@ struct Geometry {
 Geometry geometry(lm_ggml_type t) {
     switch (t) {
         case LM_GGML_TYPE_Q4_0: return {1, 16};
-        default:                return {2, 16};
+        default: return {2, 16};
     }
 }
 
@@ -41,25 +41,26 @@ TEST(X8Layout, BytePositionsAndRoundTrip) {
         SCOPED_TRACE(lm_ggml_type_name(t));
         x8::Format f;
         ASSERT_TRUE(x8::format_of(t, &f));
-        const Geometry g  = geometry(t);
-        const size_t   bs = lm_ggml_type_size(t);
+        const Geometry g = geometry(t);
+        const size_t bs = lm_ggml_type_size(t);
         ASSERT_EQ(f.block_bytes, bs);
         const int64_t k = 96, nb = 3;
-        const size_t  ldw = bs * nb + 5; // rows further apart than a row
+        const size_t ldw = bs * nb + 5; // rows further apart than a row
         std::vector<uint8_t> rows(8 * ldw);
-        lmtest::Rng          rng(7 + t);
+        lmtest::Rng rng(7 + t);
         for (uint8_t & v : rows) v = (uint8_t) rng.int_in(0, 255);
         std::vector<uint8_t> group(8 * bs * nb, 0xEE);
         x8::pack_group(f, k, rows.data(), ldw, group.data());
         for (int64_t b = 0; b < nb; ++b) {
             const uint8_t * unit = group.data() + b * 8 * bs;
             // Q4_0: the header after the levels in even units, before them in odd ones
-            const bool   last = t != LM_GGML_TYPE_Q4_1 && b % 2 == 0;
+            const bool last = t != LM_GGML_TYPE_Q4_1 && b % 2 == 0;
             const size_t hdr = last ? (size_t) 8 * g.levels : 0, lv = last ? 0 : (size_t) 16 * g.fields;
             for (int r = 0; r < 8; ++r) {
                 const uint8_t * blk = rows.data() + r * ldw + b * bs;
                 for (int i = 0; i < 2 * g.fields; ++i) {
-                    ASSERT_EQ(unit[hdr + 16 * (i / 2) + 2 * r + i % 2], blk[i]) << "block " << b << " row " << r << " header byte " << i;
+                    ASSERT_EQ(unit[hdr + 16 * (i / 2) + 2 * r + i % 2], blk[i])
+                        << "block " << b << " row " << r << " header byte " << i;
                 }
                 for (int j = 0; j < g.levels; ++j) {
                     ASSERT_EQ(unit[lv + 32 * (j / 4) + 4 * r + j % 4], blk[2 * g.fields + j])
@@ -83,9 +84,9 @@ TEST(X8Layout, BytePositionsAndRoundTrip) {
 }
 
 TEST(X8Layout, ActivationRow) {
-    const int64_t            k = 96;
+    const int64_t k = 96;
     const std::vector<float> x = activations((size_t) k, 31);
-    std::vector<uint8_t>     q(lm_ggml_row_size(LM_GGML_TYPE_Q8_1, k));
+    std::vector<uint8_t> q(lm_ggml_row_size(LM_GGML_TYPE_Q8_1, k));
     ref::quantize_row_q8_1(x.data(), q.data(), k);
     for (lm_ggml_type t : kTypes) {
         SCOPED_TRACE(lm_ggml_type_name(t));
@@ -132,27 +133,28 @@ TEST(SimdRowDotX8, ProductsMatchTwinAndDouble) {
             for (int64_t groups : {1, 3}) {
                 SCOPED_TRACE(std::string(lm_ggml_type_name(t)) + " k " + std::to_string(k) + " groups " +
                              std::to_string(groups));
-                const int64_t    m = 8 * groups;
+                const int64_t m = 8 * groups;
                 const WeightRows w = make_weights(t, k, m, 0, 900 + k + m);
-                x8::Format       f;
+                x8::Format f;
                 ASSERT_TRUE(x8::format_of(t, &f));
                 GuardedBytes packed((size_t) m * lm_ggml_row_size(t, k));
                 const size_t group = 8 * w.ldw;
-                for (int64_t g = 0; g < groups; ++g) x8::pack_group(f, k, w.row(8 * g), w.ldw, packed.data() + g * group);
+                for (int64_t g = 0; g < groups; ++g)
+                    x8::pack_group(f, k, w.row(8 * g), w.ldw, packed.data() + g * group);
 
                 const std::vector<float> x = activations((size_t) k, 1000 + k);
-                std::vector<uint8_t>     q(lm_ggml_row_size(LM_GGML_TYPE_Q8_1, k));
+                std::vector<uint8_t> q(lm_ggml_row_size(LM_GGML_TYPE_Q8_1, k));
                 ref::quantize_row_q8_1(x.data(), q.data(), k);
                 std::vector<float> dec((size_t) k);
                 lm_ggml_get_type_traits(LM_GGML_TYPE_Q8_1)->to_float(q.data(), dec.data(), k);
                 const std::vector<double> a(dec.begin(), dec.end());
-                std::vector<double>       s;
+                std::vector<double> s;
                 for (int64_t b = 0; b < k / 32; ++b) {
                     s.push_back(lm_ggml_fp16_to_fp32(reinterpret_cast<const lm_block_q8_1 *>(q.data())[b].s));
                 }
 
                 const arch::RowDotX8 * tw = twin(t);
-                Aligned                act(tw->act_size(k), 0x5A);
+                Aligned act(tw->act_size(k), 0x5A);
                 tw->pack_act(x.data(), act.data(), k);
                 std::vector<float> want((size_t) m, NAN);
                 tw->dot_groups(k, groups, packed.data(), act.data(), want.data());
@@ -168,7 +170,8 @@ TEST(SimdRowDotX8, ProductsMatchTwinAndDouble) {
                     ASSERT_EQ(rx->act_size(k), tw->act_size(k));
                     Aligned act2(rx->act_size(k), 0x5A);
                     rx->pack_act(x.data(), act2.data(), k);
-                    EXPECT_EQ(std::memcmp(act2.data(), act.data(), rx->act_size(k)), 0) << lv->name << " packed activations";
+                    EXPECT_EQ(std::memcmp(act2.data(), act.data(), rx->act_size(k)), 0)
+                        << lv->name << " packed activations";
                     // every group count, the last group always read (it ends at the guard page)
                     for (int64_t g0 = 0; g0 < groups; ++g0) {
                         std::vector<float> got((size_t) m, NAN);

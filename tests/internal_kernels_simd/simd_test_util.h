@@ -44,16 +44,22 @@ inline std::vector<const arch::KernelSet *> all_levels() {
 // (all zero, one nonzero value, a negative maximum, ties of the maximum with
 // both signs, values on exact half steps of the quantization grid).
 inline std::vector<float> activations(size_t n, uint64_t seed) {
-    lmtest::Rng        rng(seed);
+    lmtest::Rng rng(seed);
     std::vector<float> x(n);
     for (float & v : x) v = (float) rng.uniform(-1.0, 1.0);
     for (size_t b = 0; (b + 1) * 32 <= n; ++b) {
         float * p = x.data() + b * 32;
         switch (rng.int_in(0, 7)) {
             case 0: std::memset(p, 0, 32 * sizeof(float)); break;
-            case 1: std::memset(p, 0, 32 * sizeof(float)); p[rng.int_in(0, 31)] = -0.75f; break;
+            case 1:
+                std::memset(p, 0, 32 * sizeof(float));
+                p[rng.int_in(0, 31)] = -0.75f;
+                break;
             case 2: p[5] = -3.0f; break;
-            case 3: p[3] = 2.0f; p[17] = -2.0f; break;
+            case 3:
+                p[3] = 2.0f;
+                p[17] = -2.0f;
+                break;
             case 4: // amax 254: levels x * 127 / 254 = x / 2, so odd integers are exact ties
                 for (int j = 0; j < 32; ++j) p[j] = (float) (j % 2 ? 2 * j - 31 : 31 - 2 * j);
                 p[0] = 254.0f;
@@ -69,9 +75,9 @@ inline std::vector<float> activations(size_t n, uint64_t seed) {
 class GuardedBytes {
 public:
     explicit GuardedBytes(size_t size) : size_(size) {
-        page_  = (size_t) sysconf(_SC_PAGESIZE);
-        span_  = (size + page_ - 1) / page_ * page_ + page_;
-        base_  = (uint8_t *) mmap(nullptr, span_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        page_ = (size_t) sysconf(_SC_PAGESIZE);
+        span_ = (size + page_ - 1) / page_ * page_ + page_;
+        base_ = (uint8_t *) mmap(nullptr, span_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         EXPECT_NE(base_, MAP_FAILED);
         mprotect(base_ + span_ - page_, page_, PROT_NONE);
         data_ = base_ + span_ - page_ - size;
@@ -81,10 +87,10 @@ public:
     GuardedBytes & operator=(const GuardedBytes &) = delete;
 
     uint8_t * data() { return data_; }
-    size_t    size() const { return size_; }
+    size_t size() const { return size_; }
 
 private:
-    size_t    size_, page_, span_;
+    size_t size_, page_, span_;
     uint8_t * base_;
     uint8_t * data_;
 };
@@ -99,17 +105,17 @@ public:
 
 private:
     std::vector<uint8_t> buf_;
-    uint8_t *            data_;
+    uint8_t * data_;
 };
 
 // m weight rows of `type`, k values each, ldw bytes apart (ldw >= row size),
 // from random floats with an occasional outlier; the last row ends at a
 // guard page. Returns also the rows decoded to double (through to_float).
 struct WeightRows {
-    lm_ggml_type                     type;
-    int64_t                          k, m;
-    size_t                           ldw;
-    std::unique_ptr<GuardedBytes>    bytes;
+    lm_ggml_type type;
+    int64_t k, m;
+    size_t ldw;
+    std::unique_ptr<GuardedBytes> bytes;
     std::vector<std::vector<double>> decoded;
 
     const uint8_t * row(int64_t i) const { return bytes->data() + i * ldw; }
@@ -117,13 +123,13 @@ struct WeightRows {
 
 inline WeightRows make_weights(lm_ggml_type type, int64_t k, int64_t m, size_t extra, uint64_t seed) {
     WeightRows w;
-    w.type          = type;
-    w.k             = k;
-    w.m             = m;
+    w.type = type;
+    w.k = k;
+    w.m = m;
     const size_t rs = lm_ggml_row_size(type, k);
-    w.ldw           = rs + extra;
-    w.bytes         = std::make_unique<GuardedBytes>((size_t) (m - 1) * w.ldw + rs);
-    lmtest::Rng        rng(seed);
+    w.ldw = rs + extra;
+    w.bytes = std::make_unique<GuardedBytes>((size_t) (m - 1) * w.ldw + rs);
+    lmtest::Rng rng(seed);
     std::vector<float> src((size_t) k), dec((size_t) k);
     for (int64_t i = 0; i < m; ++i) {
         for (float & v : src) v = (float) rng.uniform(-1.0, 1.0) * (rng.int_in(0, 40) == 0 ? 8.0f : 1.0f);

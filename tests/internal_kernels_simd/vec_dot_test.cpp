@@ -9,27 +9,27 @@ using namespace simdtest;
 
 lm_ggml_type vec_dot_type_of(lm_ggml_type t) {
     switch (t) {
-        case LM_GGML_TYPE_F32:  return LM_GGML_TYPE_F32;
-        case LM_GGML_TYPE_F16:  return LM_GGML_TYPE_F16;
+        case LM_GGML_TYPE_F32: return LM_GGML_TYPE_F32;
+        case LM_GGML_TYPE_F16: return LM_GGML_TYPE_F16;
         case LM_GGML_TYPE_BF16: return LM_GGML_TYPE_BF16;
         case LM_GGML_TYPE_Q4_1:
         case LM_GGML_TYPE_Q5_1: return LM_GGML_TYPE_Q8_1;
         case LM_GGML_TYPE_Q4_0:
         case LM_GGML_TYPE_Q5_0:
         case LM_GGML_TYPE_Q8_0: return LM_GGML_TYPE_Q8_0;
-        default:                return LM_GGML_TYPE_Q8_K;
+        default: return LM_GGML_TYPE_Q8_K;
     }
 }
 
 // The activation row in vec_dot_type (through the scalar converter) and decoded to double.
 struct ActRow {
     std::vector<uint8_t> bytes;
-    std::vector<double>  decoded;
+    std::vector<double> decoded;
 };
 
 ActRow make_act(lm_ggml_type vt, int64_t n, uint64_t seed) {
     const std::vector<float> x = activations((size_t) n, seed);
-    ActRow                   a;
+    ActRow a;
     a.bytes.resize(lm_ggml_row_size(vt, n));
     std::vector<float> dec((size_t) n);
     if (vt == LM_GGML_TYPE_F32) {
@@ -48,7 +48,7 @@ void check_type(lm_ggml_type t, const std::vector<int64_t> & lengths) {
     for (int64_t n : lengths) {
         SCOPED_TRACE(std::string(lm_ggml_type_name(t)) + " n " + std::to_string(n));
         const WeightRows w = make_weights(t, n, 3, 0, lmtest::seed_from_name(lm_ggml_type_name(t)) + n);
-        const ActRow     a = make_act(vt, n, 99 + n);
+        const ActRow a = make_act(vt, n, 99 + n);
         for (int64_t r = 0; r < w.m; ++r) {
             double exact = 0, mag = 0;
             for (int64_t i = 0; i < n; ++i) {
@@ -87,14 +87,16 @@ TEST(SimdVecDot, Floats) {
 TEST(SimdVecDot, BlockTypes) {
     if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
     const std::vector<int64_t> n = {32, 64, 96, 128, 160, 224, 256, 288, 576, 1536};
-    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0}) {
+    for (lm_ggml_type t :
+         {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0}) {
         check_type(t, n);
     }
 }
 
 TEST(SimdVecDot, KQuants) {
     if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
-    for (lm_ggml_type t : {LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K}) {
+    for (lm_ggml_type t :
+         {LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K}) {
         check_type(t, {256, 512, 768, 2048});
     }
 }

@@ -80,17 +80,28 @@ Cpus allowed_cpus() {
 }
 
 struct LogCapture {
-    static std::mutex & mu() { static std::mutex m; return m; }
-    static std::string & text() { static std::string t; return t; }
+    static std::mutex & mu() {
+        static std::mutex m;
+        return m;
+    }
+    static std::string & text() {
+        static std::string t;
+        return t;
+    }
     LogCapture() {
         text().clear();
-        lm_ggml_log_set([](lm_ggml_log_level, const char * s, void *) {
-            std::lock_guard<std::mutex> lock(mu());
-            text() += s;
-        }, nullptr);
+        lm_ggml_log_set(
+            [](lm_ggml_log_level, const char * s, void *) {
+                std::lock_guard<std::mutex> lock(mu());
+                text() += s;
+            },
+            nullptr);
     }
     ~LogCapture() { lm_ggml_log_set(nullptr, nullptr); }
-    std::string get() const { std::lock_guard<std::mutex> lock(mu()); return text(); }
+    std::string get() const {
+        std::lock_guard<std::mutex> lock(mu());
+        return text();
+    }
 };
 
 // Puts the process-wide state back to "no placement" after a test.
@@ -136,7 +147,7 @@ TEST(NumaCpulist, Malformed) {
 
 TEST(NumaSysfs, MissingTreeHasNoNodes) {
     FakeSysfs sys;
-    EXPECT_TRUE(lm_cpu_numa_read_nodes(sys.root()).empty()); // no devices/system/node at all
+    EXPECT_TRUE(lm_cpu_numa_read_nodes(sys.root()).empty());              // no devices/system/node at all
     fs::create_directories(fs::path(sys.root()) / "devices/system/node"); // the folder, no node0
     EXPECT_TRUE(lm_cpu_numa_read_nodes(sys.root()).empty());
     EXPECT_TRUE(lm_cpu_numa_read_nodes("/nonexistent-sysfs-root").empty());
@@ -246,7 +257,8 @@ TEST(NumaStrategy, OneNodeOrNoneIsNotNuma) {
     one.node_with_list(0, "0-3\n");
     FakeSysfs none;
     for (const char * root : {one.root(), none.root()}) {
-        for (auto st : {LM_GGML_NUMA_STRATEGY_DISTRIBUTE, LM_GGML_NUMA_STRATEGY_ISOLATE, LM_GGML_NUMA_STRATEGY_NUMACTL}) {
+        for (auto st :
+             {LM_GGML_NUMA_STRATEGY_DISTRIBUTE, LM_GGML_NUMA_STRATEGY_ISOLATE, LM_GGML_NUMA_STRATEGY_NUMACTL}) {
             const lm_cpu_numa_state s = lm_cpu_numa_detect(root, st, 0, {0, 1});
             EXPECT_TRUE(lm_cpu_numa_thread_cpus(s, 0).empty());
             EXPECT_TRUE(lm_cpu_numa_thread_cpus(s, 1).empty());

@@ -11,7 +11,7 @@ const void * lm_test_common_table_c(int i, size_t * size);
 /* table i in the order kmask_iq2xs, ksigns_iq2xs, ksigns64, iq2xxs_grid,
    iq2xs_grid, iq2s_grid, iq3xxs_grid, iq3s_grid, iq1s_grid; NULL past the end */
 const void * lm_test_common_table_c(int i, size_t * size) {
-    const void * p[] = {kmask_iq2xs, ksigns_iq2xs, ksigns64, iq2xxs_grid, iq2xs_grid,
+    const void * p[] = {kmask_iq2xs, ksigns_iq2xs, ksigns64,  iq2xxs_grid, iq2xs_grid,
                         iq2s_grid,   iq3xxs_grid,  iq3s_grid, iq1s_grid};
     const size_t n[] = {sizeof(kmask_iq2xs), sizeof(ksigns_iq2xs), sizeof(ksigns64),
                         sizeof(iq2xxs_grid), sizeof(iq2xs_grid),   sizeof(iq2s_grid),

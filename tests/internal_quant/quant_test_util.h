@@ -32,9 +32,9 @@ inline std::vector<float> make_input(size_t n, uint32_t seed, bool outliers = tr
     for (size_t i = 0; i < n; ++i) {
         int32_t a = 0;
         for (int k = 0; k < 4; ++k) a += (int32_t) (r.next() >> 16);
-        a -= 131070;                                 // sum of four u16 minus its mean: |a| < 2^18
-        float v = (float) a * (1.0f / 32768.0f);     // exact
-        if (outliers && i % 37 == 0) v *= 8.0f;      // exact
+        a -= 131070;                             // sum of four u16 minus its mean: |a| < 2^18
+        float v = (float) a * (1.0f / 32768.0f); // exact
+        if (outliers && i % 37 == 0) v *= 8.0f;  // exact
         if ((i / 32) % 7 == 6) v = 0.0f;
         x[i] = v;
     }

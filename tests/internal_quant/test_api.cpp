@@ -164,14 +164,14 @@ TEST(QuantValidate, AcceptsGoodData) {
 TEST(QuantValidate, CatchesNanAndInfScales) {
     struct Field {
         lm_ggml_type type;
-        size_t       offset; // of an fp16 scale inside the block
+        size_t offset; // of an fp16 scale inside the block
     };
     // the scale fields, by the block layouts of ggml-common.h
     const Field fields[] = {
-        {LM_GGML_TYPE_Q4_0, 0}, {LM_GGML_TYPE_Q4_1, 0}, {LM_GGML_TYPE_Q4_1, 2}, {LM_GGML_TYPE_Q5_0, 0},
-        {LM_GGML_TYPE_Q5_1, 2}, {LM_GGML_TYPE_Q8_0, 0}, {LM_GGML_TYPE_Q8_1, 2}, {LM_GGML_TYPE_Q2_K, 80},
+        {LM_GGML_TYPE_Q4_0, 0},  {LM_GGML_TYPE_Q4_1, 0},   {LM_GGML_TYPE_Q4_1, 2}, {LM_GGML_TYPE_Q5_0, 0},
+        {LM_GGML_TYPE_Q5_1, 2},  {LM_GGML_TYPE_Q8_0, 0},   {LM_GGML_TYPE_Q8_1, 2}, {LM_GGML_TYPE_Q2_K, 80},
         {LM_GGML_TYPE_Q2_K, 82}, {LM_GGML_TYPE_Q3_K, 108}, {LM_GGML_TYPE_Q4_K, 0}, {LM_GGML_TYPE_Q4_K, 2},
-        {LM_GGML_TYPE_Q5_K, 2}, {LM_GGML_TYPE_Q6_K, 208},
+        {LM_GGML_TYPE_Q5_K, 2},  {LM_GGML_TYPE_Q6_K, 208},
     };
     for (const Field & f : fields) {
         for (uint16_t bad : {(uint16_t) 0x7e00, (uint16_t) 0xfc00, (uint16_t) 0x7c01}) { // NaN, -Inf, sNaN

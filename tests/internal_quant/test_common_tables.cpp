@@ -20,14 +20,18 @@ namespace {
 
 namespace tg = lmtest::iqgrid;
 
-struct View { const char * name; const void * p; size_t size; };
+struct View {
+    const char * name;
+    const void * p;
+    size_t size;
+};
 
 // the tables both views have, in common_tables_c.c's order
 std::vector<View> cpp_view() {
-    return {{"kmask_iq2xs", kmask_iq2xs, sizeof(kmask_iq2xs)},  {"ksigns_iq2xs", ksigns_iq2xs, sizeof(ksigns_iq2xs)},
-            {"ksigns64", ksigns64, sizeof(ksigns64)},           {"iq2xxs_grid", iq2xxs_grid, sizeof(iq2xxs_grid)},
-            {"iq2xs_grid", iq2xs_grid, sizeof(iq2xs_grid)},     {"iq2s_grid", iq2s_grid, sizeof(iq2s_grid)},
-            {"iq3xxs_grid", iq3xxs_grid, sizeof(iq3xxs_grid)},  {"iq3s_grid", iq3s_grid, sizeof(iq3s_grid)}};
+    return {{"kmask_iq2xs", kmask_iq2xs, sizeof(kmask_iq2xs)}, {"ksigns_iq2xs", ksigns_iq2xs, sizeof(ksigns_iq2xs)},
+            {"ksigns64", ksigns64, sizeof(ksigns64)},          {"iq2xxs_grid", iq2xxs_grid, sizeof(iq2xxs_grid)},
+            {"iq2xs_grid", iq2xs_grid, sizeof(iq2xs_grid)},    {"iq2s_grid", iq2s_grid, sizeof(iq2s_grid)},
+            {"iq3xxs_grid", iq3xxs_grid, sizeof(iq3xxs_grid)}, {"iq3s_grid", iq3s_grid, sizeof(iq3s_grid)}};
 }
 
 TEST(CommonTables, GridsEqualTheTestCopies) {

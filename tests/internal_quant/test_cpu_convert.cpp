@@ -45,7 +45,8 @@ void run(lm_ggml_tensor * node, int nth) {
 void fill_quantized(lm_ggml_tensor * t, uint32_t seed) {
     const int64_t n = lm_ggml_nelements(t);
     const std::vector<float> x = qtest::make_input((size_t) n, seed);
-    ASSERT_EQ(lm_ggml_quantize_chunk(t->type, x.data(), t->data, 0, n / t->ne[0], t->ne[0], nullptr), lm_ggml_nbytes(t));
+    ASSERT_EQ(lm_ggml_quantize_chunk(t->type, x.data(), t->data, 0, n / t->ne[0], t->ne[0], nullptr),
+              lm_ggml_nbytes(t));
 }
 
 class QuantCpuConvert : public ::testing::TestWithParam<lm_ggml_type> {};
@@ -70,7 +71,8 @@ TEST_P(QuantCpuConvert, GetRowsDequantizesTheChosenRows) {
             for (int r = 0; r < 4; ++r) {
                 const float * want = all.data() + (k * 5 + id[k * 4 + r]) * n;
                 const float * got = (const float *) ((const char *) out->data + r * out->nb[1] + k * out->nb[2]);
-                ASSERT_EQ(std::memcmp(got, want, n * sizeof(float)), 0) << lm_ggml_type_name(t) << " k " << k << " r " << r;
+                ASSERT_EQ(std::memcmp(got, want, n * sizeof(float)), 0)
+                    << lm_ggml_type_name(t) << " k " << k << " r " << r;
             }
         }
     }

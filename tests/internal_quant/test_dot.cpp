@@ -25,9 +25,9 @@ TEST_P(QuantDot, PairsAsGgml) {
     const lm_cpu_qtype_ops * ops = lm_cpu_get_qtype_ops(t);
     ASSERT_NE(ops, nullptr);
     const lm_ggml_type want = (t == LM_GGML_TYPE_Q4_1 || t == LM_GGML_TYPE_Q5_1) ? LM_GGML_TYPE_Q8_1
-                            : (t == LM_GGML_TYPE_Q4_0 || t == LM_GGML_TYPE_Q5_0 || t == LM_GGML_TYPE_Q8_0)
-                                ? LM_GGML_TYPE_Q8_0
-                                : LM_GGML_TYPE_Q8_K;
+                              : (t == LM_GGML_TYPE_Q4_0 || t == LM_GGML_TYPE_Q5_0 || t == LM_GGML_TYPE_Q8_0)
+                                  ? LM_GGML_TYPE_Q8_0
+                                  : LM_GGML_TYPE_Q8_K;
     EXPECT_EQ(ops->vec_dot_type, want);
     const lm_cpu_vec_dot_traits * tr = lm_cpu_get_vec_dot_traits(t); // the la_ kernels' lookup
     ASSERT_NE(tr, nullptr);

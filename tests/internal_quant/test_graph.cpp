@@ -71,7 +71,7 @@ TEST(QuantGraph, GetRowsThenCpyToBlocks) {
     lm_ggml_tensor * ids = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_I32, 4);
     const int32_t id[4] = {8, 0, 3, 3};
     std::memcpy(ids->data, id, sizeof(id));
-    lm_ggml_tensor * rows = lm_ggml_get_rows(ctx, emb, ids);            // (K, 4) F32
+    lm_ggml_tensor * rows = lm_ggml_get_rows(ctx, emb, ids); // (K, 4) F32
     lm_ggml_tensor * cache = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_Q8_0, K, 4);
     lm_ggml_tensor * stored = lm_ggml_cpy(ctx, rows, cache);
     lm_ggml_cgraph * g = lm_ggml_new_graph(ctx);

@@ -58,9 +58,9 @@ TEST(QuantHand, Q4_0NegativeExtreme) {
 TEST(QuantHand, Q4_0PositiveExtremeFlipsScaleSign) {
     // the extreme is +8: d = 8 / -8 = -1 (fp16 0xBC00), q = trunc(-x + 8.5)
     std::vector<float> x(32, 0.0f);
-    x[0] = 8.0f;   // q 0  (dequantizes to (0 - 8) * -1 = 8)
-    x[1] = -7.0f;  // q 15
-    x[16] = 2.0f;  // q trunc(6.5) = 6, high nibble of byte 0
+    x[0] = 8.0f;  // q 0  (dequantizes to (0 - 8) * -1 = 8)
+    x[1] = -7.0f; // q 15
+    x[16] = 2.0f; // q trunc(6.5) = 6, high nibble of byte 0
     std::vector<uint8_t> want = bytes({0x00, 0xbc, 0x60, 0x8f});
     want.resize(18, 0x88);
     EXPECT_EQ(quantize(LM_GGML_TYPE_Q4_0, x), want);
@@ -97,8 +97,9 @@ TEST(QuantHand, Q5_1FullRange) {
 TEST(QuantHand, ZeroBlocksAreAllZeroBytes) {
     // every format maps an all-zero block to all-zero bytes (scale 0, levels at their zero point
     // packed as 0 only where the zero point is level 0: q4_1/q5_1/K-quants; q4_0/q5_0 store 8/16)
-    for (lm_ggml_type t : {LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q8_K,
-                           LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K}) {
+    for (lm_ggml_type t :
+         {LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K,
+          LM_GGML_TYPE_Q8_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K}) {
         const int64_t n = lm_ggml_blck_size(t);
         const std::vector<float> x((size_t) n, 0.0f);
         const std::vector<uint8_t> q = quantize(t, x);

@@ -40,7 +40,12 @@ std::string name_of(const ::testing::TestParamInfo<lm_ggml_type> & p) { return l
 // ---------------------------------------------------------------- tables
 TEST(IqTables, DigestsMatchGgml) {
     // FNV-1a of each table's little-endian bytes, computed from ggml-common.h
-    struct T { const char * name; const void * p; size_t n; uint64_t want; };
+    struct T {
+        const char * name;
+        const void * p;
+        size_t n;
+        uint64_t want;
+    };
     const T tables[] = {
         {"ksigns_iq2xs", ksigns_iq2xs, sizeof(ksigns_iq2xs), 0x100b4e510a867c83ull},
         {"iq2xxs_grid", iq2xxs_grid, sizeof(iq2xxs_grid), 0x5bd45ef8a547a7e8ull},
@@ -66,7 +71,11 @@ TEST(IqTables, DigestsMatchGgml) {
 }
 
 TEST(IqTables, SizesAndTraitsAsGgml) {
-    const struct { lm_ggml_type t; size_t size; bool has_ref; } want[] = {
+    const struct {
+        lm_ggml_type t;
+        size_t size;
+        bool has_ref;
+    } want[] = {
         {LM_GGML_TYPE_IQ2_XXS, 66, false}, {LM_GGML_TYPE_IQ2_XS, 74, false}, {LM_GGML_TYPE_IQ2_S, 82, true},
         {LM_GGML_TYPE_IQ3_XXS, 98, true},  {LM_GGML_TYPE_IQ3_S, 110, true},  {LM_GGML_TYPE_IQ1_S, 50, false},
         {LM_GGML_TYPE_IQ1_M, 56, false},
@@ -93,11 +102,16 @@ TEST(IqTables, SizesAndTraitsAsGgml) {
 // and IQ3_S, else 2), nearest first.
 TEST(IqMaps, MatchGridsAndBruteForceNeighbours) {
     namespace tg = lmtest::iqgrid;
-    struct G { Grid g; int nwant, nlev; std::vector<uint8_t> mags; const void * entries; };
+    struct G {
+        Grid g;
+        int nwant, nlev;
+        std::vector<uint8_t> mags;
+        const void * entries;
+    };
     const std::vector<uint8_t> m2 = {8, 25, 43}, m1 = {255, 0, 1};
     const std::vector<uint8_t> m3x = {4, 12, 20, 28, 36, 44, 52, 62}, m3s = {1, 3, 5, 7, 9, 11, 13, 15};
-    const G grids[] = {{Grid::iq2xxs, 2, 3, m2, tg::iq2xxs_grid}, {Grid::iq2xs, 2, 3, m2, tg::iq2xs_grid},
-                       {Grid::iq2s, 1, 3, m2, tg::iq2s_grid},     {Grid::iq1s, 3, 3, m1, tg::iq1s_grid},
+    const G grids[] = {{Grid::iq2xxs, 2, 3, m2, tg::iq2xxs_grid},  {Grid::iq2xs, 2, 3, m2, tg::iq2xs_grid},
+                       {Grid::iq2s, 1, 3, m2, tg::iq2s_grid},      {Grid::iq1s, 3, 3, m1, tg::iq1s_grid},
                        {Grid::iq3xxs, 2, 8, m3x, tg::iq3xxs_grid}, {Grid::iq3s, 3, 8, m3s, tg::iq3s_grid}};
     qtest::Rng r(5);
     for (const G & gr : grids) {
@@ -126,7 +140,8 @@ TEST(IqMaps, MatchGridsAndBruteForceNeighbours) {
             std::vector<int> dist;
             for (int p = 0; p < m->size; ++p) {
                 int d = 0;
-                for (int j = 0; j < m->dim; ++j) d += (m->levels[p * m->dim + j] - lv[j]) * (m->levels[p * m->dim + j] - lv[j]);
+                for (int j = 0; j < m->dim; ++j)
+                    d += (m->levels[p * m->dim + j] - lv[j]) * (m->levels[p * m->dim + j] - lv[j]);
                 d2[p] = d;
                 dist.push_back(d);
             }
@@ -149,7 +164,8 @@ TEST(IqMaps, MatchGridsAndBruteForceNeighbours) {
 // lmtest_iq_grid.h: written from the block layouts, with its own table copies
 std::vector<double> decode_row(lm_ggml_type t, const uint8_t * row, int64_t n) {
     std::vector<double> y((size_t) n);
-    for (int64_t i = 0; i < n / 256; ++i) lmtest::iqgrid::dequantize_block(t, row + i * lm_ggml_type_size(t), y.data() + 256 * i);
+    for (int64_t i = 0; i < n / 256; ++i)
+        lmtest::iqgrid::dequantize_block(t, row + i * lm_ggml_type_size(t), y.data() + 256 * i);
     return y;
 }
 
@@ -187,7 +203,8 @@ std::vector<uint8_t> random_blocks(lm_ggml_type t, int nb, uint32_t seed) {
         const uint16_t h = (uint16_t) (((9 + (r.next() >> 29)) << 10) | ((r.next() >> 22) & 0x3FF) | ((i & 1) << 15));
         uint8_t * blk = raw.data() + i * bs;
         if (t == LM_GGML_TYPE_IQ1_M) {
-            for (int k = 0; k < 4; ++k) blk[49 + 2 * k] = (uint8_t) ((blk[49 + 2 * k] & 0x0F) | (((h >> (4 * k)) & 0xF) << 4));
+            for (int k = 0; k < 4; ++k)
+                blk[49 + 2 * k] = (uint8_t) ((blk[49 + 2 * k] & 0x0F) | (((h >> (4 * k)) & 0xF) << 4));
         } else {
             blk[0] = (uint8_t) (h & 0xFF);
             blk[1] = (uint8_t) (h >> 8);
@@ -217,14 +234,14 @@ TEST_P(IqType, DequantizeMatchesLayoutDecoder) {
 // (3 bits), 0.1175 (2 bits), 0.190 (3 levels).
 double nmse_bound(lm_ggml_type t) {
     switch (t) {
-        case LM_GGML_TYPE_IQ3_S:   return 0.0234;
+        case LM_GGML_TYPE_IQ3_S: return 0.0234;
         case LM_GGML_TYPE_IQ3_XXS: return 0.0454;
-        case LM_GGML_TYPE_IQ2_S:   return 0.0770;
-        case LM_GGML_TYPE_IQ2_XS:  return 0.1182;
+        case LM_GGML_TYPE_IQ2_S: return 0.0770;
+        case LM_GGML_TYPE_IQ2_XS: return 0.1182;
         case LM_GGML_TYPE_IQ2_XXS: return 0.1545;
-        case LM_GGML_TYPE_IQ1_M:   return 0.2646;
-        case LM_GGML_TYPE_IQ1_S:   return 0.2964;
-        default:                   return 0;
+        case LM_GGML_TYPE_IQ1_M: return 0.2646;
+        case LM_GGML_TYPE_IQ1_S: return 0.2964;
+        default: return 0;
     }
 }
 
@@ -437,7 +454,7 @@ TEST(IqExports, GgmlQuantsEntryPoints) {
 
     LogCapture log;
     std::vector<uint8_t> z(2 * 66);
-    EXPECT_EQ(quantize_iq2_xxs(x.data(), z.data(), 2, 256, nullptr), 0u); // needs an imatrix
+    EXPECT_EQ(quantize_iq2_xxs(x.data(), z.data(), 2, 256, nullptr), 0u);     // needs an imatrix
     EXPECT_EQ(quantize_iq2_xxs(x.data(), z.data(), 1, 100, imat.data()), 0u); // not whole blocks
     dequantize_row_iq3_s(nullptr, y1.data(), 256);
     lm_iq3xs_init_impl(100);

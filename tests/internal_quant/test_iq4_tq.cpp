@@ -50,7 +50,7 @@ std::vector<double> lmtest_decode_q4_0(const uint8_t * p, int64_t n) {
     std::vector<double> y((size_t) n);
     for (int64_t b = 0; b < n / 32; ++b, p += 18) {
         for (int j = 0; j < 16; ++j) {
-            y[32 * b + j]      = ref::half(p) * ((p[2 + j] & 15) - 8);
+            y[32 * b + j] = ref::half(p) * ((p[2 + j] & 15) - 8);
             y[32 * b + j + 16] = ref::half(p) * ((p[2 + j] >> 4) - 8);
         }
     }
@@ -190,15 +190,15 @@ TEST(QuantIq4Tq, Iq4ErrorBoundsWithAndWithoutImatrix) {
         std::vector<uint8_t> qref(lm_ggml_row_size(t, n));
         lm_ggml_get_type_traits(t)->from_float_ref(x.data(), qref.data(), n);
         const std::vector<uint8_t> qplain = quantize(t, x, n_per_row, nullptr);
-        const std::vector<uint8_t> qimat  = quantize(t, x, n_per_row, w.data());
-        const double e_ref   = weighted_nmse(x, decode(t, qref.data(), n), ones);
+        const std::vector<uint8_t> qimat = quantize(t, x, n_per_row, w.data());
+        const double e_ref = weighted_nmse(x, decode(t, qref.data(), n), ones);
         const double e_plain = weighted_nmse(x, decode(t, qplain.data(), n), ones);
-        const double e_imat  = weighted_nmse(x, decode(t, qimat.data(), n), ones);
+        const double e_imat = weighted_nmse(x, decode(t, qimat.data(), n), ones);
         // q4_0 (same bits per value, uniform levels) on the same data: the non-linear levels do better
         std::vector<uint8_t> q4(lm_ggml_row_size(LM_GGML_TYPE_Q4_0, n));
         lm_ggml_get_type_traits(LM_GGML_TYPE_Q4_0)->from_float_ref(x.data(), q4.data(), n);
         const double e_q4_0 = weighted_nmse(x, lmtest_decode_q4_0(q4.data(), n), ones);
-        EXPECT_LT(e_ref, 0.018);   // measured 0.0145 (iq4_nl), 0.0147 (iq4_xs); q4_0 0.027
+        EXPECT_LT(e_ref, 0.018); // measured 0.0145 (iq4_nl), 0.0147 (iq4_xs); q4_0 0.027
         EXPECT_LT(e_plain, 0.018);
         EXPECT_LT(e_imat, 0.018);
         EXPECT_LT(e_ref, 0.7 * e_q4_0);
@@ -261,7 +261,7 @@ TEST(QuantIq4Tq, ValidateRowData) {
         const size_t d_at = (t == LM_GGML_TYPE_TQ1_0 || t == LM_GGML_TYPE_TQ2_0) ? bb - 2 : 0;
         for (uint16_t bad : {(uint16_t) 0x7c00, (uint16_t) 0xfe00}) { // +inf, a NaN
             std::vector<uint8_t> c = q;
-            c[2 * bb + d_at]     = (uint8_t) bad;
+            c[2 * bb + d_at] = (uint8_t) bad;
             c[2 * bb + d_at + 1] = (uint8_t) (bad >> 8);
             LogCapture log;
             EXPECT_FALSE(lm_ggml_validate_row_data(t, c.data(), c.size()));

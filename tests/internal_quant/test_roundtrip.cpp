@@ -12,7 +12,7 @@ namespace {
 
 struct Case {
     lm_ggml_type type;
-    double       max_nmse; // bound on sum (x - x')^2 / sum x^2 for quant_test_util's input
+    double max_nmse; // bound on sum (x - x')^2 / sum x^2 for quant_test_util's input
 };
 
 // Bounds sit 1.5x above the largest error measured on quant_test_util's input
@@ -106,7 +106,8 @@ TEST(QuantRoundTripBounds, Q4_0PerValueError) {
         float amax = 0;
         for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[32 * b + j]));
         const double d = amax / 8.0;
-        for (int j = 0; j < 32; ++j) ASSERT_LE(std::fabs(x[32 * b + j] - y[32 * b + j]), d * (1 + 1.0 / 256) + 1e-30) << b;
+        for (int j = 0; j < 32; ++j)
+            ASSERT_LE(std::fabs(x[32 * b + j] - y[32 * b + j]), d * (1 + 1.0 / 256) + 1e-30) << b;
     }
 }
 

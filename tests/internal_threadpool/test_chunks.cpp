@@ -18,10 +18,11 @@ namespace {
 struct Node {
     int64_t n;
     int64_t max_take;
-    std::vector<std::atomic<int>> taken;   // times chunk c was handed out
-    std::vector<std::atomic<int>> by;      // thread that took chunk c
-    std::vector<int64_t>          counts;  // chunks per thread
-    Node(int64_t n_, int64_t max_take_, int nth) : n(n_), max_take(max_take_), taken((size_t) n_), by((size_t) n_), counts((size_t) nth, 0) {}
+    std::vector<std::atomic<int>> taken; // times chunk c was handed out
+    std::vector<std::atomic<int>> by;    // thread that took chunk c
+    std::vector<int64_t> counts;         // chunks per thread
+    Node(int64_t n_, int64_t max_take_, int nth)
+        : n(n_), max_take(max_take_), taken((size_t) n_), by((size_t) n_), counts((size_t) nth, 0) {}
 
     void run(const lm_cpu_params & p) {
         lm_cpu_chunk_iter it;
@@ -54,7 +55,8 @@ TEST(Chunks, EveryChunkOnceForAnySizeAndThreadCount) {
                 std::vector<lm_cpu_chunk_slot> slots((size_t) nth);
                 Node node(n, take, nth);
                 std::vector<std::thread> threads;
-                for (int t = 1; t < nth; ++t) threads.emplace_back([&, t] { node.run(params_for(t, nth, slots.data(), 1)); });
+                for (int t = 1; t < nth; ++t)
+                    threads.emplace_back([&, t] { node.run(params_for(t, nth, slots.data(), 1)); });
                 node.run(params_for(0, nth, slots.data(), 1));
                 for (auto & th : threads) th.join();
                 node.expect_each_once();
@@ -65,7 +67,7 @@ TEST(Chunks, EveryChunkOnceForAnySizeAndThreadCount) {
 
 TEST(Chunks, StaticWithoutSlotsKeepsTheShares) {
     const int nth = 3;
-    Node      node(10, 2, nth);
+    Node node(10, 2, nth);
     for (int t = 0; t < nth; ++t) node.run(params_for(t, nth, nullptr, 1)); // one after another: no stealing
     node.expect_each_once();
     EXPECT_EQ(node.counts[0], 4); // split: 4, 4, 2
@@ -90,9 +92,9 @@ TEST(Chunks, NoStealFromAnOwnerThatHasNotStarted) {
 // steals the rest of thread 1's from the back.
 TEST(Chunks, ALateOwnerIsStolenFrom) {
     std::vector<lm_cpu_chunk_slot> slots(2);
-    Node                           node(100, 4, 2);
-    const lm_cpu_params            p1 = params_for(1, 2, slots.data(), 1);
-    lm_cpu_chunk_iter              it1;
+    Node node(100, 4, 2);
+    const lm_cpu_params p1 = params_for(1, 2, slots.data(), 1);
+    lm_cpu_chunk_iter it1;
     lm_cpu_chunks_begin(&p1, node.n, node.max_take, &it1);
     int64_t b, e;
     ASSERT_TRUE(lm_cpu_chunks_next(&p1, &it1, &b, &e));
@@ -114,7 +116,7 @@ TEST(Chunks, ThreadAheadInTheNextNodeLeavesTheOldNodeAlone) {
     Node node1(40, 4, 2), node2(40, 4, 2);
     node1.run(params_for(0, 2, slots.data(), 1));
     const lm_cpu_params p1 = params_for(1, 2, slots.data(), 1);
-    lm_cpu_chunk_iter   it1;
+    lm_cpu_chunk_iter it1;
     lm_cpu_chunks_begin(&p1, node1.n, node1.max_take, &it1); // thread 1 starts node 1 late
     node2.run(params_for(0, 2, slots.data(), 2));            // thread 0 runs node 2 meanwhile
     for (int64_t b, e; lm_cpu_chunks_next(&p1, &it1, &b, &e);) {

@@ -14,7 +14,7 @@ namespace {
 struct Ctx {
     lm_ggml_context * ctx;
     Ctx() {
-        lm_ggml_init_params p = { 8 * 1024 * 1024, nullptr, false };
+        lm_ggml_init_params p = {8 * 1024 * 1024, nullptr, false};
         ctx = lm_ggml_init(p);
     }
     ~Ctx() { lm_ggml_free(ctx); }
@@ -29,9 +29,9 @@ TEST(GraphSync, BarrierOnlyWhereANodeReadsAnotherThreadsWrites) {
     const int64_t n = 8192; // above kLightNodeElements: every thread works
     lm_ggml_tensor * x = lm_ggml_new_tensor_1d(c.ctx, LM_GGML_TYPE_F32, n);
     lm_ggml_tensor * y = lm_ggml_new_tensor_1d(c.ctx, LM_GGML_TYPE_F32, n);
-    lm_ggml_tensor * a = lm_ggml_add(c.ctx, x, x);       // writes a
-    lm_ggml_tensor * b = lm_ggml_add(c.ctx, y, y);       // independent of a
-    lm_ggml_tensor * d = lm_ggml_add(c.ctx, a, b);       // reads a and b
+    lm_ggml_tensor * a = lm_ggml_add(c.ctx, x, x); // writes a
+    lm_ggml_tensor * b = lm_ggml_add(c.ctx, y, y); // independent of a
+    lm_ggml_tensor * d = lm_ggml_add(c.ctx, a, b); // reads a and b
     lm_ggml_tensor * small = lm_ggml_add(c.ctx, lm_ggml_view_1d(c.ctx, d, 16, 0), lm_ggml_view_1d(c.ctx, d, 16, 0));
     lm_ggml_cgraph * gf = lm_ggml_new_graph(c.ctx);
     lm_ggml_build_forward_expand(gf, a);

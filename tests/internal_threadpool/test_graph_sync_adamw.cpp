@@ -17,14 +17,14 @@ TEST(GraphSync, AdamwStepIsFencedOnBothSides) {
     const int64_t n = 8192; // above kLightNodeElements: every thread works
     lm_ggml_tensor * w = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, n);
     lm_ggml_set_param(ctx, w);
-    lm_ggml_tensor * g  = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, n);
+    lm_ggml_tensor * g = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, n);
     lm_ggml_tensor * m0 = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, n);
-    lm_ggml_tensor * v  = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, n);
-    lm_ggml_tensor * p  = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 7);
-    lm_ggml_tensor * m      = lm_ggml_scale(ctx, m0, 1.0f);     // written by every thread
-    lm_ggml_tensor * before = lm_ggml_add(ctx, m, g);           // reads m before the step
-    lm_ggml_tensor * step   = lm_ggml_opt_step_adamw(ctx, w, g, m, v, p);
-    lm_ggml_tensor * after  = lm_ggml_add(ctx, m, m);           // reads the updated m
+    lm_ggml_tensor * v = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, n);
+    lm_ggml_tensor * p = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 7);
+    lm_ggml_tensor * m = lm_ggml_scale(ctx, m0, 1.0f); // written by every thread
+    lm_ggml_tensor * before = lm_ggml_add(ctx, m, g);  // reads m before the step
+    lm_ggml_tensor * step = lm_ggml_opt_step_adamw(ctx, w, g, m, v, p);
+    lm_ggml_tensor * after = lm_ggml_add(ctx, m, m); // reads the updated m
     ASSERT_NE(step, nullptr);
     lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
     lm_ggml_build_forward_expand(gf, before);

@@ -15,26 +15,26 @@
 
 namespace {
 
-constexpr int64_t kN     = 8192; // above kLightNodeElements: every thread works
+constexpr int64_t kN = 8192; // above kLightNodeElements: every thread works
 constexpr int64_t kSlots = 4;
 
 // y = x + x stored into one slot of a cache; big reads only slot 2, so
 // whether it must wait for the store depends on where the store is.
 struct Graph {
     lm_ggml_context * ctx;
-    lm_ggml_tensor *  x, *cache, *view, *store, *big, *after;
-    lm_ggml_cgraph *  gf;
-    int               slot = 0;
+    lm_ggml_tensor *x, *cache, *view, *store, *big, *after;
+    lm_ggml_cgraph * gf;
+    int slot = 0;
     Graph() {
-        lm_ggml_init_params p = { 16 * 1024 * 1024, nullptr, false };
-        ctx   = lm_ggml_init(p);
-        x     = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, kN);
+        lm_ggml_init_params p = {16 * 1024 * 1024, nullptr, false};
+        ctx = lm_ggml_init(p);
+        x = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, kN);
         cache = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, kN, kSlots);
-        view  = lm_ggml_view_1d(ctx, cache, kN, 0);
+        view = lm_ggml_view_1d(ctx, cache, kN, 0);
         store = lm_ggml_cpy(ctx, lm_ggml_add(ctx, x, x), view);
-        big   = lm_ggml_add(ctx, lm_ggml_view_1d(ctx, cache, kN, 2 * kN * sizeof(float)), x);
+        big = lm_ggml_add(ctx, lm_ggml_view_1d(ctx, cache, kN, 2 * kN * sizeof(float)), x);
         after = lm_ggml_add(ctx, store, x);
-        gf    = lm_ggml_new_graph(ctx);
+        gf = lm_ggml_new_graph(ctx);
         lm_ggml_build_forward_expand(gf, store);
         lm_ggml_build_forward_expand(gf, big);
         lm_ggml_build_forward_expand(gf, after);
@@ -42,8 +42,8 @@ struct Graph {
     ~Graph() { lm_ggml_free(ctx); }
     void move_to(int s) {
         const int64_t bytes = (int64_t) (s - slot) * kN * (int64_t) sizeof(float);
-        for (lm_ggml_tensor * t : { view, store }) {
-            t->data      = (char *) t->data + bytes;
+        for (lm_ggml_tensor * t : {view, store}) {
+            t->data = (char *) t->data + bytes;
             t->view_offs = (size_t) ((int64_t) t->view_offs + bytes);
         }
         slot = s;
@@ -57,7 +57,7 @@ struct Graph {
 
 // Stores g in cache as the CPU backend does after computing it.
 void store(lm_cpu_plan_cache & cache, const Graph & g, int n_threads) {
-    const lm_ggml_cplan           cplan = lm_ggml_graph_plan(g.gf, n_threads, nullptr);
+    const lm_ggml_cplan cplan = lm_ggml_graph_plan(g.gf, n_threads, nullptr);
     std::vector<lm_cpu_node_sync> sync;
     std::vector<lm_cpu_node_access> access;
     if (cplan.n_threads > 1) {
@@ -65,7 +65,8 @@ void store(lm_cpu_plan_cache & cache, const Graph & g, int n_threads) {
         access.resize((size_t) g.gf->n_nodes);
         for (int i = 0; i < g.gf->n_nodes; ++i) {
             const lm_ggml_tensor * node = g.gf->nodes[i];
-            lm_cpu_node_access_of(node, lm_cpu_node_is_noop(node) ? nullptr : lm_cpu_find_op(node), cplan.n_threads, &access[(size_t) i]);
+            lm_cpu_node_access_of(node, lm_cpu_node_is_noop(node) ? nullptr : lm_cpu_find_op(node), cplan.n_threads,
+                                  &access[(size_t) i]);
         }
     }
     lm_cpu_plan_cache_store(cache, g.gf, n_threads, false, std::move(sync), std::move(access));
@@ -76,7 +77,7 @@ bool same_span(lm_cpu_span a, lm_cpu_span b) { return a.lo == b.lo && a.hi == b.
 // The cache's plan for g equals one made from scratch.
 void expect_fresh(const lm_cpu_plan_cache & cache, const Graph & g, int n_threads) {
     const lm_ggml_cplan fresh = lm_ggml_graph_plan(g.gf, n_threads, nullptr);
-    const lm_ggml_cplan got   = lm_cpu_plan_cache_cplan(cache, nullptr);
+    const lm_ggml_cplan got = lm_cpu_plan_cache_cplan(cache, nullptr);
     EXPECT_EQ(got.n_threads, fresh.n_threads);
     EXPECT_EQ(got.work_size, fresh.work_size);
     if (fresh.n_threads == 1) {
@@ -93,20 +94,21 @@ void expect_fresh(const lm_cpu_plan_cache & cache, const Graph & g, int n_thread
         lm_cpu_node_access_of(node, lm_cpu_node_is_noop(node) ? nullptr : lm_cpu_find_op(node), fresh.n_threads, &a);
         EXPECT_TRUE(same_span(cache.access[i].write, a.write)) << "node " << i;
         ASSERT_EQ(cache.access[i].n_reads, a.n_reads) << "node " << i;
-        for (int r = 0; r < a.n_reads; ++r) EXPECT_TRUE(same_span(cache.access[i].reads[r], a.reads[r])) << "node " << i;
+        for (int r = 0; r < a.n_reads; ++r)
+            EXPECT_TRUE(same_span(cache.access[i].reads[r], a.reads[r])) << "node " << i;
     }
 }
 
 } // namespace
 
 TEST(PlanCache, MovedStoresGetTheBarriersAFreshPlanHas) {
-    for (int n_threads : { 1, 2, 3 }) {
-        Graph             g;
+    for (int n_threads : {1, 2, 3}) {
+        Graph g;
         lm_cpu_plan_cache cache;
         store(cache, g, n_threads);
         ASSERT_TRUE(lm_cpu_plan_cache_update(cache, g.gf, n_threads, false)) << "the same graph";
         expect_fresh(cache, g, n_threads);
-        for (int s : { 2, 1, 2, 3, 0 }) {
+        for (int s : {2, 1, 2, 3, 0}) {
             g.move_to(s);
             ASSERT_TRUE(lm_cpu_plan_cache_update(cache, g.gf, n_threads, false)) << "slot " << s;
             expect_fresh(cache, g, n_threads);
@@ -119,7 +121,7 @@ TEST(PlanCache, MovedStoresGetTheBarriersAFreshPlanHas) {
 }
 
 TEST(PlanCache, ChangesItCannotFollowNodeByNodeAreRefused) {
-    Graph             g;
+    Graph g;
     lm_cpu_plan_cache cache;
     EXPECT_FALSE(lm_cpu_plan_cache_update(cache, g.gf, 2, false)) << "nothing stored";
     store(cache, g, 2);
@@ -137,7 +139,7 @@ TEST(PlanCache, ChangesItCannotFollowNodeByNodeAreRefused) {
     g.x->data = data;
     store(cache, g, 2);
 
-    data          = g.store->data;
+    data = g.store->data;
     g.store->data = nullptr; // a node that moved is invalid now
     EXPECT_FALSE(lm_cpu_plan_cache_update(cache, g.gf, 2, false));
     g.store->data = data;

@@ -27,7 +27,7 @@ using PoolPtr = std::unique_ptr<lm_ggml_threadpool, PoolDeleter>;
 
 PoolPtr make_pool(int n_threads, uint32_t poll = 50, bool paused = false) {
     lm_ggml_threadpool_params p = lm_ggml_threadpool_params_default(n_threads);
-    p.poll   = poll;
+    p.poll = poll;
     p.paused = paused;
     return PoolPtr(lm_ggml_threadpool_new(&p));
 }
@@ -86,17 +86,17 @@ struct VisibilityJob {
 
     static void run(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
         VisibilityJob * job = static_cast<VisibilityJob *>(ctx);
-        lm_cpu_params params = { ith, nth, 0, nullptr, barrier, nullptr, 0 };
+        lm_cpu_params params = {ith, nth, 0, nullptr, barrier, nullptr, 0};
         for (int r = 0; r < job->rounds; r++) {
-            int64_t * mine = job->data.data() + (size_t)ith * kPerThread;
+            int64_t * mine = job->data.data() + (size_t) ith * kPerThread;
             for (int k = 0; k < kPerThread; k++) {
-                mine[k] = (int64_t)r * 1000003 + ith * 7919 + k;
+                mine[k] = (int64_t) r * 1000003 + ith * 7919 + k;
             }
             lm_cpu_barrier_wait(&params); // the kernel-facing entry point
             const int other = (ith + 1) % nth;
-            const int64_t * theirs = job->data.data() + (size_t)other * kPerThread;
+            const int64_t * theirs = job->data.data() + (size_t) other * kPerThread;
             for (int k = 0; k < kPerThread; k++) {
-                if (theirs[k] != (int64_t)r * 1000003 + other * 7919 + k) {
+                if (theirs[k] != (int64_t) r * 1000003 + other * 7919 + k) {
                     job->wrong.fetch_add(1);
                     break;
                 }
@@ -112,7 +112,7 @@ TEST(ThreadpoolBarrier, PlainWritesVisibleAfterBarrier) {
     ASSERT_NE(pool, nullptr);
     VisibilityJob job;
     job.rounds = 200;
-    job.data.assign((size_t)n * VisibilityJob::kPerThread, -1);
+    job.data.assign((size_t) n * VisibilityJob::kPerThread, -1);
     ASSERT_EQ(lm_cpu_threadpool_run(pool.get(), n, VisibilityJob::run, &job), LM_GGML_STATUS_SUCCESS);
     EXPECT_EQ(job.wrong.load(), 0);
 }
@@ -120,7 +120,7 @@ TEST(ThreadpoolBarrier, PlainWritesVisibleAfterBarrier) {
 TEST(ThreadpoolBarrier, SingleThreadParamsDoNotWait) {
     lm_cpu_barrier barrier;
     barrier.n = 4; // would block forever if waited on by one thread
-    lm_cpu_params params = { 0, 1, 0, nullptr, &barrier, nullptr, 0 };
+    lm_cpu_params params = {0, 1, 0, nullptr, &barrier, nullptr, 0};
     lm_cpu_barrier_wait(&params); // returns: nth == 1
     SUCCEED();
 }
@@ -132,7 +132,7 @@ struct IdentityJob {
     std::vector<int> nth_seen;
 
     static void run(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
-        (void)barrier;
+        (void) barrier;
         IdentityJob * job = static_cast<IdentityJob *>(ctx);
         std::lock_guard<std::mutex> lock(job->mutex);
         job->ids[ith].push_back(std::this_thread::get_id());
@@ -150,16 +150,16 @@ TEST(Threadpool, WorkersArePersistentAcrossJobs) {
     for (int j = 0; j < jobs; j++) {
         ASSERT_EQ(lm_cpu_threadpool_run(pool.get(), n, IdentityJob::run, &job), LM_GGML_STATUS_SUCCESS);
     }
-    EXPECT_EQ(lm_cpu_threadpool_n_jobs(pool.get()) - jobs_before, (uint64_t)jobs);
+    EXPECT_EQ(lm_cpu_threadpool_n_jobs(pool.get()) - jobs_before, (uint64_t) jobs);
     std::set<std::thread::id> distinct;
     for (int i = 0; i < n; i++) {
-        ASSERT_EQ((int)job.ids[i].size(), jobs) << "thread " << i << " ran every job once";
+        ASSERT_EQ((int) job.ids[i].size(), jobs) << "thread " << i << " ran every job once";
         for (const auto & id : job.ids[i]) {
             EXPECT_EQ(id, job.ids[i][0]) << "thread " << i << " is the same OS thread in every job";
         }
         distinct.insert(job.ids[i][0]);
     }
-    EXPECT_EQ((int)distinct.size(), n) << "each ith is its own thread";
+    EXPECT_EQ((int) distinct.size(), n) << "each ith is its own thread";
     EXPECT_EQ(job.ids[0][0], std::this_thread::get_id()) << "the caller is thread 0";
 }
 
@@ -184,7 +184,7 @@ TEST(Threadpool, ThreadCountChangesBetweenJobs) {
     PoolPtr pool = make_pool(max);
     ASSERT_NE(pool, nullptr);
     EXPECT_EQ(lm_ggml_threadpool_get_n_threads(pool.get()), max);
-    for (int n : { 1, 2, 4, 3, 1, 4, 2 }) {
+    for (int n : {1, 2, 4, 3, 1, 4, 2}) {
         CountJob job(max);
         job.expect_nth = n;
         ASSERT_EQ(lm_cpu_threadpool_run(pool.get(), n, CountJob::run, &job), LM_GGML_STATUS_SUCCESS);
@@ -238,7 +238,7 @@ TEST(Threadpool, CreatedPausedStillRunsJobs) {
 // Idle workers must sleep: after the polling window a pool of 4 uses
 // (almost) no CPU. Spinning workers would burn ~0.2 s per thread here.
 TEST(Threadpool, IdlePoolDoesNotBurnCpu) {
-    for (bool paused : { false, true }) {
+    for (bool paused : {false, true}) {
         PoolPtr pool = make_pool(4, /*poll=*/100);
         ASSERT_NE(pool, nullptr);
         CountJob job(4);
@@ -271,9 +271,8 @@ TEST(Threadpool, ConcurrentRunOnOnePoolIsRefused) {
     PoolPtr pool = make_pool(2);
     ASSERT_NE(pool, nullptr);
     BlockingJob blocking;
-    std::thread first([&] {
-        EXPECT_EQ(lm_cpu_threadpool_run(pool.get(), 1, BlockingJob::run, &blocking), LM_GGML_STATUS_SUCCESS);
-    });
+    std::thread first(
+        [&] { EXPECT_EQ(lm_cpu_threadpool_run(pool.get(), 1, BlockingJob::run, &blocking), LM_GGML_STATUS_SUCCESS); });
     while (!blocking.started.load()) {
         std::this_thread::yield();
     }
@@ -365,7 +364,7 @@ struct IdleJob {
 
     struct Ctx {
         IdleJob * job;
-        int       ith;
+        int ith;
     };
     static bool idle(void * p) {
         Ctx * c = static_cast<Ctx *>(p);
@@ -374,7 +373,7 @@ struct IdleJob {
     static void run(void * p, int ith, int nth, lm_cpu_barrier * barrier) {
         IdleJob * job = static_cast<IdleJob *>(p);
         (void) nth;
-        Ctx ctx{ job, ith };
+        Ctx ctx{job, ith};
         if (ith == 0) {
             std::this_thread::sleep_for(std::chrono::milliseconds(30)); // thread 1 arrives first
             job->late_arrived.store(true);
@@ -387,7 +386,7 @@ struct IdleJob {
 TEST(Threadpool, ABarrierWaitRunsIdleWorkOnlyWhileOthersAreComing) {
     PoolPtr pool = make_pool(2);
     ASSERT_NE(pool, nullptr);
-    for (int budget : { 3, 1 << 30 }) {
+    for (int budget : {3, 1 << 30}) {
         IdleJob job;
         job.budget = budget;
         ASSERT_EQ(lm_cpu_threadpool_run(pool.get(), 2, IdleJob::run, &job), LM_GGML_STATUS_SUCCESS);

@@ -22,17 +22,22 @@ const char * kSmolLM2 =
     "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
 const char * kLlama3 =
     "{% set loop_messages = messages %}{% for message in loop_messages %}"
-    "{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>' %}"
+    "{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + "
+    "'<|eot_id|>' %}"
     "{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}";
 const char * kGemma =
     "{{ bos_token }}{% for message in messages %}{% if (message['role'] == 'assistant') %}{% set role = 'model' %}"
-    "{% else %}{% set role = message['role'] %}{% endif %}{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}"
+    "{% else %}{% set role = message['role'] %}{% endif %}{{ '<start_of_turn>' + role + '\n' + message['content'] | "
+    "trim + '<end_of_turn>\n' }}"
     "{% endfor %}{% if add_generation_prompt %}{{'<start_of_turn>model\n'}}{% endif %}";
 const char * kLlama2 =
-    "{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}{% set system_message = messages[0]['content'] %}"
-    "{% else %}{% set loop_messages = messages %}{% set system_message = false %}{% endif %}{% for message in loop_messages %}"
-    "{% if loop.index0 == 0 and system_message != false %}{% set content = '<<SYS>>\\n' + system_message + '\\n<</SYS>>\\n\\n' + message['content'] %}"
+    "{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}{% set system_message = "
+    "messages[0]['content'] %}"
+    "{% else %}{% set loop_messages = messages %}{% set system_message = false %}{% endif %}{% for message in "
+    "loop_messages %}"
+    "{% if loop.index0 == 0 and system_message != false %}{% set content = '<<SYS>>\\n' + system_message + "
+    "'\\n<</SYS>>\\n\\n' + message['content'] %}"
     "{% else %}{% set content = message['content'] %}{% endif %}{% if message['role'] == 'user' %}"
     "{{ bos_token + '[INST] ' + content.strip() + ' [/INST]' }}{% elif message['role'] == 'assistant' %}"
     "{{ ' '  + content.strip() + ' ' + eos_token }}{% endif %}{% endfor %}";
@@ -74,19 +79,18 @@ TEST(ChatTemplate, UnknownTemplates) {
     EXPECT_EQ(detect_chat_template(""), ChatTemplate::UNKNOWN);
     EXPECT_EQ(detect_chat_template("{{ messages[0]['content'] }}"), ChatTemplate::UNKNOWN);
     EXPECT_EQ(detect_chat_template("<|user|>\n{{ content }}<|endoftext|>"), ChatTemplate::UNKNOWN); // zephyr
-    EXPECT_EQ(detect_chat_template("<|im_start|>{{role}}<|im_sep|>"), ChatTemplate::UNKNOWN);         // phi-4
+    EXPECT_EQ(detect_chat_template("<|im_start|>{{role}}<|im_sep|>"), ChatTemplate::UNKNOWN);       // phi-4
     // Llama 3 needs both header markers
     EXPECT_EQ(detect_chat_template("<|start_header_id|>"), ChatTemplate::UNKNOWN);
     EXPECT_FALSE(apply_chat_template(ChatTemplate::UNKNOWN, kConversation, true).ok());
 }
 
 TEST(ChatTemplate, ChatML) {
-    EXPECT_EQ(render(ChatTemplate::CHATML, kConversation, true),
-              "<|im_start|>system\nYou are terse.<|im_end|>\n"
-              "<|im_start|>user\nHello!<|im_end|>\n"
-              "<|im_start|>assistant\n Hi there. <|im_end|>\n"
-              "<|im_start|>user\nWhat is 2+2?<|im_end|>\n"
-              "<|im_start|>assistant\n");
+    EXPECT_EQ(render(ChatTemplate::CHATML, kConversation, true), "<|im_start|>system\nYou are terse.<|im_end|>\n"
+                                                                 "<|im_start|>user\nHello!<|im_end|>\n"
+                                                                 "<|im_start|>assistant\n Hi there. <|im_end|>\n"
+                                                                 "<|im_start|>user\nWhat is 2+2?<|im_end|>\n"
+                                                                 "<|im_start|>assistant\n");
     EXPECT_EQ(render(ChatTemplate::CHATML, {{"user", "x"}}, false), "<|im_start|>user\nx<|im_end|>\n");
 }
 
@@ -112,9 +116,8 @@ TEST(ChatTemplate, GemmaMergesSystemIntoUserAndRenamesAssistant) {
 
 TEST(ChatTemplate, Llama2WithSystemBlockStripsMessages) {
     // add_assistant changes nothing: the assistant's turn follows [/INST] directly
-    const std::string want =
-        "[INST] <<SYS>>\nYou are terse.\n<</SYS>>\n\nHello! [/INST]Hi there.</s>"
-        "[INST] What is 2+2? [/INST]";
+    const std::string want = "[INST] <<SYS>>\nYou are terse.\n<</SYS>>\n\nHello! [/INST]Hi there.</s>"
+                             "[INST] What is 2+2? [/INST]";
     EXPECT_EQ(render(ChatTemplate::LLAMA2, kConversation, true), want);
     EXPECT_EQ(render(ChatTemplate::LLAMA2, kConversation, false), want);
     EXPECT_EQ(render(ChatTemplate::LLAMA2, {{"user", " a\n"}, {"assistant", "b "}}, false), "[INST] a [/INST]b</s>");

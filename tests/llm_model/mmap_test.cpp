@@ -35,9 +35,7 @@ std::vector<uint8_t> pattern(size_t n) {
     return v;
 }
 
-bool mentions(const lmllm::Status & s, const std::string & part) {
-    return s.message().find(part) != std::string::npos;
-}
+bool mentions(const lmllm::Status & s, const std::string & part) { return s.message().find(part) != std::string::npos; }
 
 } // namespace
 

@@ -103,8 +103,7 @@ TEST(ModelLoad, InconsistentHeads) {
 
 // Checks of some weights per layer: inside the file mapping exactly when
 // mapped(layer, tensor); weight usage either way.
-template <class Mapped>
-void expect_mapped(const lmllm::Model::Impl & m, Mapped mapped) {
+template <class Mapped> void expect_mapped(const lmllm::Model::Impl & m, Mapped mapped) {
     const uint8_t * lo = m.mapping->data();
     const uint8_t * hi = lo + m.mapping->size();
     for (const lmllm::LayerWeights & l : m.w.layers) {
@@ -201,7 +200,10 @@ TEST(ModelLoad, ProgressAndCancel) {
     const tiny::Spec spec = tiny::llama_spec();
     std::vector<float> seen;
     lmllm::ModelParams mp;
-    mp.progress = [&](float p) { seen.push_back(p); return true; };
+    mp.progress = [&](float p) {
+        seen.push_back(p);
+        return true;
+    };
     ASSERT_TRUE(load_spec(spec, "progress.gguf", mp).ok());
     ASSERT_GE(seen.size(), 2u);
     for (size_t i = 1; i < seen.size(); i++) {
@@ -226,8 +228,8 @@ TEST(ModelLoad, UnknownDevice) {
 // scheduler splits the graph and the logits stay those of the reference.
 // A tiny model with its last layer offloaded to REFDEV0 (the refdev plugin),
 // and the reference logits of kTokens; false (test skipped) without the plugin.
-bool load_offloaded(const tiny::Spec & spec, uint64_t seed, const char * file, lmllm::Result<std::unique_ptr<lmllm::Model>> * m,
-                    std::vector<std::vector<double>> * want) {
+bool load_offloaded(const tiny::Spec & spec, uint64_t seed, const char * file,
+                    lmllm::Result<std::unique_ptr<lmllm::Model>> * m, std::vector<std::vector<double>> * want) {
     lm_ggml_backend_load_all_from_path(LMGGML_PLUGIN_DIR);
     if (lm_ggml_backend_dev_by_name("REFDEV0") == nullptr) return false;
     const tiny::Weights w = tiny::make_weights(spec, seed);
@@ -270,8 +272,8 @@ TEST(ModelLoad, OffloadToSecondDevice) {
     EXPECT_FALSE(lm_ggml_backend_buffer_is_host(mi.w.output->buffer)) << "the output (a tied copy) is on the device";
 
     using counter_fn = uint64_t (*)();
-    auto refdev_nodes = (counter_fn)lm_ggml_backend_reg_get_proc_address(lm_ggml_backend_dev_backend_reg(mi.devs[0]),
-                                                                         "lm_ggml_backend_refdev_n_nodes_computed");
+    auto refdev_nodes = (counter_fn) lm_ggml_backend_reg_get_proc_address(lm_ggml_backend_dev_backend_reg(mi.devs[0]),
+                                                                          "lm_ggml_backend_refdev_n_nodes_computed");
     ASSERT_NE(refdev_nodes, nullptr);
     const uint64_t nodes_before = refdev_nodes();
 

@@ -48,7 +48,8 @@ std::vector<std::string> devices_or_skip() {
         }
         std::vector<std::string> out = {"REFDEV0"};
         for (lm_ggml_backend_dev_t served : {cpu, cpu}) {
-            lm_ggml_backend_rpc_server_t s = start("127.0.0.1:0", nullptr, 2, 1, &served); // lives until the process ends
+            lm_ggml_backend_rpc_server_t s =
+                start("127.0.0.1:0", nullptr, 2, 1, &served); // lives until the process ends
             if (s == nullptr) {
                 return std::vector<std::string>{};
             }
@@ -64,7 +65,7 @@ std::vector<std::string> devices_or_skip() {
     return names;
 }
 
-#define DEVICES_OR_SKIP(v)                                                                                              \
+#define DEVICES_OR_SKIP(v)                                                                                             \
     const std::vector<std::string> v = devices_or_skip();                                                              \
     if (v.empty()) GTEST_SKIP() << "the refdev and RPC plugins are not built in " << LMGGML_PLUGIN_DIR
 
@@ -152,7 +153,8 @@ void expect_same_as_cpu(const Outcome & got, const Outcome & cpu, double tol) {
     for (size_t i = 0; i < cpu.greedy.size(); i++) {
         if (got.greedy[i] != cpu.greedy[i]) {
             const std::vector<float> & l = cpu.step_logits[i];
-            EXPECT_LT(std::abs(l[size_t(got.greedy[i])] - l[size_t(cpu.greedy[i])]), tol) << "step " << i << ": not a tie";
+            EXPECT_LT(std::abs(l[size_t(got.greedy[i])] - l[size_t(cpu.greedy[i])]), tol)
+                << "step " << i << ": not a tie";
             return; // the sequences part here
         }
     }
@@ -217,7 +219,8 @@ TEST(MultiDevice, PartialOffloadWithTheCpuListedAndAZeroShare) {
     mp.tensor_split = {1, 1, 0, 2};
     Loaded split = load(spec, "md_split2.gguf", mp);
     ASSERT_TRUE(split.model) << split.error;
-    EXPECT_EQ(split.model->placement(), "layers 0-1: CPU, 2: " + dev[1] + ", 3: CPU, 4-5: " + dev[2] + "; output: " + dev[2]);
+    EXPECT_EQ(split.model->placement(),
+              "layers 0-1: CPU, 2: " + dev[1] + ", 3: CPU, 4-5: " + dev[2] + "; output: " + dev[2]);
     EXPECT_EQ(split.model->impl().devs.size(), 2u) << "REFDEV0 took no layer";
     expect_same_as_cpu(run(*split.model), run(*cpu.model), 1e-4);
 }

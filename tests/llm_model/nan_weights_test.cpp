@@ -45,7 +45,8 @@ TEST_P(NanWeights, EveryPoisonedMatrixGivesNanLogits) {
     const std::vector<int32_t> tokens = {1, 17, 260};
     for (const char * t : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}) {
         const std::string name = std::string("blk.0.") + t + ".weight";
-        const std::string path = lmtest_tmp_path(std::string("nan_") + lm_ggml_type_name(GetParam()) + "_" + t + ".gguf");
+        const std::string path =
+            lmtest_tmp_path(std::string("nan_") + lm_ggml_type_name(GetParam()) + "_" + t + ".gguf");
         ASSERT_TRUE(tiny::write_gguf(spec, w, path));
         ASSERT_TRUE(poison_tensor(path, name, 256)) << name;
         for (bool repack : {false, true}) {
@@ -73,6 +74,8 @@ TEST_P(NanWeights, EveryPoisonedMatrixGivesNanLogits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, NanWeights, testing::Values(LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0),
-                         [](const testing::TestParamInfo<lm_ggml_type> & i) { return std::string(lm_ggml_type_name(i.param)); });
+                         [](const testing::TestParamInfo<lm_ggml_type> & i) {
+                             return std::string(lm_ggml_type_name(i.param));
+                         });
 
 } // namespace

@@ -28,9 +28,9 @@ struct Case {
     tiny::Spec (*spec)();
     lm_ggml_type wtype;
     lm_ggml_type kv_type;
-    bool         flash_attn;
-    int          n_gpu_layers; // 1000: all
-    double       limit;
+    bool flash_attn;
+    int n_gpu_layers; // 1000: all
+    double limit;
 };
 
 void PrintTo(const Case & c, std::ostream * os) { *os << c.name; }
@@ -111,19 +111,21 @@ TEST_P(OpenCLTinyModel, TokenByTokenMatchesReference) {
 // from the reference. Quantized weights: the reference uses the dequantized
 // values and the device does not round activations, so the limits stay low.
 constexpr int kAll = 1000;
-INSTANTIATE_TEST_SUITE_P(Archs, OpenCLTinyModel,
-    testing::Values(Case{"llama_f32", tiny::llama_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, true, kAll, 1e-5},
-                    Case{"llama_f32_kvf32", tiny::llama_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F32, true, kAll, 1e-9},
-                    Case{"llama_f32_noflash", tiny::llama_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, false, kAll, 1e-5},
-                    Case{"llama_q4_0", tiny::llama_spec, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_F16, true, kAll, 1e-5},
-                    Case{"llama_q8_0_mixed", tiny::llama_spec, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_F16, true, 1, 1e-3},
-                    Case{"qwen2_f32", tiny::qwen2_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, true, kAll, 1e-5},
-                    Case{"qwen2_q8_0", tiny::qwen2_spec, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_F16, true, kAll, 1e-5},
-                    Case{"qwen2_q4_1_noflash", tiny::qwen2_spec, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_F16, false, kAll, 1e-5},
-                    Case{"gemma3_f32", tiny::gemma3_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, true, kAll, 1e-5},
-                    Case{"gemma3_f32_kvf32", tiny::gemma3_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F32, true, kAll, 1e-8},
-                    Case{"gemma3_f32_noflash", tiny::gemma3_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, false, kAll, 1e-5},
-                    Case{"gemma3_q8_0_mixed", tiny::gemma3_spec, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_F16, true, 1, 1e-3}),
+INSTANTIATE_TEST_SUITE_P(
+    Archs, OpenCLTinyModel,
+    testing::Values(
+        Case{"llama_f32", tiny::llama_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, true, kAll, 1e-5},
+        Case{"llama_f32_kvf32", tiny::llama_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F32, true, kAll, 1e-9},
+        Case{"llama_f32_noflash", tiny::llama_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, false, kAll, 1e-5},
+        Case{"llama_q4_0", tiny::llama_spec, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_F16, true, kAll, 1e-5},
+        Case{"llama_q8_0_mixed", tiny::llama_spec, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_F16, true, 1, 1e-3},
+        Case{"qwen2_f32", tiny::qwen2_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, true, kAll, 1e-5},
+        Case{"qwen2_q8_0", tiny::qwen2_spec, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_F16, true, kAll, 1e-5},
+        Case{"qwen2_q4_1_noflash", tiny::qwen2_spec, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_F16, false, kAll, 1e-5},
+        Case{"gemma3_f32", tiny::gemma3_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, true, kAll, 1e-5},
+        Case{"gemma3_f32_kvf32", tiny::gemma3_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F32, true, kAll, 1e-8},
+        Case{"gemma3_f32_noflash", tiny::gemma3_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, false, kAll, 1e-5},
+        Case{"gemma3_q8_0_mixed", tiny::gemma3_spec, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_F16, true, 1, 1e-3}),
     case_name);
 
 } // namespace

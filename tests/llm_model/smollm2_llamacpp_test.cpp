@@ -123,8 +123,9 @@ TEST(SmolLM2LlamaCpp, GreedyTokensMatch) {
         if (same < 32) {
             EXPECT_LT(c->margins[same], kNearTie)
                 << "prompt '" << c->prompt << "': first difference at generated token " << same << " (got " << got[same]
-                << ", llama.cpp " << c->greedy_ids[same] << ", llama.cpp margin " << c->margins[same] << ")\n  ours:  "
-                << model->vocab().detokenize(got, true) << "\n  llama: " << model->vocab().detokenize(c->greedy_ids, true);
+                << ", llama.cpp " << c->greedy_ids[same] << ", llama.cpp margin " << c->margins[same]
+                << ")\n  ours:  " << model->vocab().detokenize(got, true)
+                << "\n  llama: " << model->vocab().detokenize(c->greedy_ids, true);
         }
     }
     EXPECT_GE(n_full, 3) << "at least three prompts must give llama.cpp's first 32 tokens";
@@ -157,8 +158,9 @@ TEST(SmolLM2LlamaCpp, TieAwareGreedyMatchesAll48) {
             const int32_t want = c->greedy_ids[i];
             if (best != want) {
                 const bool tie = c->margins[i] < kNearTie && l[best] - l[want] < kNearTie;
-                ASSERT_TRUE(tie) << "prompt " << ci << " step " << i << ": ours " << best << " (" << l[best] << "), llama.cpp "
-                                 << want << " (ours " << l[want] << ", llama.cpp margin " << c->margins[i] << ")";
+                ASSERT_TRUE(tie) << "prompt " << ci << " step " << i << ": ours " << best << " (" << l[best]
+                                 << "), llama.cpp " << want << " (ours " << l[want] << ", llama.cpp margin "
+                                 << c->margins[i] << ")";
                 n_ties++;
             }
             ASSERT_TRUE(ctx.value()->decode({want}).ok());
@@ -198,11 +200,13 @@ TEST(SmolLM2LlamaCpp, TeacherForcedLogitsAgree) {
             sum_sq += d * d;
             max_abs = std::max(max_abs, std::fabs(d));
             if (c->margins[i] >= kNearTie) {
-                EXPECT_EQ(best, c->greedy_ids[i]) << "prompt " << ci << " step " << i << " (llama.cpp margin " << c->margins[i] << ")";
+                EXPECT_EQ(best, c->greedy_ids[i])
+                    << "prompt " << ci << " step " << i << " (llama.cpp margin " << c->margins[i] << ")";
             }
         }
         const double rms = std::sqrt(sum_sq / double(c->greedy_ids.size()));
-        std::cout << "[ prompt " << ci << " ] logit of llama.cpp's token vs llama.cpp: rms " << rms << ", max " << max_abs << "\n";
+        std::cout << "[ prompt " << ci << " ] logit of llama.cpp's token vs llama.cpp: rms " << rms << ", max "
+                  << max_abs << "\n";
         EXPECT_LT(rms, 0.5) << "prompt " << ci;
         EXPECT_LT(max_abs, 1.5) << "prompt " << ci;
     }

@@ -41,15 +41,17 @@ TEST(SmolLM2, LoadsWithExpectedHParams) {
 
 // The CPU's buffer type for repacked weights, or null where it repacks nothing.
 lm_ggml_backend_buffer_type_t cpu_repack_buft() {
-    lm_ggml_backend_reg_t reg = lm_ggml_backend_dev_backend_reg(lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU));
-    auto get = (lm_ggml_backend_dev_get_extra_bufts_t)lm_ggml_backend_reg_get_proc_address(reg, "lm_ggml_backend_dev_get_extra_bufts");
+    lm_ggml_backend_reg_t reg =
+        lm_ggml_backend_dev_backend_reg(lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU));
+    auto get = (lm_ggml_backend_dev_get_extra_bufts_t) lm_ggml_backend_reg_get_proc_address(
+        reg, "lm_ggml_backend_dev_get_extra_bufts");
     return get ? get(lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU))[0] : nullptr;
 }
 
 // Logits a against the reference b: squared difference, squared reference
 // and the reference's best token.
 struct LogitDiff {
-    double  diff2 = 0, ref2 = 0;
+    double diff2 = 0, ref2 = 0;
     int32_t best = 0;
 };
 LogitDiff compare(const float * a, const float * b, int32_t n_vocab) {
@@ -66,7 +68,8 @@ LogitDiff compare(const float * a, const float * b, int32_t n_vocab) {
 std::vector<std::pair<const lm_ggml_tensor *, bool>> all_weights(const lmllm::Model::Impl & m) {
     std::vector<std::pair<const lm_ggml_tensor *, bool>> out = {{m.w.tok_embd, true}, {m.w.output_norm, false}};
     for (const lmllm::LayerWeights & l : m.w.layers) {
-        for (const lm_ggml_tensor * t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) out.push_back({t, true});
+        for (const lm_ggml_tensor * t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down})
+            out.push_back({t, true});
         for (const lm_ggml_tensor * t : {l.attn_norm, l.ffn_norm}) out.push_back({t, false});
     }
     return out;
@@ -140,7 +143,8 @@ TEST(SmolLM2, RepackedLogitsMatchFileLayout) {
     mp.repack = false;
     auto plain = lmllm::Model::load(lmtest_default_model(), mp);
     ASSERT_TRUE(plain.ok()) << plain.status().message();
-    const std::vector<lmllm::Token> prompt = model->vocab().tokenize("The quick brown fox jumps over the lazy dog and", true, false);
+    const std::vector<lmllm::Token> prompt =
+        model->vocab().tokenize("The quick brown fox jumps over the lazy dog and", true, false);
     ASSERT_GE(prompt.size(), 8u) << "the prompt must take the gemm path";
     lmllm::ContextParams cp;
     cp.n_ctx = 64;

@@ -39,7 +39,8 @@ const Loaded & loaded() {
 const lmllm::Model * model() { return loaded().model.get(); }
 std::string missing_message() { return loaded().error; }
 
-std::vector<lmllm::Token> greedy(const lmllm::Model & model, const std::vector<lmllm::Token> & prompt, int n, int n_threads) {
+std::vector<lmllm::Token> greedy(const lmllm::Model & model, const std::vector<lmllm::Token> & prompt, int n,
+                                 int n_threads) {
     lmllm::ContextParams cp;
     cp.n_ctx = static_cast<uint32_t>(prompt.size() + n + 8);
     cp.n_threads = n_threads;

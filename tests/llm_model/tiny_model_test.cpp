@@ -162,7 +162,8 @@ TEST_P(TinyModel, PromptThenTokens) {
 // from the reference. Q8_0: the reference uses the dequantized weights, the
 // model also quantizes activations to 8 bits in the products (NMSE ~4e-4
 // here; a wrong block scale or layout gives ~1).
-INSTANTIATE_TEST_SUITE_P(Archs, TinyModel,
+INSTANTIATE_TEST_SUITE_P(
+    Archs, TinyModel,
     testing::Values(Case{"llama_f32", tiny::llama_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, 1e-5},
                     Case{"llama_f32_kvf32", tiny::llama_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F32, 1e-9},
                     Case{"qwen2_f32", tiny::qwen2_spec, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, 1e-5},

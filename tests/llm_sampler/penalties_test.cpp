@@ -59,7 +59,7 @@ TEST(SamplerPenalties, OnlyTheLastNTokensCount) {
     EXPECT_EQ(pick(p, kLogits, {0, 0, 0, 3}), 0); // only token 3 is in the window
     p.repeat_last_n = 0;                          // off
     EXPECT_EQ(pick(p, kLogits, {0}), 0);
-    p.repeat_last_n = -1;                         // the whole history
+    p.repeat_last_n = -1; // the whole history
     EXPECT_EQ(pick(p, kLogits, {0, 3, 3, 3, 3}), 1);
 }
 

@@ -143,8 +143,12 @@ TEST(Sampler, TopKOneIsGreedy) {
 
 TEST(Sampler, TopPKeepsTheSmallestSetReachingP) {
     const std::vector<float> l = logits_of(kProbs); // 0.5 0.3 0.15 0.05
-    struct Case { float top_p; std::set<Token> keep; };
-    for (const Case & c : {Case{0.75f, {0, 1}}, Case{0.85f, {0, 1, 2}}, Case{0.4f, {0}}, Case{0.0f, {0}}, Case{0.99f, {0, 1, 2, 3}}}) {
+    struct Case {
+        float top_p;
+        std::set<Token> keep;
+    };
+    for (const Case & c :
+         {Case{0.75f, {0, 1}}, Case{0.85f, {0, 1, 2}}, Case{0.4f, {0}}, Case{0.0f, {0}}, Case{0.99f, {0, 1, 2, 3}}}) {
         SamplerParams p = plain(1.0f);
         p.top_p = c.top_p;
         Sampler s(p);
@@ -167,9 +171,13 @@ TEST(Sampler, TopPSeesTemperatureScaledProbabilities) {
 
 TEST(Sampler, MinPDropsTokensBelowAFractionOfTheBest) {
     const std::vector<float> l = logits_of(kProbs);
-    struct Case { float min_p; std::set<Token> keep; };
+    struct Case {
+        float min_p;
+        std::set<Token> keep;
+    };
     // thresholds 0.5 * min_p: 0.125 keeps 0.15; 0.25 drops it; 0.09 keeps all but 0.05
-    for (const Case & c : {Case{0.25f, {0, 1, 2}}, Case{0.5f, {0, 1}}, Case{0.18f, {0, 1, 2}}, Case{0.05f, {0, 1, 2, 3}}, Case{1.0f, {0}}}) {
+    for (const Case & c : {Case{0.25f, {0, 1, 2}}, Case{0.5f, {0, 1}}, Case{0.18f, {0, 1, 2}},
+                           Case{0.05f, {0, 1, 2, 3}}, Case{1.0f, {0}}}) {
         SamplerParams p = plain(1.0f);
         p.min_p = c.min_p;
         Sampler s(p);

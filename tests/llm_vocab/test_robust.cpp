@@ -35,18 +35,41 @@ void check_any_input(const lmllm::Vocab & v, const std::string & s) {
 
 std::vector<std::string> hostile_inputs() {
     std::vector<std::string> in = {
-        std::string("\0", 1), std::string(5, '\0'), "\xFF\xFE\xFD", "\xF5\x80\x80\x80", "\xF7\xBF\xBF\xBF",
-        "\xF4\x90\x80\x80", "\xF0\x9F\x98", "\xE2", "\xC0", "\x80\x80\x80", "\xED\xA0\x80\xED\xB0\x80",
-        "\xC0\xAF", "\xE0\x80\xAF", "<|im_start|<|im_start|>>", "<|im_end|><|im_end|><|im_end|>",
-        "[INST][/INST][INST]", "<s><s></s>", "<0xFF><0x00>", "\xEF\xBB\xBF" "bom", "\xE2\x96\x81\xE2\x96\x81 \xE2\x96\x81",
-        "'''''''''", "'s's's", "\r\r\r\n\n\r", "\xC2\x85\xC2\x85", "\xE2\x80\xA8\xE2\x80\xA9",
+        std::string("\0", 1),
+        std::string(5, '\0'),
+        "\xFF\xFE\xFD",
+        "\xF5\x80\x80\x80",
+        "\xF7\xBF\xBF\xBF",
+        "\xF4\x90\x80\x80",
+        "\xF0\x9F\x98",
+        "\xE2",
+        "\xC0",
+        "\x80\x80\x80",
+        "\xED\xA0\x80\xED\xB0\x80",
+        "\xC0\xAF",
+        "\xE0\x80\xAF",
+        "<|im_start|<|im_start|>>",
+        "<|im_end|><|im_end|><|im_end|>",
+        "[INST][/INST][INST]",
+        "<s><s></s>",
+        "<0xFF><0x00>",
+        "\xEF\xBB\xBF"
+        "bom",
+        "\xE2\x96\x81\xE2\x96\x81 \xE2\x96\x81",
+        "'''''''''",
+        "'s's's",
+        "\r\r\r\n\n\r",
+        "\xC2\x85\xC2\x85",
+        "\xE2\x80\xA8\xE2\x80\xA9",
     };
     in.push_back(std::string(5000, ' '));
     in.push_back(std::string(3000, '\n'));
     in.push_back(std::string(4000, '7'));
     in.push_back(std::string(3000, 'a'));
     std::string mix;
-    for (int i = 0; i < 500; ++i) mix += "\xE4\xB8\xAD" " \xF0\x9F\x98\x80";
+    for (int i = 0; i < 500; ++i)
+        mix += "\xE4\xB8\xAD"
+               " \xF0\x9F\x98\x80";
     in.push_back(mix);
     return in;
 }

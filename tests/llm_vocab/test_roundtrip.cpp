@@ -15,7 +15,8 @@ using lmllm::Token;
 bool valid_utf8(const std::string & s) { return lmllm::uni::sanitize(s) == s; }
 
 // Streams ids through a Detokenizer; every chunk must be valid UTF-8.
-std::string stream(const lmllm::Vocab & v, const std::vector<Token> & ids, bool special, size_t * empty_pushes = nullptr) {
+std::string stream(const lmllm::Vocab & v, const std::vector<Token> & ids, bool special,
+                   size_t * empty_pushes = nullptr) {
     lmllm::Detokenizer d(v, special);
     std::string out;
     for (Token id : ids) {
@@ -64,10 +65,47 @@ TEST(RoundTrip, FixtureInputsSpm) {
 // with byte fallback are both lossless on it.
 std::string random_text(std::mt19937 & rng) {
     static const char * const pieces[] = {
-        "a", "Z", "q", "7", "0", " ", " ", "  ", "\n", "\t", "\r\n", ".", ",", "'", "'s", "!", "(", ")", "-", "_",
-        "\xC3\xA9", "\xC3\x9F", "\xCE\xB1", "\xD0\xB4", "\xE4\xB8\xAD", "\xE6\x97\xA5", "\xE3\x81\x82", "\xEA\xB0\x80",
-        "\xF0\x9F\x98\x80", "\xF0\x9F\x8E\x89", "\xE2\x80\x8D", "\xCC\x81", "\xC2\xA0", "\xE3\x80\x80", "\xD9\xA3",
-        "\xF0\x9D\x94\x98", "\xE2\x82\xAC", "the", " the", "ing", "1234",
+        "a",
+        "Z",
+        "q",
+        "7",
+        "0",
+        " ",
+        " ",
+        "  ",
+        "\n",
+        "\t",
+        "\r\n",
+        ".",
+        ",",
+        "'",
+        "'s",
+        "!",
+        "(",
+        ")",
+        "-",
+        "_",
+        "\xC3\xA9",
+        "\xC3\x9F",
+        "\xCE\xB1",
+        "\xD0\xB4",
+        "\xE4\xB8\xAD",
+        "\xE6\x97\xA5",
+        "\xE3\x81\x82",
+        "\xEA\xB0\x80",
+        "\xF0\x9F\x98\x80",
+        "\xF0\x9F\x8E\x89",
+        "\xE2\x80\x8D",
+        "\xCC\x81",
+        "\xC2\xA0",
+        "\xE3\x80\x80",
+        "\xD9\xA3",
+        "\xF0\x9D\x94\x98",
+        "\xE2\x82\xAC",
+        "the",
+        " the",
+        "ing",
+        "1234",
     };
     std::uniform_int_distribution<size_t> pick(0, std::size(pieces) - 1), len(0, 24);
     std::string s;
@@ -144,13 +182,13 @@ TEST(Detokenizer, TruncatedAndInvalidBytesBecomeReplacementCharacters) {
     const std::string fffd = "\xEF\xBF\xBD";
     {
         lmllm::Detokenizer d(*v);
-        EXPECT_EQ(d.push(e6), "");     // could still become a character
-        EXPECT_EQ(d.flush(), fffd);    // never did
+        EXPECT_EQ(d.push(e6), "");  // could still become a character
+        EXPECT_EQ(d.flush(), fffd); // never did
         EXPECT_EQ(d.flush(), "");
     }
     {
         lmllm::Detokenizer d(*v);
-        EXPECT_EQ(d.push(ff), fffd);   // 0xFF can never start a character
+        EXPECT_EQ(d.push(ff), fffd); // 0xFF can never start a character
         EXPECT_EQ(d.push(e6), "");
         EXPECT_EQ(d.push(a), fffd + "a"); // the unfinished sequence is broken by "a"
     }

@@ -81,7 +81,10 @@ TEST(SyntheticSpm, HighestScoreMergesFirst) {
     s.add("a" + SP, -7);
     auto v = s.build();
     ASSERT_NE(v, nullptr);
-    (void) sp; (void) a; (void) c; (void) ab;
+    (void) sp;
+    (void) a;
+    (void) c;
+    (void) ab;
     // "▁abc": candidates ▁a (-6), ab (-5), bc (-0.5): bc first, then ▁a; "▁abc" is no token
     EXPECT_EQ(v->tokenize("abc", false, false), (Ids{spa, bc}));
     // BOS by default for "llama" vocabularies, no EOS
@@ -117,7 +120,8 @@ TEST(SyntheticSpm, ByteFallbackAndSpecialTokens) {
     const Token inst = s.add("[INST]", 0, 3), doc = s.add("[DOC]", 0, 4);
     auto v = s.build();
     ASSERT_NE(v, nullptr);
-    (void) sp; (void) a;
+    (void) sp;
+    (void) a;
     // é (C3 A9) has no piece: its bytes <0xC3> = 3 + 0xC3, <0xA9> = 3 + 0xA9
     EXPECT_EQ(v->tokenize("a\xC3\xA9", false, false), (Ids{spa, 3 + 0xC3, 3 + 0xA9}));
     EXPECT_EQ(v->detokenize({spa, 3 + 0xC3, 3 + 0xA9}, false), "a\xC3\xA9");
@@ -138,7 +142,17 @@ TEST(SyntheticSpm, ByteFallbackAndSpecialTokens) {
 
 // byte-level BPE with the GPT-2 pre-tokenizer: Ġ is the space byte
 struct BpeVocab {
-    std::vector<std::string> text = {"a", "b", "c", "\xC4\xA0", ",", "ab", "bc", "\xC4\xA0" "a", "abc", "<|end|>"};
+    std::vector<std::string> text = {"a",
+                                     "b",
+                                     "c",
+                                     "\xC4\xA0",
+                                     ",",
+                                     "ab",
+                                     "bc",
+                                     "\xC4\xA0"
+                                     "a",
+                                     "abc",
+                                     "<|end|>"};
     std::vector<std::string> merges = {"a b", "b c", "\xC4\xA0 a", "ab c"};
     std::unique_ptr<lmllm::Vocab> build(const char * pre = "gpt-2") {
         Gguf f;

@@ -39,8 +39,8 @@ TEST(Unicode, Categories) {
 }
 
 TEST(Unicode, Whitespace) {
-    for (uint32_t c : {0x09u, 0x0Au, 0x0Bu, 0x0Cu, 0x0Du, 0x20u, 0x85u, 0xA0u, 0x1680u, 0x2000u, 0x200Au,
-                       0x2028u, 0x2029u, 0x202Fu, 0x205Fu, 0x3000u}) {
+    for (uint32_t c : {0x09u, 0x0Au, 0x0Bu, 0x0Cu, 0x0Du, 0x20u, 0x85u, 0xA0u, 0x1680u, 0x2000u, 0x200Au, 0x2028u,
+                       0x2029u, 0x202Fu, 0x205Fu, 0x3000u}) {
         EXPECT_TRUE(is_whitespace(c)) << std::hex << c;
     }
     for (uint32_t c : {0x00u, 0x1Cu, 0x1Fu, 0x61u, 0x200Bu, 0x180Eu, 0xFEFFu}) {
@@ -78,7 +78,7 @@ TEST(Unicode, ByteAlphabet) {
     EXPECT_EQ(byte_to_cpt('A'), uint32_t('A'));
     EXPECT_EQ(byte_to_cpt(0x00), 0x100u);
     EXPECT_EQ(byte_to_cpt('\n'), 0x10Au);
-    EXPECT_EQ(byte_to_cpt(' '), 0x120u);   // "Ġ"
+    EXPECT_EQ(byte_to_cpt(' '), 0x120u); // "Ġ"
     EXPECT_EQ(byte_to_cpt(0x7F), 0x121u);
     EXPECT_EQ(byte_to_cpt(0x80), 0x122u);
     EXPECT_EQ(byte_to_cpt(0xA0), 0x142u);
@@ -95,17 +95,19 @@ TEST(Unicode, ByteAlphabet) {
 }
 
 TEST(Unicode, CompletePrefixAndSanitize) {
-    EXPECT_EQ(complete_prefix("ab\xE2\x82"), 2u);          // euro sign waiting for its last byte
+    EXPECT_EQ(complete_prefix("ab\xE2\x82"), 2u); // euro sign waiting for its last byte
     EXPECT_EQ(complete_prefix("ab\xE2\x82\xAC"), 5u);
     EXPECT_EQ(complete_prefix("a\xF0\x9F"), 1u);
-    EXPECT_EQ(complete_prefix("\xFF"), 1u);                // never valid: released (as U+FFFD)
-    EXPECT_EQ(complete_prefix("\xE0\x80"), 2u);            // E0 80 can never complete
+    EXPECT_EQ(complete_prefix("\xFF"), 1u);     // never valid: released (as U+FFFD)
+    EXPECT_EQ(complete_prefix("\xE0\x80"), 2u); // E0 80 can never complete
     EXPECT_EQ(complete_prefix("\xE2\x82x"), 3u);
     const std::string fffd = "\xEF\xBF\xBD";
-    EXPECT_EQ(sanitize("a\xFF" "b"), "a" + fffd + "b");
-    EXPECT_EQ(sanitize("\xE2\x82"), fffd);                 // one maximal subpart
+    EXPECT_EQ(sanitize("a\xFF"
+                       "b"),
+              "a" + fffd + "b");
+    EXPECT_EQ(sanitize("\xE2\x82"), fffd);                   // one maximal subpart
     EXPECT_EQ(sanitize("\xED\xA0\x80"), fffd + fffd + fffd); // surrogates are not UTF-8
-    EXPECT_EQ(sanitize("\xC0\x80"), fffd + fffd);          // nor are overlong forms
+    EXPECT_EQ(sanitize("\xC0\x80"), fffd + fffd);            // nor are overlong forms
     EXPECT_EQ(sanitize("\xF0\x9F\x98\x80 \xC3\xA9"), "\xF0\x9F\x98\x80 \xC3\xA9");
 }
 
@@ -118,9 +120,9 @@ TEST(PreTokenizer, Gpt2) {
     const std::vector<SplitRule> r = {SplitRule::GPT2};
     // "\s+(?!\S)": the last space of a run goes with the next word
     EXPECT_EQ(split("Hello  world", r), (W{"Hello", " ", " world"}));
-    EXPECT_EQ(split("x  ", r), (W{"x", "  "}));                 // a run at the end stays whole
+    EXPECT_EQ(split("x  ", r), (W{"x", "  "})); // a run at the end stays whole
     EXPECT_EQ(split("I'm you're", r), (W{"I", "'m", " you", "'re"}));
-    EXPECT_EQ(split("don'T", r), (W{"don", "'", "T"}));          // contractions are lower case only
+    EXPECT_EQ(split("don'T", r), (W{"don", "'", "T"})); // contractions are lower case only
     EXPECT_EQ(split("a1b 22", r), (W{"a", "1", "b", " 22"}));
     EXPECT_EQ(split("f(x);\n", r), (W{"f", "(", "x", ");", "\n"}));
     EXPECT_EQ(split("caf\xC3\xA9!", r), (W{"caf\xC3\xA9", "!"}));
@@ -134,7 +136,7 @@ TEST(PreTokenizer, Llama3AndQwen2) {
     // leading non-letter
     EXPECT_EQ(split("Hi!\n\nthere", l3), (W{"Hi", "!\n\n", "there"}));
     EXPECT_EQ(split("(abc", l3), (W{"(abc"}));
-    EXPECT_EQ(split("don'T", l3), (W{"don", "'T"}));              // case-insensitive
+    EXPECT_EQ(split("don'T", l3), (W{"don", "'T"})); // case-insensitive
     // "\s*[\r\n]+": whitespace up to the last line break
     EXPECT_EQ(split("a \n \nb", l3), (W{"a", " \n \n", "b"}));
 }

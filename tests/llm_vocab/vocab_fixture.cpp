@@ -17,14 +17,11 @@ std::string smollm2_path(std::string & why) {
     const char * home = std::getenv("HOME");
     const std::string p = std::string(home ? home : "") + "/.cache/lmggml/SmolLM2-135M-Instruct.Q4_1.gguf";
     if (std::ifstream(p).good()) return p;
-    why = "SmolLM2 model not found at " + p +
-          " (run scripts/fetch-model, or set LMGGML_MODEL to its path)";
+    why = "SmolLM2 model not found at " + p + " (run scripts/fetch-model, or set LMGGML_MODEL to its path)";
     return {};
 }
 
-std::string data_path(const std::string & name) {
-    return std::string(LMGGML_TEST_DATA_DIR) + "/tokenizer/" + name;
-}
+std::string data_path(const std::string & name) { return std::string(LMGGML_TEST_DATA_DIR) + "/tokenizer/" + name; }
 
 std::unique_ptr<lmllm::Vocab> load_vocab(const std::string & path, std::string & error) {
     lm_gguf_init_params params = {true, nullptr};

@@ -47,7 +47,7 @@ std::string ids_str(const std::vector<lmllm::Token> & ids);
 } // namespace vt
 
 // Fails the test (not skips) when a vocabulary cannot be had.
-#define VT_REQUIRE_VOCAB(var, getter)                                  \
-    std::string var##_error;                                           \
-    const lmllm::Vocab * var = vt::getter(var##_error);                \
+#define VT_REQUIRE_VOCAB(var, getter)                                                                                  \
+    std::string var##_error;                                                                                           \
+    const lmllm::Vocab * var = vt::getter(var##_error);                                                                \
     ASSERT_NE(var, nullptr) << var##_error

@@ -41,14 +41,14 @@ struct BackendDeleter {
 struct BufferDeleter {
     void operator()(lm_ggml_backend_buffer * b) const { lm_ggml_backend_buffer_free(b); }
 };
-using CtxPtr     = std::unique_ptr<lm_ggml_context, CtxDeleter>;
+using CtxPtr = std::unique_ptr<lm_ggml_context, CtxDeleter>;
 using BackendPtr = std::unique_ptr<lm_ggml_backend, BackendDeleter>;
-using BufferPtr  = std::unique_ptr<lm_ggml_backend_buffer, BufferDeleter>;
+using BufferPtr = std::unique_ptr<lm_ggml_backend_buffer, BufferDeleter>;
 
 std::vector<float> ramp(size_t n, float a, float b) {
     std::vector<float> v(n);
     for (size_t i = 0; i < n; i++) {
-        v[i] = a + b * (float)((i * 37) % 101) / 101.0f;
+        v[i] = a + b * (float) ((i * 37) % 101) / 101.0f;
     }
     return v;
 }
@@ -69,7 +69,7 @@ protected:
         buft_ = lm_ggml_backend_dev_buffer_type(dev_);
     }
 
-    lm_ggml_backend_dev_t         dev_  = nullptr;
+    lm_ggml_backend_dev_t dev_ = nullptr;
     lm_ggml_backend_buffer_type_t buft_ = nullptr;
 };
 
@@ -146,7 +146,7 @@ TEST_F(OpenCL, OutOfRangeTransfersLogOneLineAndChangeNothing) {
     // a range past the tensor's buffer reaches the plugin only if the core
     // lets it through; either way exactly one error line and no change
     lm_ggml_tensor fake = *a;
-    fake.data = (char *)a->data + lm_ggml_backend_buffer_get_size(buf.get());
+    fake.data = (char *) a->data + lm_ggml_backend_buffer_get_size(buf.get());
     BackendLogCapture log;
     std::vector<float> junk(16, 5.0f);
     buf->iface.set_tensor(buf.get(), &fake, junk.data(), 0, sizeof(float) * 16);
@@ -230,7 +230,7 @@ TEST_F(OpenCL, StreamComputesBetweenAsyncTransfers) {
     lm_ggml_backend_tensor_get_async(s.get(), r, out.data(), 0, n * sizeof(float));
     lm_ggml_backend_synchronize(s.get());
     for (int i = 0; i < n; i++) {
-        const double want = ((double)va[i] + (double)vb[i]) * 0.5;
+        const double want = ((double) va[i] + (double) vb[i]) * 0.5;
         ASSERT_NEAR(out[i], want, 1e-6 * (1.0 + std::fabs(want))) << "element " << i;
     }
 }
@@ -271,7 +271,7 @@ TEST_F(OpenCL, EventsOrderTwoStreams) {
     lm_ggml_backend_event_record(ev, s2.get()); // recording again replaces the marker
     lm_ggml_backend_event_synchronize(ev);
     for (int i = 0; i < n; i++) {
-        const double want = (double)va[i] * (double)va[i];
+        const double want = (double) va[i] * (double) va[i];
         ASSERT_NEAR(out[i], want, 1e-6 * (1.0 + want)) << "element " << i;
     }
     EXPECT_EQ(lmtest::get_f32(c), va);
@@ -297,7 +297,7 @@ TEST_F(OpenCL, UnsupportedOpIsRefusedNotFaked) {
 
 TEST_F(OpenCL, OffloadsLargeBatchesOnly) {
     CtxPtr ctx(lmtest::new_meta_ctx(8));
-    lm_ggml_tensor * w  = lm_ggml_new_tensor_2d(ctx.get(), LM_GGML_TYPE_Q4_0, 64, 16);
+    lm_ggml_tensor * w = lm_ggml_new_tensor_2d(ctx.get(), LM_GGML_TYPE_Q4_0, 64, 16);
     lm_ggml_tensor * x1 = lm_ggml_new_tensor_2d(ctx.get(), LM_GGML_TYPE_F32, 64, 1);
     lm_ggml_tensor * xb = lm_ggml_new_tensor_2d(ctx.get(), LM_GGML_TYPE_F32, 64, 64);
     lm_ggml_tensor * ids = lm_ggml_new_tensor_1d(ctx.get(), LM_GGML_TYPE_I32, 64);
@@ -312,9 +312,9 @@ TEST_F(OpenCL, OffloadsLargeBatchesOnly) {
 // picks by default; this covers the other.
 TEST_F(OpenCL, BothMatrixVectorKernelsMatchTheReference) {
     const int64_t K = 512, M = 37;
-    const lm_ggml_type types[] = {LM_GGML_TYPE_F32,  LM_GGML_TYPE_F16,  LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1,
-                                  LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_K,
-                                  LM_GGML_TYPE_Q6_K};
+    const lm_ggml_type types[] = {LM_GGML_TYPE_F32,  LM_GGML_TYPE_F16,  LM_GGML_TYPE_Q4_0,
+                                  LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
+                                  LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K};
     const std::vector<float> wf = ramp(K * M, -1.0f, 2.0f);
     const std::vector<float> xf = ramp(K, 0.5f, -1.0f);
     for (const char * kind : {"wg", "rows"}) {
@@ -349,8 +349,8 @@ TEST_F(OpenCL, BothMatrixVectorKernelsMatchTheReference) {
             for (int64_t r = 0; r < M; r++) {
                 double ref = 0.0, mag = 0.0;
                 for (int64_t k = 0; k < K; k++) {
-                    ref += (double)wd[r * K + k] * xf[k];
-                    mag += std::fabs((double)wd[r * K + k] * xf[k]);
+                    ref += (double) wd[r * K + k] * xf[k];
+                    mag += std::fabs((double) wd[r * K + k] * xf[k]);
                 }
                 ASSERT_NEAR(got[r], ref, 1e-5 * mag + 1e-6) << kind << " " << lm_ggml_type_name(t) << " row " << r;
             }

@@ -40,18 +40,18 @@ inline void expect_gradient(const std::string & what, const HTensor & analytic, 
         return;
     }
     HTensor xp = x;
-    double  max_err = 0, max_abs = 0;
-    size_t  worst = 0;
+    double max_err = 0, max_abs = 0;
+    size_t worst = 0;
     for (size_t i = 0; i < x.v.size(); ++i) {
-        xp.v[i]         = x.v[i] + h;
+        xp.v[i] = x.v[i] + h;
         const double lp = L(xp);
-        xp.v[i]         = x.v[i] - h;
+        xp.v[i] = x.v[i] - h;
         const double lm = L(xp);
-        xp.v[i]         = x.v[i];
+        xp.v[i] = x.v[i];
         const double err = std::fabs((lp - lm) / (2 * h) - analytic.v[i]);
         if (err > max_err) {
             max_err = err;
-            worst   = i;
+            worst = i;
         }
         max_abs = std::max(max_abs, std::fabs(analytic.v[i]));
     }

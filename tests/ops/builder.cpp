@@ -54,19 +54,19 @@ lm_ggml_tensor * Builder::quantized(lm_ggml_type type, Shape ne) {
 
 std::string shape_str(Shape ne) {
     char buf[96];
-    std::snprintf(buf, sizeof(buf), "%lldx%lldx%lldx%lld", (long long) ne[0], (long long) ne[1],
-                  (long long) ne[2], (long long) ne[3]);
+    std::snprintf(buf, sizeof(buf), "%lldx%lldx%lldx%lld", (long long) ne[0], (long long) ne[1], (long long) ne[2],
+                  (long long) ne[3]);
     return buf;
 }
 
 const char * type_str(lm_ggml_type t) {
     switch (t) {
-        case LM_GGML_TYPE_F32:  return "f32";
-        case LM_GGML_TYPE_F16:  return "f16";
+        case LM_GGML_TYPE_F32: return "f32";
+        case LM_GGML_TYPE_F16: return "f16";
         case LM_GGML_TYPE_BF16: return "bf16";
-        case LM_GGML_TYPE_I8:   return "i8";
-        case LM_GGML_TYPE_I16:  return "i16";
-        case LM_GGML_TYPE_I32:  return "i32";
+        case LM_GGML_TYPE_I8: return "i8";
+        case LM_GGML_TYPE_I16: return "i16";
+        case LM_GGML_TYPE_I32: return "i32";
         case LM_GGML_TYPE_Q4_0: return "q4_0";
         case LM_GGML_TYPE_Q4_1: return "q4_1";
         case LM_GGML_TYPE_Q5_0: return "q5_0";
@@ -74,18 +74,18 @@ const char * type_str(lm_ggml_type t) {
         case LM_GGML_TYPE_Q8_0: return "q8_0";
         case LM_GGML_TYPE_Q4_K: return "q4_k";
         case LM_GGML_TYPE_Q6_K: return "q6_k";
-        default:                return "type";
+        default: return "type";
     }
 }
 
 HTensor generate(Shape ne, const std::function<double(int64_t, int64_t, int64_t, int64_t)> & f) {
     HTensor r(ne);
     for (int64_t i3 = 0; i3 < ne[3]; ++i3)
-    for (int64_t i2 = 0; i2 < ne[2]; ++i2)
-    for (int64_t i1 = 0; i1 < ne[1]; ++i1)
-    for (int64_t i0 = 0; i0 < ne[0]; ++i0) {
-        r.at(i0, i1, i2, i3) = f(i0, i1, i2, i3);
-    }
+        for (int64_t i2 = 0; i2 < ne[2]; ++i2)
+            for (int64_t i1 = 0; i1 < ne[1]; ++i1)
+                for (int64_t i0 = 0; i0 < ne[0]; ++i0) {
+                    r.at(i0, i1, i2, i3) = f(i0, i1, i2, i3);
+                }
     return r;
 }
 

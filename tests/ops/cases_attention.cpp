@@ -22,29 +22,29 @@ HTensor flash_attn_ref(const HTensor & q, const HTensor & k, const HTensor & v, 
     HTensor r(sh(D, H, n_q, B));
     std::vector<double> s(static_cast<size_t>(n_kv));
     for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-    for (int64_t iq = 0; iq < n_q; ++iq) {
-        const double slope = alibi_slope(h, H, max_bias);
-        double mx = -INFINITY;
-        for (int64_t j = 0; j < n_kv; ++j) {
-            double dot = 0;
-            for (int64_t d = 0; d < D; ++d) dot += q.at(d, iq, h, b) * k.at(d, j, h / rk2, b / rk3);
-            double x = softcap != 0 ? softcap * std::tanh(dot * scale / softcap) : dot * scale;
-            if (mask) x += slope * mask->at(j, iq);
-            s[j] = x;
-            mx = std::fmax(mx, x);
-        }
-        double sum = 0;
-        for (int64_t j = 0; j < n_kv; ++j) {
-            s[j] = std::exp(s[j] - mx);
-            sum += s[j];
-        }
-        for (int64_t d = 0; d < D; ++d) {
-            double acc = 0;
-            for (int64_t j = 0; j < n_kv; ++j) acc += s[j] * v.at(d, j, h / rv2, b / rv3);
-            r.at(d, h, iq, b) = acc / sum;
-        }
-    }
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t iq = 0; iq < n_q; ++iq) {
+                const double slope = alibi_slope(h, H, max_bias);
+                double mx = -INFINITY;
+                for (int64_t j = 0; j < n_kv; ++j) {
+                    double dot = 0;
+                    for (int64_t d = 0; d < D; ++d) dot += q.at(d, iq, h, b) * k.at(d, j, h / rk2, b / rk3);
+                    double x = softcap != 0 ? softcap * std::tanh(dot * scale / softcap) : dot * scale;
+                    if (mask) x += slope * mask->at(j, iq);
+                    s[j] = x;
+                    mx = std::fmax(mx, x);
+                }
+                double sum = 0;
+                for (int64_t j = 0; j < n_kv; ++j) {
+                    s[j] = std::exp(s[j] - mx);
+                    sum += s[j];
+                }
+                for (int64_t d = 0; d < D; ++d) {
+                    double acc = 0;
+                    for (int64_t j = 0; j < n_kv; ++j) acc += s[j] * v.at(d, j, h / rv2, b / rv3);
+                    r.at(d, h, iq, b) = acc / sum;
+                }
+            }
     return r;
 }
 
@@ -82,12 +82,15 @@ OpCase make_fa_case(const FA & f) {
             for (int64_t j = 0; j < rows; ++j) {
                 for (int64_t i = 0; i < f.n_kv; ++i) {
                     const bool masked = j < f.n_q && i > past + j;
-                    mv[j * f.n_kv + i] = masked ? -INFINITY : (f.max_bias > 0 ? -1.0 * std::abs(past + j - i) : b.rng().uniform(-0.5, 0.5));
+                    mv[j * f.n_kv + i] =
+                        masked ? -INFINITY
+                               : (f.max_bias > 0 ? -1.0 * std::abs(past + j - i) : b.rng().uniform(-0.5, 0.5));
                 }
             }
             m = b.values(LM_GGML_TYPE_F16, sh(f.n_kv, rows), mv);
         }
-        return lm_ggml_flash_attn_ext(b.ctx, q, k, v, m, 1.0f / std::sqrt(static_cast<float>(f.D)), f.max_bias, f.softcap);
+        return lm_ggml_flash_attn_ext(b.ctx, q, k, v, m, 1.0f / std::sqrt(static_cast<float>(f.D)), f.max_bias,
+                                      f.softcap);
     };
     c.ref = [f](const Inputs & in) {
         HTensor k = in[1], v = in[2];

@@ -44,18 +44,22 @@ HTensor repeat_ref(const HTensor & x, Shape to) {
 }
 
 void add_repeat_back_cases(CaseList & t1) {
-    struct R { Shape from, to; bool strided; };
-    for (R r : {R{sh(6, 4, 3, 2), sh(3, 2, 1, 2), false}, R{sh(5, 4, 3, 2), sh(5, 1, 3, 1), false},
-                R{sh(7, 5, 3, 2), sh(1, 1, 1, 1), false}, R{sh(8, 6, 2, 1), sh(8, 3, 2, 1), false},
-                R{sh(9, 4, 2, 1), sh(3, 2, 1, 1), true},
-                R{sh(64, 40, 2, 1), sh(32, 20, 1, 1), false}, // split over threads
-                // one float per plane (the conv bias's gradient): packed rows are
-                // summed as one run (64, 65 floats: whole lanes and a tail); strided
-                // rows one by one
-                R{sh(8, 8, 16, 3), sh(1, 1, 16, 1), false}, R{sh(13, 5, 2, 2), sh(1, 1, 2, 1), false},
-                R{sh(9, 4, 2, 1), sh(1, 1, 2, 1), true}}) {
+    struct R {
+        Shape from, to;
+        bool strided;
+    };
+    for (R r :
+         {R{sh(6, 4, 3, 2), sh(3, 2, 1, 2), false}, R{sh(5, 4, 3, 2), sh(5, 1, 3, 1), false},
+          R{sh(7, 5, 3, 2), sh(1, 1, 1, 1), false}, R{sh(8, 6, 2, 1), sh(8, 3, 2, 1), false},
+          R{sh(9, 4, 2, 1), sh(3, 2, 1, 1), true}, R{sh(64, 40, 2, 1), sh(32, 20, 1, 1), false}, // split over threads
+          // one float per plane (the conv bias's gradient): packed rows are
+          // summed as one run (64, 65 floats: whole lanes and a tail); strided
+          // rows one by one
+          R{sh(8, 8, 16, 3), sh(1, 1, 16, 1), false}, R{sh(13, 5, 2, 2), sh(1, 1, 2, 1), false},
+          R{sh(9, 4, 2, 1), sh(1, 1, 2, 1), true}}) {
         OpCase c;
-        const std::string name = "REPEAT_BACK_f32_" + shape_str(r.from) + "_to_" + shape_str(r.to) + (r.strided ? "_strided" : "");
+        const std::string name =
+            "REPEAT_BACK_f32_" + shape_str(r.from) + "_to_" + shape_str(r.to) + (r.strided ? "_strided" : "");
         c.name = name;
         c.build = [=](Builder & b) {
             lm_ggml_tensor * dy = nullptr;
@@ -71,15 +75,17 @@ void add_repeat_back_cases(CaseList & t1) {
             return lm_ggml_repeat_back(b.ctx, dy, like);
         };
         c.ref = [=](const Inputs & in) {
-            const HTensor dy = r.strided ? strided_view(in[0], r.from, sh(1, r.from[0] + 4, (r.from[0] + 4) * r.from[1],
-                                                                        (r.from[0] + 4) * r.from[1] * r.from[2]), 0)
+            const HTensor dy = r.strided ? strided_view(in[0], r.from,
+                                                        sh(1, r.from[0] + 4, (r.from[0] + 4) * r.from[1],
+                                                           (r.from[0] + 4) * r.from[1] * r.from[2]),
+                                                        0)
                                          : in[0];
             HTensor g(r.to);
             for (int64_t i3 = 0; i3 < dy.ne[3]; ++i3)
-            for (int64_t i2 = 0; i2 < dy.ne[2]; ++i2)
-            for (int64_t i1 = 0; i1 < dy.ne[1]; ++i1)
-            for (int64_t i0 = 0; i0 < dy.ne[0]; ++i0)
-                g.at(i0 % r.to[0], i1 % r.to[1], i2 % r.to[2], i3 % r.to[3]) += dy.at(i0, i1, i2, i3);
+                for (int64_t i2 = 0; i2 < dy.ne[2]; ++i2)
+                    for (int64_t i1 = 0; i1 < dy.ne[1]; ++i1)
+                        for (int64_t i0 = 0; i0 < dy.ne[0]; ++i0)
+                            g.at(i0 % r.to[0], i1 % r.to[1], i2 % r.to[2], i3 % r.to[3]) += dy.at(i0, i1, i2, i3);
             fd::expect_gradient(name, g, in[1], [&](const HTensor & x) { return fd::dot(dy, repeat_ref(x, r.from)); });
             return g;
         };
@@ -95,12 +101,12 @@ void add_silu_back_cases(CaseList & t1) {
         c.name = name;
         c.build = [=](Builder & b) {
             lm_ggml_tensor * dy = b.uniform(LM_GGML_TYPE_F32, s, -2, 2);
-            lm_ggml_tensor * x  = b.uniform(LM_GGML_TYPE_F32, s, -6, 6);
+            lm_ggml_tensor * x = b.uniform(LM_GGML_TYPE_F32, s, -6, 6);
             return lm_ggml_silu_back(b.ctx, dy, x);
         };
         c.ref = [=](const Inputs & in) {
             const HTensor & dy = in[0];
-            const HTensor & x  = in[1];
+            const HTensor & x = in[1];
             HTensor g(s);
             for (size_t i = 0; i < g.v.size(); ++i) {
                 const double sg = sigmoid(x.v[i]);
@@ -117,36 +123,42 @@ void add_silu_back_cases(CaseList & t1) {
 
 // ---------------------------------------------------------------- RMS_NORM_BACK
 void add_rms_norm_back_cases(CaseList & t1) {
-    struct N { Shape s; float eps; };
-    for (N n : {N{sh(32, 4, 2), 1e-6f}, N{sh(7, 5), 1e-3f}, N{sh(1, 3, 2), 1e-5f}, N{sh(96, 2, 1, 2), 0.5f}, N{sh(256, 12), 1e-5f}}) {
+    struct N {
+        Shape s;
+        float eps;
+    };
+    for (N n : {N{sh(32, 4, 2), 1e-6f}, N{sh(7, 5), 1e-3f}, N{sh(1, 3, 2), 1e-5f}, N{sh(96, 2, 1, 2), 0.5f},
+                N{sh(256, 12), 1e-5f}}) {
         OpCase c;
-        const std::string name = "RMS_NORM_BACK_f32_" + shape_str(n.s) + "_eps" + std::to_string(static_cast<int>(-std::log10(n.eps)));
+        const std::string name =
+            "RMS_NORM_BACK_f32_" + shape_str(n.s) + "_eps" + std::to_string(static_cast<int>(-std::log10(n.eps)));
         c.name = name;
         c.build = [=](Builder & b) {
             lm_ggml_tensor * dy = b.uniform(LM_GGML_TYPE_F32, n.s, -1, 1);
-            lm_ggml_tensor * x  = b.uniform(LM_GGML_TYPE_F32, n.s, -2, 3);
+            lm_ggml_tensor * x = b.uniform(LM_GGML_TYPE_F32, n.s, -2, 3);
             return lm_ggml_rms_norm_back(b.ctx, dy, x, n.eps);
         };
         c.ref = [=](const Inputs & in) {
-            const HTensor & dy  = in[0];
-            const HTensor & x   = in[1];
-            const double    eps = n.eps;
-            const int64_t   ne0 = n.s[0];
+            const HTensor & dy = in[0];
+            const HTensor & x = in[1];
+            const double eps = n.eps;
+            const int64_t ne0 = n.s[0];
             HTensor g(n.s);
             // y_i = x_i r, r = (sum x^2 / n + eps)^(-1/2), dr/dx_j = -r^3 x_j / n:
             // dx_j = r dy_j - (r^3 / n) x_j sum_i dy_i x_i
             for (int64_t i3 = 0; i3 < n.s[3]; ++i3)
-            for (int64_t i2 = 0; i2 < n.s[2]; ++i2)
-            for (int64_t i1 = 0; i1 < n.s[1]; ++i1) {
-                double sxx = 0, sxg = 0;
-                for (int64_t i0 = 0; i0 < ne0; ++i0) {
-                    sxx += x.at(i0, i1, i2, i3) * x.at(i0, i1, i2, i3);
-                    sxg += x.at(i0, i1, i2, i3) * dy.at(i0, i1, i2, i3);
-                }
-                const double r = 1.0 / std::sqrt(sxx / ne0 + eps);
-                for (int64_t i0 = 0; i0 < ne0; ++i0)
-                    g.at(i0, i1, i2, i3) = r * dy.at(i0, i1, i2, i3) - r * r * r / ne0 * x.at(i0, i1, i2, i3) * sxg;
-            }
+                for (int64_t i2 = 0; i2 < n.s[2]; ++i2)
+                    for (int64_t i1 = 0; i1 < n.s[1]; ++i1) {
+                        double sxx = 0, sxg = 0;
+                        for (int64_t i0 = 0; i0 < ne0; ++i0) {
+                            sxx += x.at(i0, i1, i2, i3) * x.at(i0, i1, i2, i3);
+                            sxg += x.at(i0, i1, i2, i3) * dy.at(i0, i1, i2, i3);
+                        }
+                        const double r = 1.0 / std::sqrt(sxx / ne0 + eps);
+                        for (int64_t i0 = 0; i0 < ne0; ++i0)
+                            g.at(i0, i1, i2, i3) =
+                                r * dy.at(i0, i1, i2, i3) - r * r * r / ne0 * x.at(i0, i1, i2, i3) * sxg;
+                    }
             fd::expect_gradient(name, g, x, [&](const HTensor & xx) { return fd::dot(dy, norm_ref(xx, eps, true)); });
             return g;
         };
@@ -156,18 +168,21 @@ void add_rms_norm_back_cases(CaseList & t1) {
 
 // ---------------------------------------------------------------- GET_ROWS_BACK
 void add_get_rows_back_cases(CaseList & t1) {
-    struct G { lm_ggml_type type; int64_t ne0, n_ids, n_rows; };
+    struct G {
+        lm_ggml_type type;
+        int64_t ne0, n_ids, n_rows;
+    };
     for (G gc : {G{LM_GGML_TYPE_F32, 8, 10, 6}, G{LM_GGML_TYPE_F16, 13, 7, 9}, G{LM_GGML_TYPE_F32, 5, 1, 1},
                  G{LM_GGML_TYPE_F32, 33, 40, 3}, G{LM_GGML_TYPE_F32, 64, 50, 20}}) {
         OpCase c;
-        const std::string name = std::string("GET_ROWS_BACK_") + type_str(gc.type) + "_" + std::to_string(gc.ne0) + "_ids" +
-                 std::to_string(gc.n_ids) + "_rows" + std::to_string(gc.n_rows);
+        const std::string name = std::string("GET_ROWS_BACK_") + type_str(gc.type) + "_" + std::to_string(gc.ne0) +
+                                 "_ids" + std::to_string(gc.n_ids) + "_rows" + std::to_string(gc.n_rows);
         c.name = name;
         c.build = [=](Builder & b) {
             lm_ggml_tensor * dy = b.uniform(gc.type, sh(gc.ne0, gc.n_ids));
             std::vector<double> ids(static_cast<size_t>(gc.n_ids));
             for (double & v : ids) v = static_cast<double>(b.rng().int_in(0, gc.n_rows - 1)); // repeats likely
-            lm_ggml_tensor * id    = b.values(LM_GGML_TYPE_I32, sh(gc.n_ids), ids);
+            lm_ggml_tensor * id = b.values(LM_GGML_TYPE_I32, sh(gc.n_ids), ids);
             lm_ggml_tensor * table = b.uniform(LM_GGML_TYPE_F32, sh(gc.ne0, gc.n_rows)); // only its shape is used
             return lm_ggml_get_rows_back(b.ctx, dy, id, table);
         };
@@ -188,38 +203,45 @@ void add_get_rows_back_cases(CaseList & t1) {
 // y comes from a SOFT_MAX node on x in the same graph, so the reference can
 // check its gradient against differences of softmax(x).
 void add_soft_max_back_cases(CaseList & t1) {
-    struct S { Shape s; float scale; float max_bias; bool inplace; };
-    for (S sc : {S{sh(16, 5, 2), 1.0f, 0.0f, false}, S{sh(33, 3), 0.5f, 0.0f, false}, S{sh(8, 4, 3), 2.0f, 0.0f, true},
-                 S{sh(1, 4), 1.0f, 0.0f, false}, S{sh(12, 3, 4), 0.7f, 2.0f, false},
-                 S{sh(128, 20), 1.0f, 0.0f, false}}) {
+    struct S {
+        Shape s;
+        float scale;
+        float max_bias;
+        bool inplace;
+    };
+    for (S sc :
+         {S{sh(16, 5, 2), 1.0f, 0.0f, false}, S{sh(33, 3), 0.5f, 0.0f, false}, S{sh(8, 4, 3), 2.0f, 0.0f, true},
+          S{sh(1, 4), 1.0f, 0.0f, false}, S{sh(12, 3, 4), 0.7f, 2.0f, false}, S{sh(128, 20), 1.0f, 0.0f, false}}) {
         OpCase c;
-        const std::string name = "SOFT_MAX_BACK_f32_" + shape_str(sc.s) + "_scale" + std::to_string(static_cast<int>(sc.scale * 10)) +
-                 (sc.max_bias > 0 ? "_alibi" : "") + (sc.inplace ? "_inplace" : "");
+        const std::string name = "SOFT_MAX_BACK_f32_" + shape_str(sc.s) + "_scale" +
+                                 std::to_string(static_cast<int>(sc.scale * 10)) + (sc.max_bias > 0 ? "_alibi" : "") +
+                                 (sc.inplace ? "_inplace" : "");
         c.name = name;
         c.build = [=](Builder & b) {
             lm_ggml_tensor * dy = b.uniform(LM_GGML_TYPE_F32, sc.s, -1, 1);
-            lm_ggml_tensor * x  = b.uniform(LM_GGML_TYPE_F32, sc.s, -3, 3);
-            lm_ggml_tensor * y  = lm_ggml_soft_max_ext(b.ctx, x, nullptr, sc.scale, 0.0f);
+            lm_ggml_tensor * x = b.uniform(LM_GGML_TYPE_F32, sc.s, -3, 3);
+            lm_ggml_tensor * y = lm_ggml_soft_max_ext(b.ctx, x, nullptr, sc.scale, 0.0f);
             return sc.inplace ? lm_ggml_soft_max_ext_back_inplace(b.ctx, dy, y, sc.scale, sc.max_bias)
                               : lm_ggml_soft_max_ext_back(b.ctx, dy, y, sc.scale, sc.max_bias);
         };
         c.ref = [=](const Inputs & in) {
             const HTensor & dy = in[0];
-            const HTensor & x  = in[1];
-            const HTensor   y  = soft_max_ref(x, nullptr, sc.scale, 0.0);
+            const HTensor & x = in[1];
+            const HTensor y = soft_max_ref(x, nullptr, sc.scale, 0.0);
             HTensor g(sc.s);
             // dy_j/dx_k = scale * y_j (delta_jk - y_k): dx_k = scale * sum_j dy_j y_j (delta_jk - y_k)
             for (int64_t i3 = 0; i3 < sc.s[3]; ++i3)
-            for (int64_t i2 = 0; i2 < sc.s[2]; ++i2)
-            for (int64_t i1 = 0; i1 < sc.s[1]; ++i1)
-            for (int64_t k = 0; k < sc.s[0]; ++k) {
-                double s = 0;
-                for (int64_t j = 0; j < sc.s[0]; ++j)
-                    s += dy.at(j, i1, i2, i3) * y.at(j, i1, i2, i3) * ((j == k ? 1.0 : 0.0) - y.at(k, i1, i2, i3));
-                g.at(k, i1, i2, i3) = sc.scale * s;
-            }
-            fd::expect_gradient(name, g, x,
-                                [&](const HTensor & xx) { return fd::dot(dy, soft_max_ref(xx, nullptr, sc.scale, 0.0)); });
+                for (int64_t i2 = 0; i2 < sc.s[2]; ++i2)
+                    for (int64_t i1 = 0; i1 < sc.s[1]; ++i1)
+                        for (int64_t k = 0; k < sc.s[0]; ++k) {
+                            double s = 0;
+                            for (int64_t j = 0; j < sc.s[0]; ++j)
+                                s += dy.at(j, i1, i2, i3) * y.at(j, i1, i2, i3) *
+                                     ((j == k ? 1.0 : 0.0) - y.at(k, i1, i2, i3));
+                            g.at(k, i1, i2, i3) = sc.scale * s;
+                        }
+            fd::expect_gradient(
+                name, g, x, [&](const HTensor & xx) { return fd::dot(dy, soft_max_ref(xx, nullptr, sc.scale, 0.0)); });
             return g;
         };
         t1.push_back(c);
@@ -288,10 +310,10 @@ void add_cross_entropy_cases(CaseList & t1) {
             return lm_ggml_cross_entropy_loss_back(b.ctx, g, a, l);
         };
         c.ref = [=](const Inputs & in) {
-            const double    g0 = in[0].v[0];
-            const HTensor & a  = in[1];
-            const HTensor & l  = in[2];
-            const int64_t   n = s[0], nr = a.n() / n;
+            const double g0 = in[0].v[0];
+            const HTensor & a = in[1];
+            const HTensor & l = in[2];
+            const int64_t n = s[0], nr = a.n() / n;
             // d/da_j of -log softmax(a)_i is softmax(a)_j - delta_ij; weighted
             // by l_i and summed: softmax(a)_j * sum_i l_i - l_j
             HTensor grad(s);
@@ -316,7 +338,7 @@ void add_cross_entropy_cases(CaseList & t1) {
 // ---------------------------------------------------------------- OPT_STEP_ADAMW
 struct AdamW {
     double alpha, beta1, beta2, eps, wd;
-    int    step; // the bias corrections are 1 / (1 - beta^step)
+    int step; // the bias corrections are 1 / (1 - beta^step)
     std::vector<double> params() const {
         return {alpha, beta1, beta2, eps, wd, 1.0 / (1.0 - std::pow(beta1, step)), 1.0 / (1.0 - std::pow(beta2, step))};
     }
@@ -330,7 +352,7 @@ void add_adamw_case(CaseList & t1, const std::string & tag, Shape s, AdamW p, bo
     c.build = [=](Builder & b) {
         lm_ggml_tensor * w = b.uniform(LM_GGML_TYPE_F32, s, -1, 1);
         lm_ggml_set_param(b.ctx, w);
-        lm_ggml_tensor * g  = b.uniform(LM_GGML_TYPE_F32, s, -2, 2);
+        lm_ggml_tensor * g = b.uniform(LM_GGML_TYPE_F32, s, -2, 2);
         lm_ggml_tensor * m0 = b.uniform(LM_GGML_TYPE_F32, s, -0.5, 0.5);
         lm_ggml_tensor * v0 = b.uniform(LM_GGML_TYPE_F32, s, 0, 0.5);
         lm_ggml_tensor * pp = b.values(LM_GGML_TYPE_F32, sh(7), p.params());
@@ -355,7 +377,7 @@ void add_adamw_case(CaseList & t1, const std::string & tag, Shape s, AdamW p, bo
             const double v = b2 * in[3].v[i] + (1 - b2) * g.v[i] * g.v[i];
             r.v[i] = w.v[i] - alpha * wd * w.v[i] - alpha * (b1h * m) / (std::sqrt(b2h * v) + eps);
             if (with_moments) {
-                r.v[n + i]     = m;
+                r.v[n + i] = m;
                 r.v[2 * n + i] = v;
             }
         }

@@ -17,7 +17,7 @@ namespace {
 
 struct Attn {
     int64_t D, N, M, H, Hkv, B;
-    bool    masked;
+    bool masked;
 
     Shape q() const { return sh(D, N, H, B); }
     Shape k() const { return sh(D, M, Hkv, B); }
@@ -44,12 +44,12 @@ std::vector<double> probs(const Attn & a, const HTensor & q, const HTensor & k, 
 double loss(const Attn & a, const HTensor & q, const HTensor & k, const HTensor & v, const HTensor & d) {
     double L = 0;
     for (int64_t b = 0; b < a.B; ++b)
-    for (int64_t h = 0; h < a.H; ++h)
-    for (int64_t i = 0; i < a.N; ++i) {
-        const std::vector<double> p = probs(a, q, k, i, h, b);
-        for (int64_t c = 0; c < a.D; ++c)
-            for (int64_t j = 0; j < a.keys(i); ++j) L += d.at(c, i, h, b) * p[j] * v.at(j, c, h % a.Hkv, b);
-    }
+        for (int64_t h = 0; h < a.H; ++h)
+            for (int64_t i = 0; i < a.N; ++i) {
+                const std::vector<double> p = probs(a, q, k, i, h, b);
+                for (int64_t c = 0; c < a.D; ++c)
+                    for (int64_t j = 0; j < a.keys(i); ++j) L += d.at(c, i, h, b) * p[j] * v.at(j, c, h % a.Hkv, b);
+            }
     return L;
 }
 
@@ -69,26 +69,26 @@ void add_case(CaseList & t1, const std::string & tag, Attn a) {
         HTensor gq(a.q()), gk(a.k()), gv(a.v());
         const double scale = 1.0 / std::sqrt(static_cast<double>(a.D));
         for (int64_t b = 0; b < a.B; ++b)
-        for (int64_t h = 0; h < a.H; ++h)
-        for (int64_t i = 0; i < a.N; ++i) {
-            const int64_t hk = h % a.Hkv, n = a.keys(i);
-            const std::vector<double> p = probs(a, q, k, i, h, b);
-            // dL/dP_j = d . v_j; through the softmax: dL/ds_j = P_j (dL/dP_j - sum_l P_l dL/dP_l)
-            std::vector<double> dp(static_cast<size_t>(n));
-            double mean = 0;
-            for (int64_t j = 0; j < n; ++j) {
-                for (int64_t c = 0; c < a.D; ++c) dp[j] += d.at(c, i, h, b) * v.at(j, c, hk, b);
-                mean += p[j] * dp[j];
-            }
-            for (int64_t j = 0; j < n; ++j) {
-                const double ds = p[j] * (dp[j] - mean) * scale;
-                for (int64_t c = 0; c < a.D; ++c) {
-                    gq.at(c, i, h, b) += ds * k.at(c, j, hk, b);
-                    gk.at(c, j, hk, b) += ds * q.at(c, i, h, b);
-                    gv.at(j, c, hk, b) += p[j] * d.at(c, i, h, b);
+            for (int64_t h = 0; h < a.H; ++h)
+                for (int64_t i = 0; i < a.N; ++i) {
+                    const int64_t hk = h % a.Hkv, n = a.keys(i);
+                    const std::vector<double> p = probs(a, q, k, i, h, b);
+                    // dL/dP_j = d . v_j; through the softmax: dL/ds_j = P_j (dL/dP_j - sum_l P_l dL/dP_l)
+                    std::vector<double> dp(static_cast<size_t>(n));
+                    double mean = 0;
+                    for (int64_t j = 0; j < n; ++j) {
+                        for (int64_t c = 0; c < a.D; ++c) dp[j] += d.at(c, i, h, b) * v.at(j, c, hk, b);
+                        mean += p[j] * dp[j];
+                    }
+                    for (int64_t j = 0; j < n; ++j) {
+                        const double ds = p[j] * (dp[j] - mean) * scale;
+                        for (int64_t c = 0; c < a.D; ++c) {
+                            gq.at(c, i, h, b) += ds * k.at(c, j, hk, b);
+                            gk.at(c, j, hk, b) += ds * q.at(c, i, h, b);
+                            gv.at(j, c, hk, b) += p[j] * d.at(c, i, h, b);
+                        }
+                    }
                 }
-            }
-        }
         fd::expect_gradient(name + " (q)", gq, q, [&](const HTensor & x) { return loss(a, x, k, v, d); });
         fd::expect_gradient(name + " (k)", gk, k, [&](const HTensor & x) { return loss(a, q, x, v, d); });
         fd::expect_gradient(name + " (v)", gv, v, [&](const HTensor & x) { return loss(a, q, k, x, d); });
@@ -110,7 +110,7 @@ void add_backward_attn_cases(CaseList & t1, CaseList & /*t2*/) {
     for (bool masked : {false, true}) {
         add_case(t1, "D4_N3_M5_H2", Attn{4, 3, 5, 2, 2, 1, masked});
         add_case(t1, "D8_N6_M6_H4_kv2_B2", Attn{8, 6, 6, 4, 2, 2, masked}); // grouped kv heads
-        add_case(t1, "D5_N1_M7_H3_kv1", Attn{5, 1, 7, 3, 1, 1, masked});   // odd sizes, one query
+        add_case(t1, "D5_N1_M7_H3_kv1", Attn{5, 1, 7, 3, 1, 1, masked});    // odd sizes, one query
     }
 }
 

@@ -20,7 +20,7 @@ const char * bin_name(Bin op) {
         case Bin::Add: return "ADD";
         case Bin::Sub: return "SUB";
         case Bin::Mul: return "MUL";
-        default:       return "DIV";
+        default: return "DIV";
     }
 }
 
@@ -29,7 +29,7 @@ double bin_apply(Bin op, double x, double y) {
         case Bin::Add: return x + y;
         case Bin::Sub: return x - y;
         case Bin::Mul: return x * y;
-        default:       return x / y;
+        default: return x / y;
     }
 }
 
@@ -38,7 +38,7 @@ lm_ggml_tensor * bin_build(Bin op, lm_ggml_context * ctx, lm_ggml_tensor * a, lm
         case Bin::Add: return inplace ? lm_ggml_add_inplace(ctx, a, b) : lm_ggml_add(ctx, a, b);
         case Bin::Sub: return inplace ? lm_ggml_sub_inplace(ctx, a, b) : lm_ggml_sub(ctx, a, b);
         case Bin::Mul: return inplace ? lm_ggml_mul_inplace(ctx, a, b) : lm_ggml_mul(ctx, a, b);
-        default:       return inplace ? lm_ggml_div_inplace(ctx, a, b) : lm_ggml_div(ctx, a, b);
+        default: return inplace ? lm_ggml_div_inplace(ctx, a, b) : lm_ggml_div(ctx, a, b);
     }
 }
 
@@ -62,7 +62,9 @@ lm_ggml_tensor * second_operand(Builder & b, Bin op, lm_ggml_type type, Shape ne
 }
 
 void add_broadcast_cases(CaseList & t1) {
-    struct Shapes { Shape a, b; };
+    struct Shapes {
+        Shape a, b;
+    };
     const Shapes shapes[] = {
         {sh(10, 5, 4, 3), sh(10, 5, 4, 3)}, // same shape
         {sh(10, 5, 4, 3), sh(10, 1, 1, 1)}, // one row for all
@@ -119,12 +121,15 @@ void add_broadcast_cases(CaseList & t1) {
 
 // ADD with half-precision operands (ggml: same shapes only)
 void add_half_add_cases(CaseList & t1) {
-    struct Types { lm_ggml_type a, b; };
+    struct Types {
+        lm_ggml_type a, b;
+    };
     for (Types t : {Types{LM_GGML_TYPE_F16, LM_GGML_TYPE_F16}, Types{LM_GGML_TYPE_F16, LM_GGML_TYPE_F32},
                     Types{LM_GGML_TYPE_BF16, LM_GGML_TYPE_BF16}, Types{LM_GGML_TYPE_BF16, LM_GGML_TYPE_F32}}) {
         for (bool inplace : {false, true}) {
             OpCase c;
-            c.name = std::string("ADD_") + type_str(t.a) + "_" + type_str(t.b) + "_33x4x3x1" + (inplace ? "_inplace" : "");
+            c.name =
+                std::string("ADD_") + type_str(t.a) + "_" + type_str(t.b) + "_33x4x3x1" + (inplace ? "_inplace" : "");
             c.build = [=](Builder & b) {
                 lm_ggml_tensor * a = b.uniform(t.a, sh(33, 4, 3, 1));
                 lm_ggml_tensor * y = b.uniform(t.b, sh(33, 4, 3, 1));
@@ -137,12 +142,15 @@ void add_half_add_cases(CaseList & t1) {
 }
 
 void add_add1_cases(CaseList & t1) {
-    struct Types { lm_ggml_type a, b; };
+    struct Types {
+        lm_ggml_type a, b;
+    };
     for (Types t : {Types{LM_GGML_TYPE_F32, LM_GGML_TYPE_F32}, Types{LM_GGML_TYPE_F16, LM_GGML_TYPE_F32},
                     Types{LM_GGML_TYPE_F16, LM_GGML_TYPE_F16}}) {
         for (bool inplace : {false, true}) {
             OpCase c;
-            c.name = std::string("ADD1_") + type_str(t.a) + "_" + type_str(t.b) + "_10x5x4x3" + (inplace ? "_inplace" : "");
+            c.name =
+                std::string("ADD1_") + type_str(t.a) + "_" + type_str(t.b) + "_10x5x4x3" + (inplace ? "_inplace" : "");
             c.build = [=](Builder & b) {
                 lm_ggml_tensor * a = b.uniform(t.a, sh(10, 5, 4, 3));
                 lm_ggml_tensor * s = b.uniform(t.b, sh(1));
@@ -159,12 +167,12 @@ template <class F>
 HTensor strided_update(const HTensor & a, const HTensor & b, int64_t s1, int64_t s2, int64_t s3, int64_t off, F f) {
     HTensor r = a;
     for (int64_t i3 = 0; i3 < b.ne[3]; ++i3)
-    for (int64_t i2 = 0; i2 < b.ne[2]; ++i2)
-    for (int64_t i1 = 0; i1 < b.ne[1]; ++i1)
-    for (int64_t i0 = 0; i0 < b.ne[0]; ++i0) {
-        double & d = r.v[static_cast<size_t>(off + i0 + i1 * s1 + i2 * s2 + i3 * s3)];
-        d = f(d, b.at(i0, i1, i2, i3));
-    }
+        for (int64_t i2 = 0; i2 < b.ne[2]; ++i2)
+            for (int64_t i1 = 0; i1 < b.ne[1]; ++i1)
+                for (int64_t i0 = 0; i0 < b.ne[0]; ++i0) {
+                    double & d = r.v[static_cast<size_t>(off + i0 + i1 * s1 + i2 * s2 + i3 * s3)];
+                    d = f(d, b.at(i0, i1, i2, i3));
+                }
     return r;
 }
 
@@ -202,9 +210,11 @@ void add_acc_set_cases(CaseList & t1) {
                 };
                 c.ref = [=](const Inputs & in) {
                     if (is_set) {
-                        return strided_update(in[0], in[1], w.s1, w.s2, w.s3, w.off, [](double, double y) { return y; });
+                        return strided_update(in[0], in[1], w.s1, w.s2, w.s3, w.off,
+                                              [](double, double y) { return y; });
                     }
-                    return strided_update(in[0], in[1], w.s1, w.s2, w.s3, w.off, [](double x, double y) { return x + y; });
+                    return strided_update(in[0], in[1], w.s1, w.s2, w.s3, w.off,
+                                          [](double x, double y) { return x + y; });
                 };
                 c.cmp = is_set ? Cmp::Exact : Cmp::Nmse;
                 t1.push_back(c);
@@ -268,7 +278,9 @@ void add_scale_clamp_cases(CaseList & t1) {
                 lm_ggml_tensor * a = b.uniform(LM_GGML_TYPE_F32, s);
                 return inplace ? lm_ggml_scale_inplace(b.ctx, a, 0.37f) : lm_ggml_scale(b.ctx, a, 0.37f);
             };
-            c.ref = [](const Inputs & in) { return map1(in[0], [](double x) { return x * static_cast<double>(0.37f); }); };
+            c.ref = [](const Inputs & in) {
+                return map1(in[0], [](double x) { return x * static_cast<double>(0.37f); });
+            };
             t1.push_back(c);
         }
     }

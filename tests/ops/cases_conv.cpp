@@ -38,7 +38,7 @@ struct C1 {
     std::string tag;
     Shape w, x; // (K, IC, OC), (IL, IC, N)
     int s, p, d;
-    bool ph;    // conv_1d_ph: p = K/2
+    bool ph; // conv_1d_ph: p = K/2
 };
 
 HTensor conv1d_ref(const HTensor & w, const HTensor & x, int s, int p, int d) {
@@ -46,16 +46,16 @@ HTensor conv1d_ref(const HTensor & w, const HTensor & x, int s, int p, int d) {
     const int64_t OL = out_size(IL, K, s, p, d);
     HTensor m(sh(OL * N, OC));
     for (int64_t n = 0; n < N; ++n)
-    for (int64_t ol = 0; ol < OL; ++ol)
-    for (int64_t oc = 0; oc < OC; ++oc) {
-        double acc = 0;
-        for (int64_t ic = 0; ic < IC; ++ic)
-        for (int64_t k = 0; k < K; ++k) {
-            const int64_t i = ol * s + k * d - p;
-            if (i >= 0 && i < IL) acc += r16(x.at(i, ic, n)) * w.at(k, ic, oc);
-        }
-        m.at(n * OL + ol, oc) = acc;
-    }
+        for (int64_t ol = 0; ol < OL; ++ol)
+            for (int64_t oc = 0; oc < OC; ++oc) {
+                double acc = 0;
+                for (int64_t ic = 0; ic < IC; ++ic)
+                    for (int64_t k = 0; k < K; ++k) {
+                        const int64_t i = ol * s + k * d - p;
+                        if (i >= 0 && i < IL) acc += r16(x.at(i, ic, n)) * w.at(k, ic, oc);
+                    }
+                m.at(n * OL + ol, oc) = acc;
+            }
     return lmtest::reshape(m, sh(OL, OC, N));
 }
 
@@ -103,12 +103,14 @@ void add_conv_1d_dw_cases(CaseList & t1) {
     for (const C1dw & m : cases) {
         for (lm_ggml_type wt : {LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
             OpCase c;
-            c.name = std::string(m.ph ? "CONV_1D_DW_PH_" : "CONV_1D_DW_") + m.tag + "_c" + std::to_string(m.C) + "_w" + tstr(wt);
+            c.name = std::string(m.ph ? "CONV_1D_DW_PH_" : "CONV_1D_DW_") + m.tag + "_c" + std::to_string(m.C) + "_w" +
+                     tstr(wt);
             c.max_nmse = kNmseLowPrec;
             c.build = [=](Builder & b) {
                 lm_ggml_tensor * w = b.uniform(wt, sh(m.K, 1, m.C));
                 lm_ggml_tensor * x = b.uniform(LM_GGML_TYPE_F32, sh(m.IL, m.C, 1));
-                return m.ph ? lm_ggml_conv_1d_dw_ph(b.ctx, w, x, m.s, m.d) : lm_ggml_conv_1d_dw(b.ctx, w, x, m.s, m.p, m.d);
+                return m.ph ? lm_ggml_conv_1d_dw_ph(b.ctx, w, x, m.s, m.d)
+                            : lm_ggml_conv_1d_dw(b.ctx, w, x, m.s, m.p, m.d);
             };
             c.ref = [=](const Inputs & in) {
                 const HTensor & w = in[0];
@@ -144,13 +146,13 @@ HTensor conv2d_ref(const HTensor & w, const HTensor & x, bool round_x, int s0, i
     return generate(sh(OW, OH, OC, N), [&](int64_t ow, int64_t oh, int64_t oc, int64_t n) {
         double acc = 0;
         for (int64_t ic = 0; ic < IC; ++ic)
-        for (int64_t kh = 0; kh < KH; ++kh)
-        for (int64_t kw = 0; kw < KW; ++kw) {
-            const int64_t iw = ow * s0 + kw * d0 - p0, ih = oh * s1 + kh * d1 - p1;
-            if (iw < 0 || iw >= IW || ih < 0 || ih >= IH) continue;
-            const double xv = x.at(iw, ih, ic, n);
-            acc += (round_x ? r16(xv) : xv) * w.at(kw, kh, ic, oc);
-        }
+            for (int64_t kh = 0; kh < KH; ++kh)
+                for (int64_t kw = 0; kw < KW; ++kw) {
+                    const int64_t iw = ow * s0 + kw * d0 - p0, ih = oh * s1 + kh * d1 - p1;
+                    if (iw < 0 || iw >= IW || ih < 0 || ih >= IH) continue;
+                    const double xv = x.at(iw, ih, ic, n);
+                    acc += (round_x ? r16(xv) : xv) * w.at(kw, kh, ic, oc);
+                }
         return acc;
     });
 }
@@ -166,7 +168,9 @@ void add_conv_2d_cases(CaseList & t1) {
     for (const C2 & m : cases) {
         for (lm_ggml_type wt : {LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
             OpCase c;
-            const char * prefix = m.v == V2::sk_p0 ? "CONV_2D_SK_P0_" : m.v == V2::s1_ph ? "CONV_2D_S1_PH_" : "CONV_2D_";
+            const char * prefix = m.v == V2::sk_p0   ? "CONV_2D_SK_P0_"
+                                  : m.v == V2::s1_ph ? "CONV_2D_S1_PH_"
+                                                     : "CONV_2D_";
             c.name = prefix + m.tag + "_w" + tstr(wt);
             c.max_nmse = kNmseLowPrec;
             c.build = [=](Builder & b) {
@@ -218,14 +222,16 @@ void add_conv_2d_dw_cases(CaseList & t1) {
         c.ref = [=](const Inputs & in) {
             const HTensor & w = in[0];
             const HTensor & x = in[1];
-            const int64_t OW = out_size(x.ne[0], m.KW, m.s0, m.p0, m.d0), OH = out_size(x.ne[1], m.KH, m.s1, m.p1, m.d1);
+            const int64_t OW = out_size(x.ne[0], m.KW, m.s0, m.p0, m.d0),
+                          OH = out_size(x.ne[1], m.KH, m.s1, m.p1, m.d1);
             return generate(sh(OW, OH, m.C, x.ne[3]), [&](int64_t ow, int64_t oh, int64_t ch, int64_t n) {
                 double acc = 0;
                 for (int64_t kh = 0; kh < m.KH; ++kh)
-                for (int64_t kw = 0; kw < m.KW; ++kw) {
-                    const int64_t iw = ow * m.s0 + kw * m.d0 - m.p0, ih = oh * m.s1 + kh * m.d1 - m.p1;
-                    if (iw >= 0 && iw < x.ne[0] && ih >= 0 && ih < x.ne[1]) acc += r16(x.at(iw, ih, ch, n)) * w.at(kw, kh, 0, ch);
-                }
+                    for (int64_t kw = 0; kw < m.KW; ++kw) {
+                        const int64_t iw = ow * m.s0 + kw * m.d0 - m.p0, ih = oh * m.s1 + kh * m.d1 - m.p1;
+                        if (iw >= 0 && iw < x.ne[0] && ih >= 0 && ih < x.ne[1])
+                            acc += r16(x.at(iw, ih, ch, n)) * w.at(kw, kh, 0, ch);
+                    }
                 return acc;
             });
         };
@@ -235,12 +241,16 @@ void add_conv_2d_dw_cases(CaseList & t1) {
 
 // ---------------------------------------------------------------- transposed
 void add_conv_transpose_cases(CaseList & t1) {
-    struct T1 { Shape w, x; int s; }; // (K, OC, IC), (IL, IC)
+    struct T1 {
+        Shape w, x;
+        int s;
+    }; // (K, OC, IC), (IL, IC)
     for (T1 m : {T1{sh(3, 4, 5), sh(7, 5), 1}, T1{sh(4, 3, 6), sh(9, 6), 2}, T1{sh(2, 5, 1), sh(6, 1), 3},
                  T1{sh(5, 2, 17), sh(4, 17), 4}}) {
         for (lm_ggml_type wt : {LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
             OpCase c;
-            c.name = "CONV_TRANSPOSE_1D_" + shape_str(m.w) + "_x" + shape_str(m.x) + "_s" + std::to_string(m.s) + "_w" + tstr(wt);
+            c.name = "CONV_TRANSPOSE_1D_" + shape_str(m.w) + "_x" + shape_str(m.x) + "_s" + std::to_string(m.s) + "_w" +
+                     tstr(wt);
             c.build = [=](Builder & b) {
                 lm_ggml_tensor * w = b.uniform(wt, m.w);
                 lm_ggml_tensor * x = b.uniform(LM_GGML_TYPE_F32, m.x);
@@ -252,22 +262,26 @@ void add_conv_transpose_cases(CaseList & t1) {
                 const int64_t K = w.ne[0], OC = w.ne[1], IC = w.ne[2], IL = x.ne[0];
                 HTensor r(sh((IL - 1) * m.s + K, OC));
                 for (int64_t oc = 0; oc < OC; ++oc)
-                for (int64_t l = 0; l < IL; ++l)
-                for (int64_t k = 0; k < K; ++k)
-                for (int64_t ic = 0; ic < IC; ++ic) {
-                    const double xv = wt == LM_GGML_TYPE_F16 ? r16(x.at(l, ic)) : x.at(l, ic);
-                    r.at(l * m.s + k, oc) += w.at(k, oc, ic) * xv;
-                }
+                    for (int64_t l = 0; l < IL; ++l)
+                        for (int64_t k = 0; k < K; ++k)
+                            for (int64_t ic = 0; ic < IC; ++ic) {
+                                const double xv = wt == LM_GGML_TYPE_F16 ? r16(x.at(l, ic)) : x.at(l, ic);
+                                r.at(l * m.s + k, oc) += w.at(k, oc, ic) * xv;
+                            }
                 return r;
             };
             t1.push_back(c);
         }
     }
-    struct T2 { Shape w, x; int s; }; // (KW, KH, OC, IC), (IW, IH, IC, N)
+    struct T2 {
+        Shape w, x;
+        int s;
+    }; // (KW, KH, OC, IC), (IW, IH, IC, N)
     for (T2 m : {T2{sh(3, 3, 4, 2), sh(5, 4, 2, 1), 1}, T2{sh(2, 2, 3, 5), sh(4, 3, 5, 2), 2},
                  T2{sh(3, 2, 2, 3), sh(3, 5, 3, 1), 3}, T2{sh(1, 1, 2, 20), sh(2, 3, 20, 1), 2}}) {
         OpCase c;
-        c.name = "CONV_TRANSPOSE_2D_P0_" + shape_str(m.w) + "_x" + shape_str(m.x) + "_s" + std::to_string(m.s) + "_wf16";
+        c.name =
+            "CONV_TRANSPOSE_2D_P0_" + shape_str(m.w) + "_x" + shape_str(m.x) + "_s" + std::to_string(m.s) + "_wf16";
         c.build = [=](Builder & b) {
             lm_ggml_tensor * w = b.uniform(LM_GGML_TYPE_F16, m.w);
             lm_ggml_tensor * x = b.uniform(LM_GGML_TYPE_F32, m.x);
@@ -280,14 +294,15 @@ void add_conv_transpose_cases(CaseList & t1) {
             const int64_t IW = x.ne[0], IH = x.ne[1], N = x.ne[3];
             HTensor r(sh((IW - 1) * m.s + KW, (IH - 1) * m.s + KH, OC, N));
             for (int64_t n = 0; n < N; ++n)
-            for (int64_t oc = 0; oc < OC; ++oc)
-            for (int64_t ih = 0; ih < IH; ++ih)
-            for (int64_t iw = 0; iw < IW; ++iw)
-            for (int64_t kh = 0; kh < KH; ++kh)
-            for (int64_t kw = 0; kw < KW; ++kw)
-            for (int64_t ic = 0; ic < IC; ++ic) {
-                r.at(iw * m.s + kw, ih * m.s + kh, oc, n) += w.at(kw, kh, oc, ic) * r16(x.at(iw, ih, ic, n));
-            }
+                for (int64_t oc = 0; oc < OC; ++oc)
+                    for (int64_t ih = 0; ih < IH; ++ih)
+                        for (int64_t iw = 0; iw < IW; ++iw)
+                            for (int64_t kh = 0; kh < KH; ++kh)
+                                for (int64_t kw = 0; kw < KW; ++kw)
+                                    for (int64_t ic = 0; ic < IC; ++ic) {
+                                        r.at(iw * m.s + kw, ih * m.s + kh, oc, n) +=
+                                            w.at(kw, kh, oc, ic) * r16(x.at(iw, ih, ic, n));
+                                    }
             return r;
         };
         t1.push_back(c);

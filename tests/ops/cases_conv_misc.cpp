@@ -31,21 +31,27 @@ namespace opstest {
 namespace {
 
 void add_pad_reflect_cases(CaseList & t1) {
-    struct P { Shape s; int p0, p1; };
+    struct P {
+        Shape s;
+        int p0, p1;
+    };
     for (P p : {P{sh(7, 3, 2), 2, 3}, P{sh(5, 2), 4, 0}, P{sh(6, 2, 1, 2), 0, 5}, P{sh(2, 3), 1, 1}}) {
         OpCase c;
         c.name = "PAD_REFLECT_1D_f32_" + shape_str(p.s) + "_p" + std::to_string(p.p0) + "_" + std::to_string(p.p1);
         c.cmp = Cmp::Exact;
-        c.build = [=](Builder & b) { return lm_ggml_pad_reflect_1d(b.ctx, b.uniform(LM_GGML_TYPE_F32, p.s), p.p0, p.p1); };
+        c.build = [=](Builder & b) {
+            return lm_ggml_pad_reflect_1d(b.ctx, b.uniform(LM_GGML_TYPE_F32, p.s), p.p0, p.p1);
+        };
         c.ref = [=](const Inputs & in) {
             const HTensor & a = in[0];
             const int64_t n = a.ne[0];
-            return generate(sh(n + p.p0 + p.p1, a.ne[1], a.ne[2], a.ne[3]), [&](int64_t i, int64_t i1, int64_t i2, int64_t i3) {
-                int64_t j = i - p.p0;
-                if (j < 0) j = -j;
-                if (j > n - 1) j = 2 * (n - 1) - j;
-                return a.at(j, i1, i2, i3);
-            });
+            return generate(sh(n + p.p0 + p.p1, a.ne[1], a.ne[2], a.ne[3]),
+                            [&](int64_t i, int64_t i1, int64_t i2, int64_t i3) {
+                                int64_t j = i - p.p0;
+                                if (j < 0) j = -j;
+                                if (j > n - 1) j = 2 * (n - 1) - j;
+                                return a.at(j, i1, i2, i3);
+                            });
         };
         t1.push_back(c);
     }
@@ -60,7 +66,10 @@ HTensor win_part_ref(const HTensor & a, int w) {
 }
 
 void add_window_cases(CaseList & t1) {
-    struct W { Shape s; int w; };
+    struct W {
+        Shape s;
+        int w;
+    };
     for (W m : {W{sh(3, 7, 5), 3}, W{sh(4, 6, 6), 3}, W{sh(2, 4, 9), 5}, W{sh(5, 2, 3), 4}}) {
         OpCase c;
         c.name = "WIN_PART_f32_" + shape_str(m.s) + "_w" + std::to_string(m.w);
@@ -103,20 +112,26 @@ void add_rel_pos_cases(CaseList & t1) {
         OpCase c;
         c.name = "GET_REL_POS_f16_c5_k" + std::to_string(k);
         c.cmp = Cmp::Exact;
-        c.build = [=](Builder & b) { return lm_ggml_get_rel_pos(b.ctx, b.uniform(LM_GGML_TYPE_F16, sh(5, 2 * k - 1)), k, k); };
+        c.build = [=](Builder & b) {
+            return lm_ggml_get_rel_pos(b.ctx, b.uniform(LM_GGML_TYPE_F16, sh(5, 2 * k - 1)), k, k);
+        };
         c.ref = [=](const Inputs & in) {
             const HTensor & a = in[0];
-            return generate(sh(5, k, k), [&](int64_t i0, int64_t i1, int64_t i2, int64_t) { return a.at(i0, k - 1 - i1 + i2); });
+            return generate(sh(5, k, k),
+                            [&](int64_t i0, int64_t i1, int64_t i2, int64_t) { return a.at(i0, k - 1 - i1 + i2); });
         };
         t1.push_back(c);
     }
-    struct R { int64_t K, QW, QH, B; bool inplace; };
+    struct R {
+        int64_t K, QW, QH, B;
+        bool inplace;
+    };
     for (R m : {R{4, 3, 2, 2, false}, R{3, 5, 1, 3, false}, R{5, 2, 3, 1, true}}) {
         OpCase c;
-        c.name = "ADD_REL_POS_f32_k" + std::to_string(m.K) + "_q" + std::to_string(m.QW) + "x" + std::to_string(m.QH) + "_b" +
-                 std::to_string(m.B) + (m.inplace ? "_inplace" : "");
+        c.name = "ADD_REL_POS_f32_k" + std::to_string(m.K) + "_q" + std::to_string(m.QW) + "x" + std::to_string(m.QH) +
+                 "_b" + std::to_string(m.B) + (m.inplace ? "_inplace" : "");
         c.build = [=](Builder & b) {
-            lm_ggml_tensor * a  = b.uniform(LM_GGML_TYPE_F32, sh(m.K * m.K, m.QW * m.QH, m.B));
+            lm_ggml_tensor * a = b.uniform(LM_GGML_TYPE_F32, sh(m.K * m.K, m.QW * m.QH, m.B));
             lm_ggml_tensor * pw = b.uniform(LM_GGML_TYPE_F32, sh(m.K, m.QW, m.QH, m.B));
             lm_ggml_tensor * ph = b.uniform(LM_GGML_TYPE_F32, sh(m.K, m.QW, m.QH, m.B));
             return m.inplace ? lm_ggml_add_rel_pos_inplace(b.ctx, a, pw, ph) : lm_ggml_add_rel_pos(b.ctx, a, pw, ph);
@@ -148,15 +163,21 @@ void add_diag_count_cases(CaseList & t1) {
         };
         t1.push_back(c);
     }
-    struct M { Shape s; int n_past; bool inplace; };
-    for (M m : {M{sh(6, 5, 2), 1, false}, M{sh(7, 7, 1, 2), 0, true}, M{sh(4, 6, 3), 3, false}, M{sh(5, 3), -1, false}}) {
+    struct M {
+        Shape s;
+        int n_past;
+        bool inplace;
+    };
+    for (M m :
+         {M{sh(6, 5, 2), 1, false}, M{sh(7, 7, 1, 2), 0, true}, M{sh(4, 6, 3), 3, false}, M{sh(5, 3), -1, false}}) {
         OpCase c;
         c.name = "DIAG_MASK_ZERO_f32_" + shape_str(m.s) + "_past" + (m.n_past < 0 ? "m1" : std::to_string(m.n_past)) +
                  (m.inplace ? "_inplace" : "");
         c.cmp = Cmp::Exact;
         c.build = [=](Builder & b) {
             lm_ggml_tensor * a = b.uniform(LM_GGML_TYPE_F32, m.s);
-            return m.inplace ? lm_ggml_diag_mask_zero_inplace(b.ctx, a, m.n_past) : lm_ggml_diag_mask_zero(b.ctx, a, m.n_past);
+            return m.inplace ? lm_ggml_diag_mask_zero_inplace(b.ctx, a, m.n_past)
+                             : lm_ggml_diag_mask_zero(b.ctx, a, m.n_past);
         };
         c.ref = [=](const Inputs & in) {
             const HTensor & a = in[0];
@@ -208,7 +229,9 @@ HTensor rope_any_ref(const HTensor & x, const HTensor & pos, const HTensor * ff,
     const bool multi = (p.mode & LM_GGML_ROPE_TYPE_MROPE) != 0;
     const bool vision = p.mode == LM_GGML_ROPE_TYPE_VISION;
     const bool neox = (p.mode & LM_GGML_ROPE_TYPE_NEOX) != 0 || multi;
-    auto corr_dim = [&](double r) { return p.n_dims * std::log(p.n_ctx_orig / (r * 2 * pi)) / (2 * std::log(static_cast<double>(p.freq_base))); };
+    auto corr_dim = [&](double r) {
+        return p.n_dims * std::log(p.n_ctx_orig / (r * 2 * pi)) / (2 * std::log(static_cast<double>(p.freq_base)));
+    };
     const double lo = std::max(0.0, std::floor(corr_dim(p.beta_fast)));
     const double hi = std::min(static_cast<double>(p.n_dims - 1), std::ceil(corr_dim(p.beta_slow)));
     const int64_t n_pairs = vision ? p.n_dims : p.n_dims / 2;
@@ -219,34 +242,35 @@ HTensor rope_any_ref(const HTensor & x, const HTensor & pos, const HTensor * ff,
 
     HTensor r = x;
     for (int64_t i3 = 0; i3 < x.ne[3]; ++i3)
-    for (int64_t i2 = 0; i2 < T; ++i2)
-    for (int64_t i1 = 0; i1 < x.ne[1]; ++i1)
-    for (int64_t k = 0; k < n_pairs; ++k) {
-        double position = pos.v[static_cast<size_t>(i2)];
-        int64_t expo = k;
-        if (multi) {
-            const int64_t sector = k % sect_dims;
-            const int which = sector < s0 ? 0 : sector < s0 + s1 ? 1 : sector < s0 + s1 + s2 ? 2 : 3;
-            const int64_t start = which == 0 ? 0 : which == 1 ? s0 : which == 2 ? s0 + s1 : s0 + s1 + s2;
-            position = pos.v[static_cast<size_t>(i2 + which * T)];
-            expo = vision ? sector - start : k;
-        }
-        const double theta_extrap = position * std::pow(static_cast<double>(p.freq_base), -2.0 * expo / p.n_dims) /
-                                    (ff ? ff->v[static_cast<size_t>(k)] : 1.0);
-        const double theta_interp = p.freq_scale * theta_extrap;
-        double theta = theta_interp, mscale = p.attn_factor;
-        if (p.ext_factor != 0.0f) {
-            const double y = (static_cast<double>(k) - lo) / std::max(0.001, hi - lo);
-            const double ramp_mix = (1.0 - std::min(1.0, std::max(0.0, y))) * p.ext_factor;
-            theta = theta_interp * (1 - ramp_mix) + theta_extrap * ramp_mix;
-            mscale *= 1.0 + 0.1 * std::log(1.0 / p.freq_scale);
-        }
-        const double c = std::cos(theta) * mscale, s = std::sin(theta) * mscale;
-        const int64_t j0 = neox ? k : 2 * k, j1 = neox ? k + gap : 2 * k + 1;
-        const double x0 = x.at(j0, i1, i2, i3), x1 = x.at(j1, i1, i2, i3);
-        r.at(j0, i1, i2, i3) = x0 * c - x1 * s;
-        r.at(j1, i1, i2, i3) = x0 * s + x1 * c;
-    }
+        for (int64_t i2 = 0; i2 < T; ++i2)
+            for (int64_t i1 = 0; i1 < x.ne[1]; ++i1)
+                for (int64_t k = 0; k < n_pairs; ++k) {
+                    double position = pos.v[static_cast<size_t>(i2)];
+                    int64_t expo = k;
+                    if (multi) {
+                        const int64_t sector = k % sect_dims;
+                        const int which = sector < s0 ? 0 : sector < s0 + s1 ? 1 : sector < s0 + s1 + s2 ? 2 : 3;
+                        const int64_t start = which == 0 ? 0 : which == 1 ? s0 : which == 2 ? s0 + s1 : s0 + s1 + s2;
+                        position = pos.v[static_cast<size_t>(i2 + which * T)];
+                        expo = vision ? sector - start : k;
+                    }
+                    const double theta_extrap = position *
+                                                std::pow(static_cast<double>(p.freq_base), -2.0 * expo / p.n_dims) /
+                                                (ff ? ff->v[static_cast<size_t>(k)] : 1.0);
+                    const double theta_interp = p.freq_scale * theta_extrap;
+                    double theta = theta_interp, mscale = p.attn_factor;
+                    if (p.ext_factor != 0.0f) {
+                        const double y = (static_cast<double>(k) - lo) / std::max(0.001, hi - lo);
+                        const double ramp_mix = (1.0 - std::min(1.0, std::max(0.0, y))) * p.ext_factor;
+                        theta = theta_interp * (1 - ramp_mix) + theta_extrap * ramp_mix;
+                        mscale *= 1.0 + 0.1 * std::log(1.0 / p.freq_scale);
+                    }
+                    const double c = std::cos(theta) * mscale, s = std::sin(theta) * mscale;
+                    const int64_t j0 = neox ? k : 2 * k, j1 = neox ? k + gap : 2 * k + 1;
+                    const double x0 = x.at(j0, i1, i2, i3), x1 = x.at(j1, i1, i2, i3);
+                    r.at(j0, i1, i2, i3) = x0 * c - x1 * s;
+                    r.at(j1, i1, i2, i3) = x0 * s + x1 * c;
+                }
     return r;
 }
 
@@ -302,7 +326,11 @@ void add_rope_multi_cases(CaseList & t1) {
     custom_yarn.freq_base = 50000.0f;
     custom_yarn.freq_scale = 0.5f;
     custom_yarn.ext_factor = 0.75f;
-    struct Custom { std::string tag; RP p; bool inplace; };
+    struct Custom {
+        std::string tag;
+        RP p;
+        bool inplace;
+    };
     for (const Custom & cu : {Custom{"norm", RP{32, 0}, false}, Custom{"neox_yarn", custom_yarn, false},
                               Custom{"norm_partial_inplace", RP{16, 0}, true}}) {
         OpCase c;

@@ -78,7 +78,8 @@ void t_scale(lm_ggml_tensor * dst, const lm_ggml_tensor * a, int ith, int nth, v
         for (int64_t i = 0; i < a->ne[0]; ++i) rel(dst, i, r) = f * rel(a, i, r);
 }
 
-void t_add_scaled(lm_ggml_tensor * dst, const lm_ggml_tensor * a, const lm_ggml_tensor * b, int ith, int nth, void * ud) {
+void t_add_scaled(lm_ggml_tensor * dst, const lm_ggml_tensor * a, const lm_ggml_tensor * b, int ith, int nth,
+                  void * ud) {
     const float f = static_cast<const Factor *>(ud)->f;
     for (int64_t r = ith; r < rows_of(a); r += nth)
         for (int64_t i = 0; i < a->ne[0]; ++i) rel(dst, i, r) = rel(a, i, r) + f * rel(b, i, r);
@@ -87,8 +88,8 @@ void t_add_scaled(lm_ggml_tensor * dst, const lm_ggml_tensor * a, const lm_ggml_
 // dst = a * b + c, elements split in contiguous blocks by thread
 void t_fma(lm_ggml_tensor * dst, const lm_ggml_tensor * a, const lm_ggml_tensor * b, const lm_ggml_tensor * c, int ith,
            int nth, void * ud) {
-    const float   f  = static_cast<const Factor *>(ud)->f;
-    const int64_t n  = a->ne[0] * rows_of(a);
+    const float f = static_cast<const Factor *>(ud)->f;
+    const int64_t n = a->ne[0] * rows_of(a);
     const int64_t per = (n + nth - 1) / nth;
     for (int64_t e = per * ith; e < std::min(n, per * (ith + 1)); ++e) {
         const int64_t i = e % a->ne[0], r = e / a->ne[0];
@@ -116,7 +117,8 @@ void add_map_cases(CaseList & t1) {
         c.name = std::string("MAP_UNARY_f32_sq_plus_one") + (inplace ? "_inplace" : "");
         c.build = [=](Builder & b) {
             lm_ggml_tensor * a = b.uniform(LM_GGML_TYPE_F32, sh(7, 5, 3));
-            return inplace ? lm_ggml_map_unary_inplace_f32(b.ctx, a, sq_plus_one) : lm_ggml_map_unary_f32(b.ctx, a, sq_plus_one);
+            return inplace ? lm_ggml_map_unary_inplace_f32(b.ctx, a, sq_plus_one)
+                           : lm_ggml_map_unary_f32(b.ctx, a, sq_plus_one);
         };
         c.ref = [](const Inputs & in) { return map1(in[0], [](double x) { return x * x + 1.0; }); };
         t1.push_back(c);
@@ -162,7 +164,8 @@ void add_custom_f32_cases(CaseList & t1) {
         c.name = std::string("MAP_CUSTOM1_F32_reverse_rows") + (inplace ? "_inplace" : "");
         c.build = [=](Builder & b) {
             lm_ggml_tensor * a = b.uniform(LM_GGML_TYPE_F32, sh(11, 4, 3));
-            return inplace ? lm_ggml_map_custom1_inplace_f32(b.ctx, a, reverse_rows) : lm_ggml_map_custom1_f32(b.ctx, a, reverse_rows);
+            return inplace ? lm_ggml_map_custom1_inplace_f32(b.ctx, a, reverse_rows)
+                           : lm_ggml_map_custom1_f32(b.ctx, a, reverse_rows);
         };
         c.ref = [](const Inputs & in) {
             return generate(in[0].ne, [&](int64_t i, int64_t j, int64_t k, int64_t) { return in[0].at(10 - i, j, k); });
@@ -175,10 +178,13 @@ void add_custom_f32_cases(CaseList & t1) {
         c.build = [=](Builder & b) {
             lm_ggml_tensor * a = b.uniform(LM_GGML_TYPE_F32, sh(8, 5, 2));
             lm_ggml_tensor * s = b.uniform(LM_GGML_TYPE_F32, sh(1, 5, 2));
-            return inplace ? lm_ggml_map_custom2_inplace_f32(b.ctx, a, s, scale_rows) : lm_ggml_map_custom2_f32(b.ctx, a, s, scale_rows);
+            return inplace ? lm_ggml_map_custom2_inplace_f32(b.ctx, a, s, scale_rows)
+                           : lm_ggml_map_custom2_f32(b.ctx, a, s, scale_rows);
         };
         c.ref = [](const Inputs & in) {
-            return generate(in[0].ne, [&](int64_t i, int64_t j, int64_t k, int64_t) { return in[0].at(i, j, k) * in[1].at(0, j, k); });
+            return generate(in[0].ne, [&](int64_t i, int64_t j, int64_t k, int64_t) {
+                return in[0].at(i, j, k) * in[1].at(0, j, k);
+            });
         };
         t1.push_back(c);
     }
@@ -189,10 +195,13 @@ void add_custom_f32_cases(CaseList & t1) {
             lm_ggml_tensor * a = b.uniform(LM_GGML_TYPE_F32, sh(6, 7));
             lm_ggml_tensor * m = b.uniform(LM_GGML_TYPE_F32, sh(6, 7));
             lm_ggml_tensor * k = b.uniform(LM_GGML_TYPE_F32, sh(6), 2.0, 3.0);
-            return inplace ? lm_ggml_map_custom3_inplace_f32(b.ctx, a, m, k, fma_cols) : lm_ggml_map_custom3_f32(b.ctx, a, m, k, fma_cols);
+            return inplace ? lm_ggml_map_custom3_inplace_f32(b.ctx, a, m, k, fma_cols)
+                           : lm_ggml_map_custom3_f32(b.ctx, a, m, k, fma_cols);
         };
         c.ref = [](const Inputs & in) {
-            return generate(in[0].ne, [&](int64_t i, int64_t j, int64_t, int64_t) { return in[0].at(i, j) * in[1].at(i, j) + in[2].at(i); });
+            return generate(in[0].ne, [&](int64_t i, int64_t j, int64_t, int64_t) {
+                return in[0].at(i, j) * in[1].at(i, j) + in[2].at(i);
+            });
         };
         t1.push_back(c);
     }
@@ -222,7 +231,9 @@ void add_custom_threaded_cases(CaseList & t1) {
                                : lm_ggml_map_custom2(b.ctx, a, y, t_add_scaled, n_tasks, &g_three);
             };
             c.ref = [](const Inputs & in) {
-                return generate(in[0].ne, [&](int64_t i, int64_t j, int64_t, int64_t) { return in[0].at(i, j) + 3.0 * in[1].at(i, j); });
+                return generate(in[0].ne, [&](int64_t i, int64_t j, int64_t, int64_t) {
+                    return in[0].at(i, j) + 3.0 * in[1].at(i, j);
+                });
             };
             t1.push_back(c);
         }
@@ -266,7 +277,8 @@ void add_custom_graph_cases(CaseList & t1) {
             for (int64_t j = 0; j < r.ne[1]; ++j) {
                 double sum = 0;
                 for (int64_t i = 0; i < r.ne[0]; ++i) sum += in[0].at(i, j) + in[1].at(i, j);
-                for (int64_t i = 0; i < r.ne[0]; ++i) r.at(i, j) = (in[0].at(i, j) + in[1].at(i, j) + sum) * in[2].at(i, j);
+                for (int64_t i = 0; i < r.ne[0]; ++i)
+                    r.at(i, j) = (in[0].at(i, j) + in[1].at(i, j) + sum) * in[2].at(i, j);
             }
             return r;
         };

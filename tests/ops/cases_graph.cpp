@@ -23,8 +23,8 @@ OpCase ffn_case(lm_ggml_type wtype, int64_t n_embd, int64_t n_ff, int64_t n_tok)
              std::to_string(n_ff) + "_t" + std::to_string(n_tok);
     c.max_nmse = wtype == LM_GGML_TYPE_F32 ? kNmseF32 : kNmseLowPrec;
     c.build = [=](Builder & b) {
-        lm_ggml_tensor * x  = b.uniform(LM_GGML_TYPE_F32, sh(n_embd, n_tok));
-        lm_ggml_tensor * g  = b.uniform(LM_GGML_TYPE_F32, sh(n_embd), 0.5, 1.5);
+        lm_ggml_tensor * x = b.uniform(LM_GGML_TYPE_F32, sh(n_embd, n_tok));
+        lm_ggml_tensor * g = b.uniform(LM_GGML_TYPE_F32, sh(n_embd), 0.5, 1.5);
         lm_ggml_tensor * w1 = b.uniform(wtype, sh(n_embd, n_ff), -0.2, 0.2);
         lm_ggml_tensor * w3 = b.uniform(wtype, sh(n_embd, n_ff), -0.2, 0.2);
         lm_ggml_tensor * w2 = b.uniform(wtype, sh(n_ff, n_embd), -0.2, 0.2);
@@ -60,13 +60,13 @@ OpCase attention_case(lm_ggml_type kvtype, int64_t D, int64_t H, int64_t T) {
             for (int64_t i = 0; i < T; ++i) mv[j * T + i] = i > j ? -INFINITY : 0.0;
         lm_ggml_tensor * mask = b.values(LM_GGML_TYPE_F32, sh(T, T), mv);
         lm_ggml_context * ctx = b.ctx;
-        lm_ggml_tensor * Q = lm_ggml_permute(ctx, q, 0, 2, 1, 3);                 // (D, T, H)
-        lm_ggml_tensor * K = lm_ggml_permute(ctx, k, 0, 2, 1, 3);                 // (D, T, H)
-        lm_ggml_tensor * kq = lm_ggml_mul_mat(ctx, K, Q);                         // (T_kv, T_q, H)
+        lm_ggml_tensor * Q = lm_ggml_permute(ctx, q, 0, 2, 1, 3); // (D, T, H)
+        lm_ggml_tensor * K = lm_ggml_permute(ctx, k, 0, 2, 1, 3); // (D, T, H)
+        lm_ggml_tensor * kq = lm_ggml_mul_mat(ctx, K, Q);         // (T_kv, T_q, H)
         kq = lm_ggml_soft_max_ext(ctx, kq, mask, 1.0f / std::sqrt(static_cast<float>(D)), 0.0f);
         lm_ggml_tensor * vt = lm_ggml_cont(ctx, lm_ggml_permute(ctx, v, 1, 2, 0, 3)); // (T_kv, D, H)
-        lm_ggml_tensor * kqv = lm_ggml_mul_mat(ctx, vt, kq);                      // (D, T_q, H)
-        return lm_ggml_cont(ctx, lm_ggml_permute(ctx, kqv, 0, 2, 1, 3));          // (D, H, T_q)
+        lm_ggml_tensor * kqv = lm_ggml_mul_mat(ctx, vt, kq);                          // (D, T_q, H)
+        return lm_ggml_cont(ctx, lm_ggml_permute(ctx, kqv, 0, 2, 1, 3));              // (D, H, T_q)
     };
     c.ref = [=](const Inputs & in) {
         const HTensor kq = soft_max_ref(mul_mat_ref(permute(in[1], 0, 2, 1, 3), permute(in[0], 0, 2, 1, 3)), &in[3],

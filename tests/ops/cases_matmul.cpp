@@ -35,7 +35,7 @@ int64_t k_for(lm_ggml_type t) {
 }
 
 void add_mul_mat_table(CaseList & t1) {
-    const lm_ggml_type types[] = {LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, LM_GGML_TYPE_BF16, LM_GGML_TYPE_Q4_0,
+    const lm_ggml_type types[] = {LM_GGML_TYPE_F32,  LM_GGML_TYPE_F16,  LM_GGML_TYPE_BF16, LM_GGML_TYPE_Q4_0,
                                   LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0,
                                   LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K};
     for (lm_ggml_type t : types) {
@@ -55,7 +55,10 @@ void add_mul_mat_table(CaseList & t1) {
         }
     }
     // larger products: tiling/blocking paths of optimized kernels
-    struct Big { lm_ggml_type t; int64_t m, n, k; };
+    struct Big {
+        lm_ggml_type t;
+        int64_t m, n, k;
+    };
     for (Big g : {Big{LM_GGML_TYPE_F32, 64, 64, 128}, Big{LM_GGML_TYPE_F16, 64, 48, 160},
                   Big{LM_GGML_TYPE_Q4_1, 64, 20, 576}, Big{LM_GGML_TYPE_Q8_0, 48, 9, 256}}) {
         OpCase c;
@@ -201,7 +204,10 @@ HTensor out_prod_ref(const HTensor & a, const HTensor & b) {
 }
 
 void add_out_prod_cases(CaseList & t2) {
-    struct OP { const char * tag; Shape a, b; };
+    struct OP {
+        const char * tag;
+        Shape a, b;
+    };
     for (OP o : {OP{"9x13_by_7x13", sh(9, 13), sh(7, 13)}, OP{"bcast", sh(6, 5, 2, 1), sh(4, 5, 4, 2)}}) {
         OpCase c;
         c.name = std::string("OUT_PROD_f32_") + o.tag;
@@ -217,7 +223,11 @@ void add_out_prod_cases(CaseList & t2) {
     // panels (ne00 not a multiple of 32), odd K, a broadcast over dims 2 and
     // 3, b a transposed view (k contiguous: packed without a gather), a with
     // padded rows (a view), and K long against ne00 (a conv kernel's gradient).
-    struct G { const char * tag; Shape a, b; bool bt, a_view; };
+    struct G {
+        const char * tag;
+        Shape a, b;
+        bool bt, a_view;
+    };
     for (G o : {G{"gemm_40x33_by_19x33", sh(40, 33), sh(19, 33), false, false},
                 G{"gemm_bcast", sh(35, 9, 2, 1), sh(12, 9, 4, 2), false, false},
                 G{"gemm_b_transposed", sh(17, 70), sh(24, 70), true, false},

@@ -20,8 +20,12 @@ namespace {
 void add_norm_table(CaseList & t1) {
     for (bool rms : {false, true}) {
         const std::string op = rms ? "RMS_NORM" : "NORM";
-        struct N { Shape s; float eps; };
-        for (N c0 : {N{sh(64, 5, 3, 1), 1e-5f}, N{sh(33, 4, 1, 2), 1e-6f}, N{sh(4096, 2, 1, 1), 1e-5f}, N{sh(1, 3, 1, 1), 1e-5f}}) {
+        struct N {
+            Shape s;
+            float eps;
+        };
+        for (N c0 : {N{sh(64, 5, 3, 1), 1e-5f}, N{sh(33, 4, 1, 2), 1e-6f}, N{sh(4096, 2, 1, 1), 1e-5f},
+                     N{sh(1, 3, 1, 1), 1e-5f}}) {
             OpCase c;
             c.name = op + "_f32_" + shape_str(c0.s);
             c.build = [=](Builder & b) {
@@ -45,7 +49,8 @@ void add_norm_table(CaseList & t1) {
             OpCase c;
             c.name = op + "_f32_permuted";
             c.build = [=](Builder & b) {
-                lm_ggml_tensor * a = lm_ggml_permute(b.ctx, b.uniform(LM_GGML_TYPE_F32, sh(40, 3, 5), -2, 3), 0, 2, 1, 3);
+                lm_ggml_tensor * a =
+                    lm_ggml_permute(b.ctx, b.uniform(LM_GGML_TYPE_F32, sh(40, 3, 5), -2, 3), 0, 2, 1, 3);
                 return rms ? lm_ggml_rms_norm(b.ctx, a, 1e-5f) : lm_ggml_norm(b.ctx, a, 1e-5f);
             };
             c.ref = [=](const Inputs & in) { return norm_ref(permute(in[0], 0, 2, 1, 3), 1e-5f, rms); };
@@ -73,7 +78,8 @@ void add_diag_mask_cases(CaseList & t1) {
             c.cmp = Cmp::Exact;
             c.build = [=](Builder & b) {
                 lm_ggml_tensor * a = b.uniform(LM_GGML_TYPE_F32, sh(10, 6, 3));
-                return inplace ? lm_ggml_diag_mask_inf_inplace(b.ctx, a, n_past) : lm_ggml_diag_mask_inf(b.ctx, a, n_past);
+                return inplace ? lm_ggml_diag_mask_inf_inplace(b.ctx, a, n_past)
+                               : lm_ggml_diag_mask_inf(b.ctx, a, n_past);
             };
             c.ref = [=](const Inputs & in) {
                 return generate(in[0].ne, [&](int64_t i, int64_t j, int64_t k, int64_t l) {
@@ -107,16 +113,23 @@ void add_soft_max_cases(CaseList & t1) {
     {
         OpCase c;
         c.name = "SOFT_MAX_f32_inplace";
-        c.build = [](Builder & b) { return lm_ggml_soft_max_inplace(b.ctx, b.uniform(LM_GGML_TYPE_F32, sh(33, 4, 2), -4, 4)); };
+        c.build = [](Builder & b) {
+            return lm_ggml_soft_max_inplace(b.ctx, b.uniform(LM_GGML_TYPE_F32, sh(33, 4, 2), -4, 4));
+        };
         c.ref = [](const Inputs & in) { return soft_max_ref(in[0], nullptr, 1.0, 0.0); };
         t1.push_back(c);
     }
-    struct SM { const char * tag; Shape s; int64_t mask_rows; float scale, max_bias; };
+    struct SM {
+        const char * tag;
+        Shape s;
+        int64_t mask_rows;
+        float scale, max_bias;
+    };
     const SM table[] = {
         {"scale", sh(16, 7, 3, 1), 7, 0.3f, 0.0f},
-        {"padded_mask", sh(16, 7, 3, 2), 32, 0.125f, 0.0f},   // mask rows padded past ne1
+        {"padded_mask", sh(16, 7, 3, 2), 32, 0.125f, 0.0f}, // mask rows padded past ne1
         {"alibi_4_heads", sh(12, 5, 4, 1), 5, 1.0f, 8.0f},
-        {"alibi_6_heads", sh(12, 5, 6, 2), 8, 0.5f, 8.0f},    // slopes from both m0 and m1
+        {"alibi_6_heads", sh(12, 5, 6, 2), 8, 0.5f, 8.0f}, // slopes from both m0 and m1
         {"alibi_3_heads", sh(9, 3, 3, 1), 3, 1.0f, 4.0f},
     };
     for (const SM & m : table) {

@@ -10,14 +10,14 @@ namespace {
 HTensor sum_rows_ref(const HTensor & a, bool mean) {
     HTensor r(sh(1, a.ne[1], a.ne[2], a.ne[3]));
     for (int64_t i3 = 0; i3 < a.ne[3]; ++i3)
-    for (int64_t i2 = 0; i2 < a.ne[2]; ++i2)
-    for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
-        double s = 0;
-        for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) {
-            s += a.at(i0, i1, i2, i3);
-        }
-        r.at(0, i1, i2, i3) = mean ? s / static_cast<double>(a.ne[0]) : s;
-    }
+        for (int64_t i2 = 0; i2 < a.ne[2]; ++i2)
+            for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
+                double s = 0;
+                for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) {
+                    s += a.at(i0, i1, i2, i3);
+                }
+                r.at(0, i1, i2, i3) = mean ? s / static_cast<double>(a.ne[0]) : s;
+            }
     return r;
 }
 
@@ -26,17 +26,17 @@ HTensor argsort_ref(const HTensor & a, bool desc, int64_t keep) {
     HTensor r(sh(keep, a.ne[1], a.ne[2], a.ne[3]));
     std::vector<int64_t> idx(static_cast<size_t>(a.ne[0]));
     for (int64_t i3 = 0; i3 < a.ne[3]; ++i3)
-    for (int64_t i2 = 0; i2 < a.ne[2]; ++i2)
-    for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
-        std::iota(idx.begin(), idx.end(), 0);
-        std::stable_sort(idx.begin(), idx.end(), [&](int64_t x, int64_t y) {
-            const double vx = a.at(x, i1, i2, i3), vy = a.at(y, i1, i2, i3);
-            return desc ? vx > vy : vx < vy;
-        });
-        for (int64_t k = 0; k < keep; ++k) {
-            r.at(k, i1, i2, i3) = static_cast<double>(idx[static_cast<size_t>(k)]);
-        }
-    }
+        for (int64_t i2 = 0; i2 < a.ne[2]; ++i2)
+            for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
+                std::iota(idx.begin(), idx.end(), 0);
+                std::stable_sort(idx.begin(), idx.end(), [&](int64_t x, int64_t y) {
+                    const double vx = a.at(x, i1, i2, i3), vy = a.at(y, i1, i2, i3);
+                    return desc ? vx > vy : vx < vy;
+                });
+                for (int64_t k = 0; k < keep; ++k) {
+                    r.at(k, i1, i2, i3) = static_cast<double>(idx[static_cast<size_t>(k)]);
+                }
+            }
     return r;
 }
 
@@ -140,7 +140,9 @@ void add_arg_cases(CaseList & t1) {
 }
 
 void add_repeat_concat_cases(CaseList & t1) {
-    struct Rep { Shape a, to; };
+    struct Rep {
+        Shape a, to;
+    };
     for (lm_ggml_type t : {LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, LM_GGML_TYPE_I32}) {
         for (Rep r : {Rep{sh(3, 2, 1, 1), sh(6, 4, 3, 2)}, Rep{sh(5, 1, 2, 1), sh(10, 3, 2, 2)},
                       Rep{sh(7, 3, 2, 1), sh(7, 3, 2, 1)}}) {
@@ -148,9 +150,10 @@ void add_repeat_concat_cases(CaseList & t1) {
             c.name = std::string("REPEAT_") + type_str(t) + "_" + shape_str(r.a) + "_to_" + shape_str(r.to);
             c.cmp = Cmp::Exact;
             c.build = [=](Builder & b) {
-                lm_ggml_tensor * a = t == LM_GGML_TYPE_I32
-                    ? b.values(t, r.a, random_ints(b, r.a[0] * r.a[1] * r.a[2] * r.a[3], -100000, 100000))
-                    : b.uniform(t, r.a);
+                lm_ggml_tensor * a =
+                    t == LM_GGML_TYPE_I32
+                        ? b.values(t, r.a, random_ints(b, r.a[0] * r.a[1] * r.a[2] * r.a[3], -100000, 100000))
+                        : b.uniform(t, r.a);
                 lm_ggml_tensor * shape = lm_ggml_new_tensor_4d(b.ctx, t, r.to[0], r.to[1], r.to[2], r.to[3]);
                 return lm_ggml_repeat(b.ctx, a, shape);
             };

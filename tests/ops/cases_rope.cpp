@@ -38,35 +38,35 @@ HTensor rope_ref(const HTensor & x, const HTensor & pos, const HTensor * ff, con
 
     HTensor r = x; // dims >= n_dims are copied
     for (int64_t i3 = 0; i3 < x.ne[3]; ++i3)
-    for (int64_t i2 = 0; i2 < x.ne[2]; ++i2)
-    for (int64_t i1 = 0; i1 < x.ne[1]; ++i1) {
-        for (int64_t i = 0; i < p.n_dims / 2; ++i) {
-            const double theta_extrap = pos.v[static_cast<size_t>(i2)] * std::pow(base, -2.0 * i / p.n_dims) /
-                                        (ff ? ff->v[static_cast<size_t>(i)] : 1.0);
-            const double theta_interp = p.freq_scale * theta_extrap;
-            double theta = theta_interp;
-            double mscale = p.attn_factor;
-            if (p.ext_factor != 0.0f) {
-                const double y = (static_cast<double>(i) - lo) / std::max(0.001, hi - lo);
-                const double ramp_mix = (1.0 - std::min(1.0, std::max(0.0, y))) * p.ext_factor;
-                theta = theta_interp * (1 - ramp_mix) + theta_extrap * ramp_mix;
-                mscale *= 1.0 + 0.1 * std::log(1.0 / p.freq_scale);
+        for (int64_t i2 = 0; i2 < x.ne[2]; ++i2)
+            for (int64_t i1 = 0; i1 < x.ne[1]; ++i1) {
+                for (int64_t i = 0; i < p.n_dims / 2; ++i) {
+                    const double theta_extrap = pos.v[static_cast<size_t>(i2)] * std::pow(base, -2.0 * i / p.n_dims) /
+                                                (ff ? ff->v[static_cast<size_t>(i)] : 1.0);
+                    const double theta_interp = p.freq_scale * theta_extrap;
+                    double theta = theta_interp;
+                    double mscale = p.attn_factor;
+                    if (p.ext_factor != 0.0f) {
+                        const double y = (static_cast<double>(i) - lo) / std::max(0.001, hi - lo);
+                        const double ramp_mix = (1.0 - std::min(1.0, std::max(0.0, y))) * p.ext_factor;
+                        theta = theta_interp * (1 - ramp_mix) + theta_extrap * ramp_mix;
+                        mscale *= 1.0 + 0.1 * std::log(1.0 / p.freq_scale);
+                    }
+                    const double c = std::cos(theta) * mscale, s = std::sin(theta) * mscale;
+                    const int64_t j0 = neox ? i : 2 * i;
+                    const int64_t j1 = neox ? i + p.n_dims / 2 : 2 * i + 1;
+                    const double x0 = x.at(j0, i1, i2, i3), x1 = x.at(j1, i1, i2, i3);
+                    r.at(j0, i1, i2, i3) = x0 * c - x1 * s;
+                    r.at(j1, i1, i2, i3) = x0 * s + x1 * c;
+                }
             }
-            const double c = std::cos(theta) * mscale, s = std::sin(theta) * mscale;
-            const int64_t j0 = neox ? i : 2 * i;
-            const int64_t j1 = neox ? i + p.n_dims / 2 : 2 * i + 1;
-            const double x0 = x.at(j0, i1, i2, i3), x1 = x.at(j1, i1, i2, i3);
-            r.at(j0, i1, i2, i3) = x0 * c - x1 * s;
-            r.at(j1, i1, i2, i3) = x0 * s + x1 * c;
-        }
-    }
     return r;
 }
 
 struct RopeCase {
     std::string tag;
     lm_ggml_type type;
-    Shape ne;          // (head_dim, n_head, n_tokens, batch)
+    Shape ne; // (head_dim, n_head, n_tokens, batch)
     RopeParams p;
     bool freq_factors = false;
     bool inplace = false;
@@ -76,7 +76,8 @@ struct RopeCase {
 
 OpCase make_rope_case(const RopeCase & rc) {
     OpCase c;
-    c.name = std::string("ROPE_") + type_str(rc.type) + "_" + ((rc.p.mode & LM_GGML_ROPE_TYPE_NEOX) ? "neox_" : "norm_") + rc.tag;
+    c.name = std::string("ROPE_") + type_str(rc.type) + "_" +
+             ((rc.p.mode & LM_GGML_ROPE_TYPE_NEOX) ? "neox_" : "norm_") + rc.tag;
     c.max_nmse = kNmseRope;
     c.build = [rc](Builder & b) {
         const Shape ne = rc.ne;

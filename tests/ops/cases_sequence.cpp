@@ -25,7 +25,7 @@ namespace {
 // ---------------------------------------------------------------- SSM_CONV
 struct ConvDims {
     int64_t d_conv, d_inner, n_t, n_s;
-    bool    transposed; // sx is a transposed view of a (d_inner, L, n_s) tensor
+    bool transposed; // sx is a transposed view of a (d_inner, L, n_s) tensor
 };
 
 void add_ssm_conv_cases(CaseList & t1) {
@@ -37,8 +37,8 @@ void add_ssm_conv_cases(CaseList & t1) {
                  std::to_string(d.n_t) + "x" + std::to_string(d.n_s) + (d.transposed ? "_transposed" : "");
         c.build = [=](Builder & b) {
             lm_ggml_tensor * sx = d.transposed
-                ? lm_ggml_transpose(b.ctx, b.uniform(LM_GGML_TYPE_F32, sh(d.d_inner, L, d.n_s)))
-                : b.uniform(LM_GGML_TYPE_F32, sh(L, d.d_inner, d.n_s));
+                                      ? lm_ggml_transpose(b.ctx, b.uniform(LM_GGML_TYPE_F32, sh(d.d_inner, L, d.n_s)))
+                                      : b.uniform(LM_GGML_TYPE_F32, sh(L, d.d_inner, d.n_s));
             lm_ggml_tensor * w = b.uniform(LM_GGML_TYPE_F32, sh(d.d_conv, d.d_inner));
             return lm_ggml_ssm_conv(b.ctx, sx, w);
         };
@@ -62,8 +62,8 @@ void add_ssm_conv_cases(CaseList & t1) {
 // ---------------------------------------------------------------- SSM_SCAN
 struct ScanDims {
     int64_t d_state, d_inner, n_t, n_s;
-    double  dt_hi;  // dt uniform in [-3, dt_hi): above 20 takes softplus's linear branch
-    bool    bc_view; // B and C are column slices of one (2*d_state, n_t, n_s) tensor, as in Mamba
+    double dt_hi; // dt uniform in [-3, dt_hi): above 20 takes softplus's linear branch
+    bool bc_view; // B and C are column slices of one (2*d_state, n_t, n_s) tensor, as in Mamba
 };
 
 HTensor ssm_scan_ref(const ScanDims & d, const HTensor & s0, const HTensor & x, const HTensor & dt, const HTensor & A,
@@ -90,22 +90,23 @@ HTensor ssm_scan_ref(const ScanDims & d, const HTensor & s0, const HTensor & x, 
 }
 
 void add_ssm_scan_cases(CaseList & t1) {
-    for (ScanDims d : {ScanDims{16, 12, 4, 3, 3.0, false}, ScanDims{16, 7, 1, 2, 3.0, false},
-                       ScanDims{8, 9, 5, 2, 24.0, true}}) {
+    for (ScanDims d :
+         {ScanDims{16, 12, 4, 3, 3.0, false}, ScanDims{16, 7, 1, 2, 3.0, false}, ScanDims{8, 9, 5, 2, 24.0, true}}) {
         OpCase c;
         c.name = "SSM_SCAN_f32_" + std::to_string(d.d_state) + "x" + std::to_string(d.d_inner) + "x" +
                  std::to_string(d.n_t) + "x" + std::to_string(d.n_s) + (d.dt_hi > 20 ? "_dt_large" : "") +
                  (d.bc_view ? "_bc_view" : "");
         c.build = [=](Builder & b) {
-            lm_ggml_tensor * s  = b.uniform(LM_GGML_TYPE_F32, sh(d.d_state, d.d_inner, d.n_s));
-            lm_ggml_tensor * x  = b.uniform(LM_GGML_TYPE_F32, sh(d.d_inner, d.n_t, d.n_s));
+            lm_ggml_tensor * s = b.uniform(LM_GGML_TYPE_F32, sh(d.d_state, d.d_inner, d.n_s));
+            lm_ggml_tensor * x = b.uniform(LM_GGML_TYPE_F32, sh(d.d_inner, d.n_t, d.n_s));
             lm_ggml_tensor * dt = b.uniform(LM_GGML_TYPE_F32, sh(d.d_inner, d.n_t, d.n_s), -3.0, d.dt_hi);
-            lm_ggml_tensor * A  = b.uniform(LM_GGML_TYPE_F32, sh(d.d_state, d.d_inner), -2.0, -0.1); // decays
-            lm_ggml_tensor * B = nullptr, * C = nullptr;
+            lm_ggml_tensor * A = b.uniform(LM_GGML_TYPE_F32, sh(d.d_state, d.d_inner), -2.0, -0.1); // decays
+            lm_ggml_tensor *B = nullptr, *C = nullptr;
             if (d.bc_view) {
                 lm_ggml_tensor * bc = b.uniform(LM_GGML_TYPE_F32, sh(2 * d.d_state, d.n_t, d.n_s));
                 B = lm_ggml_view_3d(b.ctx, bc, d.d_state, d.n_t, d.n_s, bc->nb[1], bc->nb[2], 0);
-                C = lm_ggml_view_3d(b.ctx, bc, d.d_state, d.n_t, d.n_s, bc->nb[1], bc->nb[2], d.d_state * sizeof(float));
+                C = lm_ggml_view_3d(b.ctx, bc, d.d_state, d.n_t, d.n_s, bc->nb[1], bc->nb[2],
+                                    d.d_state * sizeof(float));
             } else {
                 B = b.uniform(LM_GGML_TYPE_F32, sh(d.d_state, d.n_t, d.n_s));
                 C = b.uniform(LM_GGML_TYPE_F32, sh(d.d_state, d.n_t, d.n_s));
@@ -117,8 +118,11 @@ void add_ssm_scan_cases(CaseList & t1) {
                 return ssm_scan_ref(d, in[0], in[1], in[2], in[3], in[4], in[5]);
             }
             const HTensor & bc = in[4];
-            const HTensor B = generate(sh(d.d_state, d.n_t, d.n_s), [&](int64_t n, int64_t t, int64_t s, int64_t) { return bc.at(n, t, s); });
-            const HTensor C = generate(sh(d.d_state, d.n_t, d.n_s), [&](int64_t n, int64_t t, int64_t s, int64_t) { return bc.at(d.d_state + n, t, s); });
+            const HTensor B = generate(sh(d.d_state, d.n_t, d.n_s),
+                                       [&](int64_t n, int64_t t, int64_t s, int64_t) { return bc.at(n, t, s); });
+            const HTensor C = generate(sh(d.d_state, d.n_t, d.n_s), [&](int64_t n, int64_t t, int64_t s, int64_t) {
+                return bc.at(d.d_state + n, t, s);
+            });
             return ssm_scan_ref(d, in[0], in[1], in[2], in[3], B, C);
         };
         t1.push_back(c);
@@ -179,9 +183,9 @@ void add_rwkv_wkv6_cases(CaseList & t1) {
         c.name = "RWKV_WKV6_f32_" + d.tag();
         c.build = [=](Builder & b) {
             const Shape tok = sh(d.S, d.H, d.T());
-            lm_ggml_tensor * k  = b.uniform(LM_GGML_TYPE_F32, tok);
-            lm_ggml_tensor * v  = b.uniform(LM_GGML_TYPE_F32, tok);
-            lm_ggml_tensor * r  = b.uniform(LM_GGML_TYPE_F32, tok);
+            lm_ggml_tensor * k = b.uniform(LM_GGML_TYPE_F32, tok);
+            lm_ggml_tensor * v = b.uniform(LM_GGML_TYPE_F32, tok);
+            lm_ggml_tensor * r = b.uniform(LM_GGML_TYPE_F32, tok);
             lm_ggml_tensor * tf = b.uniform(LM_GGML_TYPE_F32, sh(d.S, d.H));
             lm_ggml_tensor * td = b.uniform(LM_GGML_TYPE_F32, tok, 0.3, 1.0); // decays in (0, 1)
             lm_ggml_tensor * st = b.uniform(LM_GGML_TYPE_F32, sh(d.S * d.S * d.H, d.n_seqs));
@@ -206,10 +210,10 @@ void add_gated_linear_attn_cases(CaseList & t1) {
         c.name = "GATED_LINEAR_ATTN_f32_" + d.tag();
         c.build = [=](Builder & b) {
             const Shape tok = sh(d.S, d.H, d.T());
-            lm_ggml_tensor * k  = b.uniform(LM_GGML_TYPE_F32, tok);
-            lm_ggml_tensor * v  = b.uniform(LM_GGML_TYPE_F32, tok);
-            lm_ggml_tensor * q  = b.uniform(LM_GGML_TYPE_F32, tok);
-            lm_ggml_tensor * g  = b.uniform(LM_GGML_TYPE_F32, tok, 0.3, 1.0); // gates in (0, 1)
+            lm_ggml_tensor * k = b.uniform(LM_GGML_TYPE_F32, tok);
+            lm_ggml_tensor * v = b.uniform(LM_GGML_TYPE_F32, tok);
+            lm_ggml_tensor * q = b.uniform(LM_GGML_TYPE_F32, tok);
+            lm_ggml_tensor * g = b.uniform(LM_GGML_TYPE_F32, tok, 0.3, 1.0); // gates in (0, 1)
             lm_ggml_tensor * st = b.uniform(LM_GGML_TYPE_F32, sh(d.S * d.S * d.H, d.n_seqs));
             return lm_ggml_gated_linear_attn(b.ctx, k, v, q, g, st, scale);
         };

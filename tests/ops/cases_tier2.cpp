@@ -22,13 +22,18 @@ namespace opstest {
 namespace {
 
 void add_group_norm_cases(CaseList & t2) {
-    struct GN { Shape s; int groups; bool inplace; };
+    struct GN {
+        Shape s;
+        int groups;
+        bool inplace;
+    };
     for (GN g : {GN{sh(8, 4, 6, 1), 3, false}, GN{sh(5, 3, 7, 2), 3, false}, GN{sh(6, 2, 8, 1), 4, true}}) {
         OpCase c;
         c.name = "GROUP_NORM_f32_" + shape_str(g.s) + "_g" + std::to_string(g.groups) + (g.inplace ? "_inplace" : "");
         c.build = [=](Builder & b) {
             lm_ggml_tensor * a = b.uniform(LM_GGML_TYPE_F32, g.s, -2, 3);
-            return g.inplace ? lm_ggml_group_norm_inplace(b.ctx, a, g.groups, 1e-6f) : lm_ggml_group_norm(b.ctx, a, g.groups, 1e-6f);
+            return g.inplace ? lm_ggml_group_norm_inplace(b.ctx, a, g.groups, 1e-6f)
+                             : lm_ggml_group_norm(b.ctx, a, g.groups, 1e-6f);
         };
         c.ref = [=](const Inputs & in) {
             const HTensor & a = in[0];
@@ -40,15 +45,22 @@ void add_group_norm_cases(CaseList & t2) {
                     double sum = 0, sq = 0, n = 0;
                     for (int64_t ch = c0; ch < c1; ++ch)
                         for (int64_t i1 = 0; i1 < a.ne[1]; ++i1)
-                            for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) { sum += a.at(i0, i1, ch, i3); n += 1; }
+                            for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) {
+                                sum += a.at(i0, i1, ch, i3);
+                                n += 1;
+                            }
                     const double mean = sum / n;
                     for (int64_t ch = c0; ch < c1; ++ch)
                         for (int64_t i1 = 0; i1 < a.ne[1]; ++i1)
-                            for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) { const double d = a.at(i0, i1, ch, i3) - mean; sq += d * d; }
+                            for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) {
+                                const double d = a.at(i0, i1, ch, i3) - mean;
+                                sq += d * d;
+                            }
                     const double scale = 1.0 / std::sqrt(sq / n + static_cast<double>(1e-6f));
                     for (int64_t ch = c0; ch < c1; ++ch)
                         for (int64_t i1 = 0; i1 < a.ne[1]; ++i1)
-                            for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) r.at(i0, i1, ch, i3) = (a.at(i0, i1, ch, i3) - mean) * scale;
+                            for (int64_t i0 = 0; i0 < a.ne[0]; ++i0)
+                                r.at(i0, i1, ch, i3) = (a.at(i0, i1, ch, i3) - mean) * scale;
                 }
             }
             return r;
@@ -72,20 +84,23 @@ HTensor im2col_ref(const Im2col & m, const HTensor & x) {
     const int64_t OH = m.is_2d ? (IH + 2 * m.p1 - m.d1 * (KH - 1) - 1) / m.s1 + 1 : 1;
     HTensor r(m.is_2d ? sh(IC * KH * KW, OW, OH, N) : sh(IC * KW, OW, N, 1));
     for (int64_t n = 0; n < N; ++n)
-    for (int64_t oh = 0; oh < OH; ++oh)
-    for (int64_t ow = 0; ow < OW; ++ow)
-    for (int64_t c = 0; c < IC; ++c)
-    for (int64_t kh = 0; kh < KH; ++kh)
-    for (int64_t kw = 0; kw < KW; ++kw) {
-        const int64_t iw = ow * m.s0 + kw * m.d0 - m.p0;
-        const int64_t ih = oh * m.s1 + kh * m.d1 - m.p1;
-        double v = 0;
-        if (iw >= 0 && iw < IW && ih >= 0 && ih < IH) {
-            v = m.is_2d ? x.at(iw, ih, c, n) : x.at(iw, c, n);
-        }
-        const int64_t k = (c * KH + kh) * KW + kw;
-        if (m.is_2d) r.at(k, ow, oh, n) = v; else r.at(k, ow, n) = v;
-    }
+        for (int64_t oh = 0; oh < OH; ++oh)
+            for (int64_t ow = 0; ow < OW; ++ow)
+                for (int64_t c = 0; c < IC; ++c)
+                    for (int64_t kh = 0; kh < KH; ++kh)
+                        for (int64_t kw = 0; kw < KW; ++kw) {
+                            const int64_t iw = ow * m.s0 + kw * m.d0 - m.p0;
+                            const int64_t ih = oh * m.s1 + kh * m.d1 - m.p1;
+                            double v = 0;
+                            if (iw >= 0 && iw < IW && ih >= 0 && ih < IH) {
+                                v = m.is_2d ? x.at(iw, ih, c, n) : x.at(iw, c, n);
+                            }
+                            const int64_t k = (c * KH + kh) * KW + kw;
+                            if (m.is_2d)
+                                r.at(k, ow, oh, n) = v;
+                            else
+                                r.at(k, ow, n) = v;
+                        }
     return r;
 }
 
@@ -118,7 +133,9 @@ void add_pool_cases(CaseList & t2) {
         {
             OpCase c;
             c.name = "POOL_1D_" + tag + "_k3_s3_10x4x2";
-            c.build = [=](Builder & b) { return lm_ggml_pool_1d(b.ctx, b.uniform(LM_GGML_TYPE_F32, sh(10, 4, 2)), op, 3, 3, 0); };
+            c.build = [=](Builder & b) {
+                return lm_ggml_pool_1d(b.ctx, b.uniform(LM_GGML_TYPE_F32, sh(10, 4, 2)), op, 3, 3, 0);
+            };
             c.ref = [=](const Inputs & in) {
                 const HTensor & a = in[0];
                 return generate(sh(3, 4, 2), [&](int64_t i0, int64_t i1, int64_t i2, int64_t) {
@@ -132,11 +149,16 @@ void add_pool_cases(CaseList & t2) {
             };
             t2.push_back(c);
         }
-        struct P2 { Shape s; int k0, k1, s0, s1, p0, p1; };
-        for (P2 p : {P2{sh(9, 7, 3, 1), 3, 3, 2, 2, 1, 1}, P2{sh(8, 6, 2, 2), 2, 2, 2, 2, 0, 0}, P2{sh(10, 5, 2, 1), 3, 2, 1, 2, 1, 0}}) {
+        struct P2 {
+            Shape s;
+            int k0, k1, s0, s1, p0, p1;
+        };
+        for (P2 p : {P2{sh(9, 7, 3, 1), 3, 3, 2, 2, 1, 1}, P2{sh(8, 6, 2, 2), 2, 2, 2, 2, 0, 0},
+                     P2{sh(10, 5, 2, 1), 3, 2, 1, 2, 1, 0}}) {
             OpCase c;
-            c.name = "POOL_2D_" + tag + "_" + shape_str(p.s) + "_k" + std::to_string(p.k0) + std::to_string(p.k1) + "_s" +
-                     std::to_string(p.s0) + std::to_string(p.s1) + "_p" + std::to_string(p.p0) + std::to_string(p.p1);
+            c.name = "POOL_2D_" + tag + "_" + shape_str(p.s) + "_k" + std::to_string(p.k0) + std::to_string(p.k1) +
+                     "_s" + std::to_string(p.s0) + std::to_string(p.s1) + "_p" + std::to_string(p.p0) +
+                     std::to_string(p.p1);
             c.build = [=](Builder & b) {
                 return lm_ggml_pool_2d(b.ctx, b.uniform(LM_GGML_TYPE_F32, p.s), op, p.k0, p.k1, p.s0, p.s1,
                                        static_cast<float>(p.p0), static_cast<float>(p.p1));
@@ -150,7 +172,8 @@ void add_pool_cases(CaseList & t2) {
                         for (int kx = 0; kx < p.k0; ++kx) {
                             const int64_t x = ox * p.s0 - p.p0 + kx, y = oy * p.s1 - p.p1 + ky;
                             if (x < 0 || y < 0 || x >= a.ne[0] || y >= a.ne[1]) continue;
-                            acc = op == LM_GGML_OP_POOL_AVG ? acc + a.at(x, y, i2, i3) : std::max(acc, a.at(x, y, i2, i3));
+                            acc = op == LM_GGML_OP_POOL_AVG ? acc + a.at(x, y, i2, i3)
+                                                            : std::max(acc, a.at(x, y, i2, i3));
                         }
                     }
                     return op == LM_GGML_OP_POOL_AVG ? acc / (p.k0 * p.k1) : acc;
@@ -162,15 +185,20 @@ void add_pool_cases(CaseList & t2) {
 }
 
 void add_resample_cases(CaseList & t2) {
-    struct Up { std::string tag; Shape from, to; };
-    for (const Up & u : {Up{"x2", sh(5, 3, 2, 1), sh(10, 6, 2, 1)}, Up{"ext_3x2x2_to_7x5x3x2", sh(3, 2, 2, 1), sh(7, 5, 3, 2)}}) {
+    struct Up {
+        std::string tag;
+        Shape from, to;
+    };
+    for (const Up & u :
+         {Up{"x2", sh(5, 3, 2, 1), sh(10, 6, 2, 1)}, Up{"ext_3x2x2_to_7x5x3x2", sh(3, 2, 2, 1), sh(7, 5, 3, 2)}}) {
         OpCase c;
         c.name = "UPSCALE_f32_" + u.tag;
         c.cmp = Cmp::Exact;
         c.build = [=](Builder & b) {
             lm_ggml_tensor * a = b.uniform(LM_GGML_TYPE_F32, u.from);
-            return u.tag == "x2" ? lm_ggml_upscale(b.ctx, a, 2)
-                                 : lm_ggml_upscale_ext(b.ctx, a, (int) u.to[0], (int) u.to[1], (int) u.to[2], (int) u.to[3]);
+            return u.tag == "x2"
+                       ? lm_ggml_upscale(b.ctx, a, 2)
+                       : lm_ggml_upscale_ext(b.ctx, a, (int) u.to[0], (int) u.to[1], (int) u.to[2], (int) u.to[3]);
         };
         c.ref = [=](const Inputs & in) {
             const HTensor & a = in[0];
@@ -184,42 +212,56 @@ void add_resample_cases(CaseList & t2) {
         };
         t2.push_back(c);
     }
-    struct Pd { Shape s; int p0, p1, p2, p3; };
+    struct Pd {
+        Shape s;
+        int p0, p1, p2, p3;
+    };
     for (Pd p : {Pd{sh(5, 3, 2, 1), 2, 1, 0, 1}, Pd{sh(7, 1, 1, 1), 3, 0, 0, 0}}) {
         OpCase c;
-        c.name = "PAD_f32_" + shape_str(p.s) + "_by_" + std::to_string(p.p0) + std::to_string(p.p1) + std::to_string(p.p2) + std::to_string(p.p3);
+        c.name = "PAD_f32_" + shape_str(p.s) + "_by_" + std::to_string(p.p0) + std::to_string(p.p1) +
+                 std::to_string(p.p2) + std::to_string(p.p3);
         c.cmp = Cmp::Exact;
-        c.build = [=](Builder & b) { return lm_ggml_pad(b.ctx, b.uniform(LM_GGML_TYPE_F32, p.s), p.p0, p.p1, p.p2, p.p3); };
+        c.build = [=](Builder & b) {
+            return lm_ggml_pad(b.ctx, b.uniform(LM_GGML_TYPE_F32, p.s), p.p0, p.p1, p.p2, p.p3);
+        };
         c.ref = [=](const Inputs & in) {
             const HTensor & a = in[0];
-            return generate(sh(a.ne[0] + p.p0, a.ne[1] + p.p1, a.ne[2] + p.p2, a.ne[3] + p.p3), [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
-                const bool inside = i0 < a.ne[0] && i1 < a.ne[1] && i2 < a.ne[2] && i3 < a.ne[3];
-                return inside ? a.at(i0, i1, i2, i3) : 0.0;
-            });
+            return generate(sh(a.ne[0] + p.p0, a.ne[1] + p.p1, a.ne[2] + p.p2, a.ne[3] + p.p3),
+                            [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+                                const bool inside = i0 < a.ne[0] && i1 < a.ne[1] && i2 < a.ne[2] && i3 < a.ne[3];
+                                return inside ? a.at(i0, i1, i2, i3) : 0.0;
+                            });
         };
         t2.push_back(c);
     }
 }
 
 void add_misc_cases(CaseList & t2) {
-    struct Ar { float start, stop, step; };
+    struct Ar {
+        float start, stop, step;
+    };
     for (Ar a : {Ar{0.0f, 10.0f, 1.0f}, Ar{-3.5f, 4.25f, 0.75f}, Ar{1.0f, 2.0f, 0.1f}}) {
         OpCase c;
         char buf[96];
         std::snprintf(buf, sizeof(buf), "ARANGE_%g_%g_%g", a.start, a.stop, a.step);
         c.name = buf;
-        for (char & ch : c.name) if (ch == '.' || ch == '-') ch = (ch == '.') ? 'p' : 'm';
+        for (char & ch : c.name)
+            if (ch == '.' || ch == '-') ch = (ch == '.') ? 'p' : 'm';
         c.build = [=](Builder & b) { return lm_ggml_arange(b.ctx, a.start, a.stop, a.step); };
         c.ref = [=](const Inputs &) {
             const int64_t n = static_cast<int64_t>(std::ceil(static_cast<float>((a.stop - a.start) / a.step)));
-            return generate(sh(n), [&](int64_t i, int64_t, int64_t, int64_t) { return static_cast<double>(a.start) + static_cast<double>(a.step) * i; });
+            return generate(sh(n), [&](int64_t i, int64_t, int64_t, int64_t) {
+                return static_cast<double>(a.start) + static_cast<double>(a.step) * i;
+            });
         };
         t2.push_back(c);
     }
     for (int dim : {16, 15}) {
         OpCase c;
         c.name = "TIMESTEP_EMBEDDING_f32_dim" + std::to_string(dim) + "_n5";
-        c.build = [=](Builder & b) { return lm_ggml_timestep_embedding(b.ctx, b.uniform(LM_GGML_TYPE_F32, sh(5), 0, 1000), dim, 10000); };
+        c.build = [=](Builder & b) {
+            return lm_ggml_timestep_embedding(b.ctx, b.uniform(LM_GGML_TYPE_F32, sh(5), 0, 1000), dim, 10000);
+        };
         c.ref = [=](const Inputs & in) {
             const int half = dim / 2;
             HTensor r(sh(dim + (dim % 2), in[0].ne[0]));
@@ -242,8 +284,12 @@ void add_misc_cases(CaseList & t2) {
     for (bool inplace : {false, true}) {
         OpCase c;
         c.name = std::string("LEAKY_RELU_f32_33x4x2") + (inplace ? "_inplace" : "");
-        c.build = [=](Builder & b) { return lm_ggml_leaky_relu(b.ctx, b.uniform(LM_GGML_TYPE_F32, sh(33, 4, 2), -3, 3), 0.1f, inplace); };
-        c.ref = [](const Inputs & in) { return map1(in[0], [](double x) { return x > 0 ? x : static_cast<double>(0.1f) * x; }); };
+        c.build = [=](Builder & b) {
+            return lm_ggml_leaky_relu(b.ctx, b.uniform(LM_GGML_TYPE_F32, sh(33, 4, 2), -3, 3), 0.1f, inplace);
+        };
+        c.ref = [](const Inputs & in) {
+            return map1(in[0], [](double x) { return x > 0 ? x : static_cast<double>(0.1f) * x; });
+        };
         t2.push_back(c);
     }
 }

@@ -45,7 +45,8 @@ const UnaryDef kUnary[] = {
     {"RELU", lm_ggml_relu, lm_ggml_relu_inplace, [](double x) { return x > 0 ? x : 0.0; }, -3, 3, true},
     {"SIGMOID", lm_ggml_sigmoid, lm_ggml_sigmoid_inplace, sigmoid, -6, 6, false},
     {"GELU", lm_ggml_gelu, lm_ggml_gelu_inplace, gelu, -4, 4, false},
-    {"GELU_QUICK", lm_ggml_gelu_quick, lm_ggml_gelu_quick_inplace, [](double x) { return x * sigmoid(1.702 * x); }, -4, 4, false},
+    {"GELU_QUICK", lm_ggml_gelu_quick, lm_ggml_gelu_quick_inplace, [](double x) { return x * sigmoid(1.702 * x); }, -4,
+     4, false},
     {"SILU", lm_ggml_silu, lm_ggml_silu_inplace, [](double x) { return x * sigmoid(x); }, -6, 6, false},
     {"HARDSWISH", lm_ggml_hardswish, hardswish_inplace, [](double x) { return x * hardsigmoid(x); }, -5, 5, false},
     {"HARDSIGMOID", lm_ggml_hardsigmoid, hardsigmoid_inplace, hardsigmoid, -5, 5, false},
@@ -103,7 +104,9 @@ void add_unary_cases(CaseList & t1, CaseList & /*t2*/) {
         {
             OpCase c = unary_case(u, "f16_" + shape_str(sh(33, 4, 2, 1)));
             c.cpu_required = false;
-            c.build = [&u](Builder & b) { return u.make(b.ctx, b.uniform(LM_GGML_TYPE_F16, sh(33, 4, 2, 1), u.lo, u.hi)); };
+            c.build = [&u](Builder & b) {
+                return u.make(b.ctx, b.uniform(LM_GGML_TYPE_F16, sh(33, 4, 2, 1), u.lo, u.hi));
+            };
             c.ref = [&u](const Inputs & in) { return map1(in[0], u.f); };
             t1.push_back(c);
         }

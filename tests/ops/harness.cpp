@@ -83,8 +83,14 @@ void record(const std::string & key, const std::string & name, Outcome o) {
     Tally & t = g_tally[key];
     switch (o) {
         case Outcome::Passed: t.passed++; break;
-        case Outcome::Failed: t.failed++; t.failed_names.push_back(name); break;
-        case Outcome::Unsupported: t.unsupported++; t.unsupported_names.push_back(name); break;
+        case Outcome::Failed:
+            t.failed++;
+            t.failed_names.push_back(name);
+            break;
+        case Outcome::Unsupported:
+            t.unsupported++;
+            t.unsupported_names.push_back(name);
+            break;
     }
 }
 
@@ -127,7 +133,7 @@ public:
 // ---------------------------------------------------------------- parameters
 struct Param {
     lmtest::DeviceInfo dev;
-    int n_threads;        // 0: the device's default
+    int n_threads; // 0: the device's default
     const OpCase * c;
 };
 
@@ -179,8 +185,8 @@ std::string param_name(const ::testing::TestParamInfo<Param> & info) {
 
 // ---------------------------------------------------------------- one run
 bool is_view_op(lm_ggml_op op) {
-    return op == LM_GGML_OP_NONE || op == LM_GGML_OP_VIEW || op == LM_GGML_OP_RESHAPE ||
-           op == LM_GGML_OP_PERMUTE || op == LM_GGML_OP_TRANSPOSE;
+    return op == LM_GGML_OP_NONE || op == LM_GGML_OP_VIEW || op == LM_GGML_OP_RESHAPE || op == LM_GGML_OP_PERMUTE ||
+           op == LM_GGML_OP_TRANSPOSE;
 }
 
 struct CtxDeleter {
@@ -192,9 +198,9 @@ struct BackendDeleter {
 
 double nmse_floor(lm_ggml_type out_type) {
     switch (out_type) {
-        case LM_GGML_TYPE_F16:  return kNmseF16Out;
+        case LM_GGML_TYPE_F16: return kNmseF16Out;
         case LM_GGML_TYPE_BF16: return kNmseBF16Out;
-        default:                return 0.0;
+        default: return 0.0;
     }
 }
 
@@ -249,8 +255,8 @@ void run_case(const Param & p, Outcome * outcome, std::string * why_unsupported)
         }
     }
     for (const Leaf & leaf : b.leaves()) {
-        ASSERT_EQ(lm_ggml_nbytes(leaf.t), leaf.bytes.size()) << "lm_ggml_nbytes disagrees with the test's layout for "
-                                                              << leaf.t->name;
+        ASSERT_EQ(lm_ggml_nbytes(leaf.t), leaf.bytes.size())
+            << "lm_ggml_nbytes disagrees with the test's layout for " << leaf.t->name;
         lm_ggml_backend_tensor_set(leaf.t, leaf.bytes.data(), 0, leaf.bytes.size());
     }
     for (int i = 0; i < lm_ggml_graph_n_nodes(graph); ++i) {
@@ -286,9 +292,9 @@ void run_case(const Param & p, Outcome * outcome, std::string * why_unsupported)
     if (lmtest::is_plain_type(out->type)) {
         lmtest::round_all(expected, out->type);
     }
-    const lmtest::CompareResult cmp = c.cmp == Cmp::Exact
-        ? lmtest::compare_exact(expected, actual)
-        : lmtest::compare_nmse(expected, actual, std::max(c.max_nmse, nmse_floor(out->type)));
+    const lmtest::CompareResult cmp =
+        c.cmp == Cmp::Exact ? lmtest::compare_exact(expected, actual)
+                            : lmtest::compare_nmse(expected, actual, std::max(c.max_nmse, nmse_floor(out->type)));
     EXPECT_TRUE(cmp.ok) << c.name << " on " << config_key(p) << ": " << cmp.message;
     if (c.cmp == Cmp::Nmse) {
         ::testing::Test::RecordProperty("nmse", std::to_string(cmp.nmse));
@@ -372,18 +378,48 @@ TEST(OpTables, CoverEveryListedOp) {
             }
         }
     }
-    const lm_ggml_op tier1[] = {
-        LM_GGML_OP_DUP, LM_GGML_OP_ADD, LM_GGML_OP_ADD1, LM_GGML_OP_ACC, LM_GGML_OP_SUB, LM_GGML_OP_MUL,
-        LM_GGML_OP_DIV, LM_GGML_OP_SQR, LM_GGML_OP_SQRT, LM_GGML_OP_LOG, LM_GGML_OP_SIN, LM_GGML_OP_COS,
-        LM_GGML_OP_SUM, LM_GGML_OP_SUM_ROWS, LM_GGML_OP_MEAN, LM_GGML_OP_ARGMAX, LM_GGML_OP_REPEAT,
-        LM_GGML_OP_CONCAT, LM_GGML_OP_NORM, LM_GGML_OP_RMS_NORM, LM_GGML_OP_MUL_MAT, LM_GGML_OP_MUL_MAT_ID,
-        LM_GGML_OP_SCALE, LM_GGML_OP_SET, LM_GGML_OP_CPY, LM_GGML_OP_CONT, LM_GGML_OP_RESHAPE, LM_GGML_OP_VIEW,
-        LM_GGML_OP_PERMUTE, LM_GGML_OP_TRANSPOSE, LM_GGML_OP_GET_ROWS, LM_GGML_OP_DIAG_MASK_INF,
-        LM_GGML_OP_SOFT_MAX, LM_GGML_OP_ROPE, LM_GGML_OP_CLAMP, LM_GGML_OP_ARGSORT, LM_GGML_OP_FLASH_ATTN_EXT,
-        LM_GGML_OP_UNARY};
+    const lm_ggml_op tier1[] = {LM_GGML_OP_DUP,
+                                LM_GGML_OP_ADD,
+                                LM_GGML_OP_ADD1,
+                                LM_GGML_OP_ACC,
+                                LM_GGML_OP_SUB,
+                                LM_GGML_OP_MUL,
+                                LM_GGML_OP_DIV,
+                                LM_GGML_OP_SQR,
+                                LM_GGML_OP_SQRT,
+                                LM_GGML_OP_LOG,
+                                LM_GGML_OP_SIN,
+                                LM_GGML_OP_COS,
+                                LM_GGML_OP_SUM,
+                                LM_GGML_OP_SUM_ROWS,
+                                LM_GGML_OP_MEAN,
+                                LM_GGML_OP_ARGMAX,
+                                LM_GGML_OP_REPEAT,
+                                LM_GGML_OP_CONCAT,
+                                LM_GGML_OP_NORM,
+                                LM_GGML_OP_RMS_NORM,
+                                LM_GGML_OP_MUL_MAT,
+                                LM_GGML_OP_MUL_MAT_ID,
+                                LM_GGML_OP_SCALE,
+                                LM_GGML_OP_SET,
+                                LM_GGML_OP_CPY,
+                                LM_GGML_OP_CONT,
+                                LM_GGML_OP_RESHAPE,
+                                LM_GGML_OP_VIEW,
+                                LM_GGML_OP_PERMUTE,
+                                LM_GGML_OP_TRANSPOSE,
+                                LM_GGML_OP_GET_ROWS,
+                                LM_GGML_OP_DIAG_MASK_INF,
+                                LM_GGML_OP_SOFT_MAX,
+                                LM_GGML_OP_ROPE,
+                                LM_GGML_OP_CLAMP,
+                                LM_GGML_OP_ARGSORT,
+                                LM_GGML_OP_FLASH_ATTN_EXT,
+                                LM_GGML_OP_UNARY};
     const lm_ggml_op tier2[] = {
-        LM_GGML_OP_GROUP_NORM, LM_GGML_OP_IM2COL, LM_GGML_OP_POOL_1D, LM_GGML_OP_POOL_2D, LM_GGML_OP_UPSCALE,
-        LM_GGML_OP_PAD, LM_GGML_OP_ARANGE, LM_GGML_OP_TIMESTEP_EMBEDDING, LM_GGML_OP_LEAKY_RELU, LM_GGML_OP_OUT_PROD};
+        LM_GGML_OP_GROUP_NORM, LM_GGML_OP_IM2COL,  LM_GGML_OP_POOL_1D, LM_GGML_OP_POOL_2D,
+        LM_GGML_OP_UPSCALE,    LM_GGML_OP_PAD,     LM_GGML_OP_ARANGE,  LM_GGML_OP_TIMESTEP_EMBEDDING,
+        LM_GGML_OP_LEAKY_RELU, LM_GGML_OP_OUT_PROD};
     for (lm_ggml_op op : tier1) {
         EXPECT_TRUE(ops_t1.count(op)) << "no tier-1 case computes " << lm_ggml_op_name(op);
     }
@@ -391,7 +427,8 @@ TEST(OpTables, CoverEveryListedOp) {
         EXPECT_TRUE(ops_t2.count(op)) << "no tier-2 case computes " << lm_ggml_op_name(op);
     }
     for (int u = 0; u < LM_GGML_UNARY_OP_COUNT; ++u) {
-        EXPECT_TRUE(unary.count(u)) << "no case computes unary " << lm_ggml_unary_op_name(static_cast<lm_ggml_unary_op>(u));
+        EXPECT_TRUE(unary.count(u)) << "no case computes unary "
+                                    << lm_ggml_unary_op_name(static_cast<lm_ggml_unary_op>(u));
     }
 }
 

@@ -18,9 +18,9 @@ TEST(OpHelpers, F16EncodingRoundsToNearestEven) {
     EXPECT_EQ(lmtest::f16_bits(1.0), 0x3C00);
     EXPECT_EQ(lmtest::f16_bits(-2.0), 0xC000);
     EXPECT_EQ(lmtest::f16_bits(65504.0), 0x7BFF);
-    EXPECT_EQ(lmtest::f16_bits(65520.0), 0x7C00);                 // halfway to 2^16 rounds to inf
-    EXPECT_EQ(lmtest::f16_bits(std::ldexp(1.0, -24)), 0x0001);    // smallest subnormal
-    EXPECT_EQ(lmtest::f16_bits(std::ldexp(1.0, -25)), 0x0000);    // tie to even (zero)
+    EXPECT_EQ(lmtest::f16_bits(65520.0), 0x7C00);                    // halfway to 2^16 rounds to inf
+    EXPECT_EQ(lmtest::f16_bits(std::ldexp(1.0, -24)), 0x0001);       // smallest subnormal
+    EXPECT_EQ(lmtest::f16_bits(std::ldexp(1.0, -25)), 0x0000);       // tie to even (zero)
     EXPECT_EQ(lmtest::f16_bits(1.0 + std::ldexp(1.0, -11)), 0x3C00); // tie to even
     EXPECT_EQ(lmtest::f16_bits(1.0 + 3 * std::ldexp(1.0, -11)), 0x3C02);
     EXPECT_EQ(lmtest::f16_bits(std::ldexp(1.0, -14) * (1 - std::ldexp(1.0, -12))), 0x0400); // rounds up to min normal
@@ -31,9 +31,9 @@ TEST(OpHelpers, F16EncodingRoundsToNearestEven) {
 
 TEST(OpHelpers, BF16EncodingRoundsToNearestEven) {
     EXPECT_EQ(lmtest::bf16_bits(1.0), 0x3F80);
-    EXPECT_EQ(lmtest::bf16_bits(1.0 + std::ldexp(1.0, -8)), 0x3F80);     // tie to even
+    EXPECT_EQ(lmtest::bf16_bits(1.0 + std::ldexp(1.0, -8)), 0x3F80); // tie to even
     EXPECT_EQ(lmtest::bf16_bits(1.0 + 3 * std::ldexp(1.0, -8)), 0x3F82);
-    EXPECT_EQ(lmtest::bf16_bits(-3.0e38 * 10), 0xFF80);                  // -inf
+    EXPECT_EQ(lmtest::bf16_bits(-3.0e38 * 10), 0xFF80); // -inf
     EXPECT_EQ(lmtest::bf16_value(0x4049), 3.140625);
 }
 

@@ -23,9 +23,9 @@ enum class Cmp {
 };
 
 // Default limits (SPEC §4 where it names one).
-constexpr double kNmseF32      = 1e-7;  // F32 ops
-constexpr double kNmseLowPrec  = 5e-4;  // products with F16/BF16/quantized operands (MUL_MAT, FLASH_ATTN_EXT)
-constexpr double kNmseRope     = 1e-4;  // ROPE
+constexpr double kNmseF32 = 1e-7;     // F32 ops
+constexpr double kNmseLowPrec = 5e-4; // products with F16/BF16/quantized operands (MUL_MAT, FLASH_ATTN_EXT)
+constexpr double kNmseRope = 1e-4;    // ROPE
 // FLASH_ATTN_EXT with F16 K/V (SPEC names no limit): ggml's CPU rounds q to F16
 // and accumulates V in F16, which costs an estimated NMSE of ~1e-6 on these
 // sizes; 5e-5 leaves that a wide margin but still catches e.g. a 3% error in
@@ -35,8 +35,8 @@ constexpr double kNmseFlashAttn = 5e-5;
 // only elements where float and double intermediates round to neighbouring
 // half-precision values differ, by one ulp (2^-11 resp. 2^-8 relative).
 // These floors allow a few such elements per case and nothing more.
-constexpr double kNmseF16Out   = 1e-6;
-constexpr double kNmseBF16Out  = 1e-5;
+constexpr double kNmseF16Out = 1e-6;
+constexpr double kNmseBF16Out = 1e-5;
 
 // One leaf (input) tensor with the exact values the device receives.
 struct Leaf {
@@ -73,9 +73,9 @@ private:
 using Inputs = std::vector<HTensor>;
 
 struct OpCase {
-    std::string name;                 // unique; letters, digits, '_'
-    int tier = 1;                     // SPEC §2 tier
-    bool cpu_required = true;         // the CPU backend must support it (tier 1, computed by ggml's CPU)
+    std::string name;         // unique; letters, digits, '_'
+    int tier = 1;             // SPEC §2 tier
+    bool cpu_required = true; // the CPU backend must support it (tier 1, computed by ggml's CPU)
     Cmp cmp = Cmp::Nmse;
     double max_nmse = kNmseF32;
     std::function<lm_ggml_tensor *(Builder &)> build; // returns the result tensor
@@ -94,20 +94,21 @@ void add_norm_cases(CaseList & t1, CaseList & t2);
 void add_rope_cases(CaseList & t1, CaseList & t2);
 void add_attention_cases(CaseList & t1, CaseList & t2);
 void add_tier2_cases(CaseList & t1, CaseList & t2);
-void add_graph_cases(CaseList & t1, CaseList & t2);   // multi-op graphs
+void add_graph_cases(CaseList & t1, CaseList & t2);     // multi-op graphs
 void add_conv_cases(CaseList & t1, CaseList & t2);      // conv families, pad_reflect, win, rel_pos, diag, count_equal
 void add_sequence_cases(CaseList & t1, CaseList & t2);  // ssm_conv, ssm_scan, rwkv_wkv6, gated_linear_attn
 void add_custom_cases(CaseList & t1, CaseList & t2);    // map_* / map_custom* ops
 void add_backward_cases(CaseList & t1, CaseList & t2);  // *_back ops, cross entropy, adamw
 void add_quant_iq4_cases(CaseList & t1, CaseList & t2); // MUL_MAT / GET_ROWS with iq4_nl, iq4_xs, tq1_0, tq2_0 weights
-void add_quant_iq_cases(CaseList & t1, CaseList & t2);  // MUL_MAT / GET_ROWS with the grid I-quants (iq2_*, iq3_*, iq1_*)
+void add_quant_iq_cases(CaseList & t1,
+                        CaseList & t2); // MUL_MAT / GET_ROWS with the grid I-quants (iq2_*, iq3_*, iq1_*)
 
 const CaseList & tier1_cases();
 const CaseList & tier2_cases();
 
 // ---- small helpers shared by the tables ----
 inline Shape sh(int64_t a, int64_t b = 1, int64_t c = 1, int64_t d = 1) { return Shape{a, b, c, d}; }
-std::string shape_str(Shape ne);      // "7x5x3x2"
+std::string shape_str(Shape ne);       // "7x5x3x2"
 const char * type_str(lm_ggml_type t); // "f32", "f16", ... (test-local spelling)
 // An HTensor of the given shape with f(i0, i1, i2, i3) at every element.
 HTensor generate(Shape ne, const std::function<double(int64_t, int64_t, int64_t, int64_t)> & f);

@@ -21,18 +21,18 @@ HTensor norm_ref(const HTensor & a, double eps, bool rms) {
     HTensor r(a.ne);
     const int64_t n = a.ne[0];
     for (int64_t i3 = 0; i3 < a.ne[3]; ++i3)
-    for (int64_t i2 = 0; i2 < a.ne[2]; ++i2)
-    for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
-        double mean = 0, sq = 0;
-        for (int64_t i0 = 0; i0 < n; ++i0) mean += a.at(i0, i1, i2, i3);
-        mean = rms ? 0.0 : mean / n;
-        for (int64_t i0 = 0; i0 < n; ++i0) {
-            const double d = a.at(i0, i1, i2, i3) - mean;
-            sq += d * d;
-        }
-        const double scale = 1.0 / std::sqrt(sq / n + eps);
-        for (int64_t i0 = 0; i0 < n; ++i0) r.at(i0, i1, i2, i3) = (a.at(i0, i1, i2, i3) - mean) * scale;
-    }
+        for (int64_t i2 = 0; i2 < a.ne[2]; ++i2)
+            for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
+                double mean = 0, sq = 0;
+                for (int64_t i0 = 0; i0 < n; ++i0) mean += a.at(i0, i1, i2, i3);
+                mean = rms ? 0.0 : mean / n;
+                for (int64_t i0 = 0; i0 < n; ++i0) {
+                    const double d = a.at(i0, i1, i2, i3) - mean;
+                    sq += d * d;
+                }
+                const double scale = 1.0 / std::sqrt(sq / n + eps);
+                for (int64_t i0 = 0; i0 < n; ++i0) r.at(i0, i1, i2, i3) = (a.at(i0, i1, i2, i3) - mean) * scale;
+            }
     return r;
 }
 
@@ -50,21 +50,21 @@ HTensor soft_max_ref(const HTensor & a, const HTensor * mask, double scale, doub
     HTensor r(a.ne);
     std::vector<double> w(static_cast<size_t>(a.ne[0]));
     for (int64_t i3 = 0; i3 < a.ne[3]; ++i3)
-    for (int64_t i2 = 0; i2 < a.ne[2]; ++i2)
-    for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
-        const double slope = alibi_slope(i2, a.ne[2], max_bias);
-        double mx = -INFINITY;
-        for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) {
-            w[i0] = a.at(i0, i1, i2, i3) * scale + (mask ? slope * mask->at(i0, i1) : 0.0);
-            mx = std::fmax(mx, w[i0]);
-        }
-        double sum = 0;
-        for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) {
-            w[i0] = std::exp(w[i0] - mx);
-            sum += w[i0];
-        }
-        for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) r.at(i0, i1, i2, i3) = w[i0] / sum;
-    }
+        for (int64_t i2 = 0; i2 < a.ne[2]; ++i2)
+            for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
+                const double slope = alibi_slope(i2, a.ne[2], max_bias);
+                double mx = -INFINITY;
+                for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) {
+                    w[i0] = a.at(i0, i1, i2, i3) * scale + (mask ? slope * mask->at(i0, i1) : 0.0);
+                    mx = std::fmax(mx, w[i0]);
+                }
+                double sum = 0;
+                for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) {
+                    w[i0] = std::exp(w[i0] - mx);
+                    sum += w[i0];
+                }
+                for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) r.at(i0, i1, i2, i3) = w[i0] / sum;
+            }
     return r;
 }
 

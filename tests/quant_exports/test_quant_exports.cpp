@@ -80,10 +80,10 @@ void deq_q3_K(const uint8_t * b, double * y) {
 void scale_min(int j, const uint8_t * q, int * sc, int * m) {
     if (j < 4) {
         *sc = q[j] & 63;
-        *m  = q[j + 4] & 63;
+        *m = q[j + 4] & 63;
     } else {
         *sc = (q[j + 4] & 15) | ((q[j - 4] >> 6) << 4);
-        *m  = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
     }
 }
 void deq_q5_K(const uint8_t * b, double * y) {
@@ -99,7 +99,7 @@ void deq_q5_K(const uint8_t * b, double * y) {
         for (int l = 0; l < 32; ++l) {
             const int q0 = (qs[32 * c + l] & 15) | (((qh[l] >> (2 * c)) & 1) << 4);
             const int q1 = (qs[32 * c + l] >> 4) | (((qh[l] >> (2 * c + 1)) & 1) << 4);
-            y[64 * c + l]      = (double) half(d) * sc0 * q0 - (double) half(dmin) * m0;
+            y[64 * c + l] = (double) half(d) * sc0 * q0 - (double) half(dmin) * m0;
             y[64 * c + 32 + l] = (double) half(d) * sc1 * q1 - (double) half(dmin) * m1;
         }
     }
@@ -108,7 +108,7 @@ void deq_q5_K(const uint8_t * b, double * y) {
 std::vector<double> decode(lm_ggml_type t, const uint8_t * q, int64_t n) {
     std::vector<double> y((size_t) n);
     const int64_t be = lm_ggml_blck_size(t);
-    const size_t  bb = lm_ggml_type_size(t);
+    const size_t bb = lm_ggml_type_size(t);
     void (*own)(const uint8_t *, double *) = nullptr;
     switch (t) {
         case LM_GGML_TYPE_Q8_1: own = deq_q8_1; break;
@@ -134,13 +134,13 @@ struct Fns {
     void (*ref)(const float *, void *, int64_t);
     void (*deq)(const void *, float *, int64_t);
     size_t (*quant)(const float *, void *, int64_t, int64_t, const float *); // NULL: ggml has none
-    std::vector<size_t> f16_at;  // byte offsets of fp16 scales in a block
-    double max_nmse;             // round trip of uniform [-1, 1) data (about twice the measured NMSE)
+    std::vector<size_t> f16_at;                                              // byte offsets of fp16 scales in a block
+    double max_nmse; // round trip of uniform [-1, 1) data (about twice the measured NMSE)
 };
 
-#define LM_ROW_FNS(t)                                                                                   \
-    [](const float * x, void * y, int64_t k) { quantize_row_##t##_ref(x, static_cast<block_##t *>(y), k); }, \
-    [](const void * x, float * y, int64_t k) { dequantize_row_##t(static_cast<const block_##t *>(x), y, k); }
+#define LM_ROW_FNS(t)                                                                                                  \
+    [](const float * x, void * y, int64_t k) { quantize_row_##t##_ref(x, static_cast<block_##t *>(y), k); },           \
+        [](const void * x, float * y, int64_t k) { dequantize_row_##t(static_cast<const block_##t *>(x), y, k); }
 
 const std::vector<Fns> & all_fns() {
     static const std::vector<Fns> v = {
@@ -195,7 +195,7 @@ TEST(QuantExports, DequantizeMatchesFormat) {
     for (const Fns & f : all_fns()) {
         SCOPED_TRACE(lm_ggml_type_name(f.t));
         const int64_t nb = 5, be = lm_ggml_blck_size(f.t), n = nb * be;
-        const size_t  bb = lm_ggml_type_size(f.t);
+        const size_t bb = lm_ggml_type_size(f.t);
         lmtest::Rng rng(lmtest::seed_from_name(lm_ggml_type_name(f.t)));
         std::vector<uint8_t> q(bb * nb);
         for (uint8_t & b : q) b = (uint8_t) (rng.next() >> 56);
@@ -287,25 +287,26 @@ TEST(QuantExports, BlockStructLayout) {
     EXPECT_EQ(offsetof(block_q6_K, d), 208u);
     EXPECT_EQ(offsetof(block_iq4_xs, scales_h), 2u);
     EXPECT_EQ(offsetof(block_tq2_0, d), 64u);
-    const struct { lm_ggml_type t; size_t size; } sizes[] = {
-        {LM_GGML_TYPE_Q4_0, sizeof(block_q4_0)},   {LM_GGML_TYPE_Q4_1, sizeof(block_q4_1)},
-        {LM_GGML_TYPE_Q5_0, sizeof(block_q5_0)},   {LM_GGML_TYPE_Q5_1, sizeof(block_q5_1)},
-        {LM_GGML_TYPE_Q8_0, sizeof(block_q8_0)},   {LM_GGML_TYPE_Q8_1, sizeof(block_q8_1)},
-        {LM_GGML_TYPE_Q2_K, sizeof(block_q2_K)},   {LM_GGML_TYPE_Q3_K, sizeof(block_q3_K)},
-        {LM_GGML_TYPE_Q4_K, sizeof(block_q4_K)},   {LM_GGML_TYPE_Q5_K, sizeof(block_q5_K)},
-        {LM_GGML_TYPE_Q6_K, sizeof(block_q6_K)},   {LM_GGML_TYPE_Q8_K, sizeof(block_q8_K)},
-        {LM_GGML_TYPE_TQ1_0, sizeof(block_tq1_0)}, {LM_GGML_TYPE_TQ2_0, sizeof(block_tq2_0)},
-        {LM_GGML_TYPE_IQ4_NL, sizeof(block_iq4_nl)}, {LM_GGML_TYPE_IQ4_XS, sizeof(block_iq4_xs)},
+    const struct {
+        lm_ggml_type t;
+        size_t size;
+    } sizes[] = {
+        {LM_GGML_TYPE_Q4_0, sizeof(block_q4_0)},       {LM_GGML_TYPE_Q4_1, sizeof(block_q4_1)},
+        {LM_GGML_TYPE_Q5_0, sizeof(block_q5_0)},       {LM_GGML_TYPE_Q5_1, sizeof(block_q5_1)},
+        {LM_GGML_TYPE_Q8_0, sizeof(block_q8_0)},       {LM_GGML_TYPE_Q8_1, sizeof(block_q8_1)},
+        {LM_GGML_TYPE_Q2_K, sizeof(block_q2_K)},       {LM_GGML_TYPE_Q3_K, sizeof(block_q3_K)},
+        {LM_GGML_TYPE_Q4_K, sizeof(block_q4_K)},       {LM_GGML_TYPE_Q5_K, sizeof(block_q5_K)},
+        {LM_GGML_TYPE_Q6_K, sizeof(block_q6_K)},       {LM_GGML_TYPE_Q8_K, sizeof(block_q8_K)},
+        {LM_GGML_TYPE_TQ1_0, sizeof(block_tq1_0)},     {LM_GGML_TYPE_TQ2_0, sizeof(block_tq2_0)},
+        {LM_GGML_TYPE_IQ4_NL, sizeof(block_iq4_nl)},   {LM_GGML_TYPE_IQ4_XS, sizeof(block_iq4_xs)},
         {LM_GGML_TYPE_IQ2_XXS, sizeof(block_iq2_xxs)}, {LM_GGML_TYPE_IQ2_XS, sizeof(block_iq2_xs)},
-        {LM_GGML_TYPE_IQ2_S, sizeof(block_iq2_s)}, {LM_GGML_TYPE_IQ3_XXS, sizeof(block_iq3_xxs)},
-        {LM_GGML_TYPE_IQ3_S, sizeof(block_iq3_s)}, {LM_GGML_TYPE_IQ1_S, sizeof(block_iq1_s)},
+        {LM_GGML_TYPE_IQ2_S, sizeof(block_iq2_s)},     {LM_GGML_TYPE_IQ3_XXS, sizeof(block_iq3_xxs)},
+        {LM_GGML_TYPE_IQ3_S, sizeof(block_iq3_s)},     {LM_GGML_TYPE_IQ1_S, sizeof(block_iq1_s)},
         {LM_GGML_TYPE_IQ1_M, sizeof(block_iq1_m)},
     };
     for (const auto & s : sizes) EXPECT_EQ(lm_ggml_type_size(s.t), s.size) << lm_ggml_type_name(s.t);
 }
 
-TEST(QuantExports, HeadersCompileAsC) {
-    EXPECT_EQ(lm_test_quants_header_c(), 0);
-}
+TEST(QuantExports, HeadersCompileAsC) { EXPECT_EQ(lm_test_quants_header_c(), 0); }
 
 } // namespace

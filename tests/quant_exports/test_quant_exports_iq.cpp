@@ -24,8 +24,10 @@ struct IqFns {
     double max_nmse;                             // round trip of Gaussian data with an imatrix
 };
 
-#define LM_DEQ(t) [](const void * x, float * y, int64_t k) { dequantize_row_##t(static_cast<const block_##t *>(x), y, k); }
-#define LM_REF(t) [](const float * x, void * y, int64_t k) { quantize_row_##t##_ref(x, static_cast<block_##t *>(y), k); }
+#define LM_DEQ(t)                                                                                                      \
+    [](const void * x, float * y, int64_t k) { dequantize_row_##t(static_cast<const block_##t *>(x), y, k); }
+#define LM_REF(t)                                                                                                      \
+    [](const float * x, void * y, int64_t k) { quantize_row_##t##_ref(x, static_cast<block_##t *>(y), k); }
 
 const std::vector<IqFns> & iq_fns() {
     static const std::vector<IqFns> v = {
@@ -75,7 +77,8 @@ TEST(QuantExportsIq, DequantizeMatchesFormat) {
         std::vector<double> want(256);
         for (int64_t i = 0; i < nb; ++i) {
             lmtest::iqgrid::dequantize_block(f.t, q.data() + i * bb, want.data());
-            for (int j = 0; j < 256; ++j) ASSERT_NEAR(y[i * 256 + j], want[j], 1e-6 * std::fabs(want[j]) + 1e-9) << i * 256 + j;
+            for (int j = 0; j < 256; ++j)
+                ASSERT_NEAR(y[i * 256 + j], want[j], 1e-6 * std::fabs(want[j]) + 1e-9) << i * 256 + j;
         }
     }
 }

@@ -83,11 +83,11 @@ protected:
         return true;
     }
 
-    lm_ggml_backend_t        backend_ = nullptr;
-    lm_ggml_context *        ctx_     = nullptr;
-    lm_ggml_tensor *         t_       = nullptr;
-    lm_ggml_backend_buffer_t buf_     = nullptr;
-    uint8_t *                base_    = nullptr;
+    lm_ggml_backend_t backend_ = nullptr;
+    lm_ggml_context * ctx_ = nullptr;
+    lm_ggml_tensor * t_ = nullptr;
+    lm_ggml_backend_buffer_t buf_ = nullptr;
+    uint8_t * base_ = nullptr;
 };
 
 TEST_F(GuardedTensor, OutOfRangeSetGetMemsetAreRefused) {
@@ -96,8 +96,8 @@ TEST_F(GuardedTensor, OutOfRangeSetGetMemsetAreRefused) {
     uint8_t dst[64];
     std::memset(dst, 0x22, sizeof(dst));
     // (offset, size) pairs outside the 16 bytes of t, including overflow
-    const std::pair<size_t, size_t> bad[] = {{0, 17}, {16, 1}, {15, 2}, {17, 1}, {SIZE_MAX, 4},
-                                             {4, SIZE_MAX}, {SIZE_MAX - 2, 8}, {1u << 30, 4}};
+    const std::pair<size_t, size_t> bad[] = {{0, 17},       {16, 1},       {15, 2},           {17, 1},
+                                             {SIZE_MAX, 4}, {4, SIZE_MAX}, {SIZE_MAX - 2, 8}, {1u << 30, 4}};
     ErrorLog log;
     int n_calls = 0;
     for (const auto & [off, size] : bad) {
@@ -184,9 +184,9 @@ TEST_F(GuardedTensor, TensorWithoutBufferIsRefused) {
 TEST_F(GuardedTensor, MismatchedCopiesAreRefused) {
     ErrorLog log;
     // every candidate is 16 bytes in the same buffer: only the layout differs
-    lm_ggml_tensor * f16  = lm_ggml_new_tensor_1d(ctx_, LM_GGML_TYPE_F16, 8);
-    lm_ggml_tensor * i32  = lm_ggml_new_tensor_1d(ctx_, LM_GGML_TYPE_I32, 4);
-    lm_ggml_tensor * m22  = lm_ggml_new_tensor_2d(ctx_, LM_GGML_TYPE_F32, 2, 2);
+    lm_ggml_tensor * f16 = lm_ggml_new_tensor_1d(ctx_, LM_GGML_TYPE_F16, 8);
+    lm_ggml_tensor * i32 = lm_ggml_new_tensor_1d(ctx_, LM_GGML_TYPE_I32, 4);
+    lm_ggml_tensor * m22 = lm_ggml_new_tensor_2d(ctx_, LM_GGML_TYPE_F32, 2, 2);
     lm_ggml_tensor * src2 = lm_ggml_new_tensor_2d(ctx_, LM_GGML_TYPE_F32, 2, 2);
     lm_ggml_backend_tensor_alloc(buf_, f16, base_ + 0);
     lm_ggml_backend_tensor_alloc(buf_, i32, base_ + 16);
@@ -198,9 +198,15 @@ TEST_F(GuardedTensor, MismatchedCopiesAreRefused) {
     ASSERT_EQ(log.take(), 0) << log.last;
     ASSERT_EQ(tr->buffer, buf_);
 
-    struct Pair { lm_ggml_tensor * src; lm_ggml_tensor * dst; const char * what; };
-    const Pair pairs[] = {{t_, f16, "F32 -> F16"}, {t_, i32, "F32 -> I32 (same size)"},
-                          {t_, m22, "(4) -> (2, 2)"}, {tr, m22, "transposed -> contiguous"},
+    struct Pair {
+        lm_ggml_tensor * src;
+        lm_ggml_tensor * dst;
+        const char * what;
+    };
+    const Pair pairs[] = {{t_, f16, "F32 -> F16"},
+                          {t_, i32, "F32 -> I32 (same size)"},
+                          {t_, m22, "(4) -> (2, 2)"},
+                          {tr, m22, "transposed -> contiguous"},
                           {f16, t_, "F16 -> F32"}};
     for (const Pair & p : pairs) {
         lm_ggml_backend_tensor_copy(p.src, p.dst);
@@ -291,7 +297,10 @@ TEST(GraphMisuse, ComputingUnallocatedTensorsFailsCleanly) {
 TEST(GraphMisuse, GraphLargerThanTheSchedulerGuessIsHandled) {
     Verdict v;
     float result = 0;
-    struct Out { Verdict v; float value; } out{};
+    struct Out {
+        Verdict v;
+        float value;
+    } out{};
     const rel::ChildStatus st = rel::run_in_child(
         [](void * o) {
             Out & r = *(Out *) o;

@@ -10,15 +10,15 @@
 #include <unistd.h>
 
 #if defined(__has_feature)
-#  if __has_feature(address_sanitizer)
-#    define REL_HAVE_LSAN 1
-#  endif
+#if __has_feature(address_sanitizer)
+#define REL_HAVE_LSAN 1
+#endif
 #endif
 #if defined(__SANITIZE_ADDRESS__)
-#  define REL_HAVE_LSAN 1
+#define REL_HAVE_LSAN 1
 #endif
 #ifdef REL_HAVE_LSAN
-#  include <sanitizer/lsan_interface.h>
+#include <sanitizer/lsan_interface.h>
 #endif
 
 namespace rel {
@@ -97,7 +97,7 @@ ChildStatus run_in_child(const std::function<void(void * out)> & body, void * ou
     }
     st.got_result = got == out_size;
     if (WIFEXITED(wstatus)) {
-        st.exited    = true;
+        st.exited = true;
         st.exit_code = WEXITSTATUS(wstatus);
     } else if (WIFSIGNALED(wstatus)) {
         st.signal = WTERMSIG(wstatus);

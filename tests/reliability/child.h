@@ -14,10 +14,10 @@ namespace rel {
 constexpr int kExitException = 86;
 
 struct ChildStatus {
-    bool exited      = false; // ended through exit/_exit (not a signal)
-    int  exit_code   = -1;
-    int  signal      = 0;     // the signal that ended it, 0 if none
-    bool got_result  = false; // the child delivered its whole result
+    bool exited = false; // ended through exit/_exit (not a signal)
+    int exit_code = -1;
+    int signal = 0;          // the signal that ended it, 0 if none
+    bool got_result = false; // the child delivered its whole result
 
     bool clean() const { return exited && exit_code == 0 && got_result; }
     std::string describe() const; // "exit 0", "signal 6 (Aborted)", ...

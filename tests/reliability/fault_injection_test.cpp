@@ -99,8 +99,12 @@ void * operator new[](std::size_t n, std::align_val_t al) {
     if (!p) throw std::bad_alloc();
     return p;
 }
-void * operator new(std::size_t n, std::align_val_t al, const std::nothrow_t &) noexcept { return counted_aligned_alloc(n, al); }
-void * operator new[](std::size_t n, std::align_val_t al, const std::nothrow_t &) noexcept { return counted_aligned_alloc(n, al); }
+void * operator new(std::size_t n, std::align_val_t al, const std::nothrow_t &) noexcept {
+    return counted_aligned_alloc(n, al);
+}
+void * operator new[](std::size_t n, std::align_val_t al, const std::nothrow_t &) noexcept {
+    return counted_aligned_alloc(n, al);
+}
 // The replacements pair malloc/posix_memalign with free, which GCC cannot see.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
@@ -127,7 +131,7 @@ using rel::Planner;
 // Error lines seen by the log callback in a child (no heap use: the callback
 // runs while allocations are failing).
 struct LogTally {
-    int  errors = 0;
+    int errors = 0;
     char first[160] = {0};
 };
 LogTally g_log;
@@ -139,22 +143,22 @@ void tally_log(lm_ggml_log_level level, const char * text, void *) {
 
 // What one child reports back.
 struct Outcome {
-    long   count      = 0;  // allocations counted during the faulted run
-    long   injected   = 0;  // 1 when the N-th allocation happened (and failed)
-    int    step       = -1; // rel::Step of the faulted run
-    double nmse       = 0;  // of the faulted run when it succeeded
-    int    errors     = 0;  // error lines it logged
-    int    retry_step = -1;
+    long count = 0;    // allocations counted during the faulted run
+    long injected = 0; // 1 when the N-th allocation happened (and failed)
+    int step = -1;     // rel::Step of the faulted run
+    double nmse = 0;   // of the faulted run when it succeeded
+    int errors = 0;    // error lines it logged
+    int retry_step = -1;
     double retry_nmse = 0;
-    int    leaked     = 0;
-    char   first_error[160] = {0};
+    int leaked = 0;
+    char first_error[160] = {0};
 };
 
 struct Mode {
     const char * name;
-    Planner      planner;
-    int          n_threads;
-    bool         count_new;
+    Planner planner;
+    int n_threads;
+    bool count_new;
 };
 
 // Output NMSE limit against the double reference. The CPU rounds activations
@@ -172,8 +176,8 @@ protected:
         // (lazy statics included) and sees the same allocation sequence.
         bool ok = false;
         const std::string p = path_;
-        rel::ChildStatus st = rel::run_in_child([&](void * out) { *(bool *) out = rel::write_model(p.c_str()); },
-                                                &ok, sizeof(ok));
+        rel::ChildStatus st =
+            rel::run_in_child([&](void * out) { *(bool *) out = rel::write_model(p.c_str()); }, &ok, sizeof(ok));
         ASSERT_TRUE(st.clean() && ok) << "writing the model: " << st.describe();
     }
     void TearDown() override { std::remove(path_); }
@@ -192,11 +196,11 @@ protected:
                 lm_ggml_log_set(tally_log, nullptr);
                 g_count_new = m.count_new;
                 lm_fault_set_fail_at(n);
-                r.step     = rel::run_scenario(path, m.planner, m.n_threads, result);
-                r.count    = lm_fault_count();
+                r.step = rel::run_scenario(path, m.planner, m.n_threads, result);
+                r.count = lm_fault_count();
                 r.injected = lm_fault_injected();
                 lm_fault_set_fail_at(0);
-                r.nmse   = r.step == rel::kStepOk ? rel::nmse(result, ref, rel::kOut) : 0;
+                r.nmse = r.step == rel::kStepOk ? rel::nmse(result, ref, rel::kOut) : 0;
                 r.errors = g_log.errors;
                 std::memcpy(r.first_error, g_log.first, sizeof(r.first_error));
                 r.retry_step = rel::run_scenario(path, m.planner, m.n_threads, result);
@@ -208,7 +212,7 @@ protected:
         return o;
     }
 
-    char   path_[128];
+    char path_[128];
     double ref_[rel::kOut];
 };
 
@@ -216,8 +220,8 @@ TEST_P(FaultWalk, EveryAllocationFailureIsCleanAndRecoverable) {
     rel::ChildStatus st;
     const Outcome base = run_child(0, st);
     ASSERT_TRUE(st.clean()) << "the unfaulted run: " << st.describe();
-    ASSERT_EQ(base.step, rel::kStepOk) << "unfaulted run failed at " << rel::step_name(base.step)
-                                       << ": " << base.first_error;
+    ASSERT_EQ(base.step, rel::kStepOk) << "unfaulted run failed at " << rel::step_name(base.step) << ": "
+                                       << base.first_error;
     ASSERT_LT(base.nmse, kMaxNmse);
     std::printf("[ fault    ] %s: unfaulted NMSE %.3g\n", GetParam().name, base.nmse);
     ASSERT_EQ(base.leaked, 0) << "the unfaulted run leaks (see the LeakSanitizer report above)";
@@ -259,17 +263,16 @@ TEST_P(FaultWalk, EveryAllocationFailureIsCleanAndRecoverable) {
     std::string summary;
     for (const auto & [step, k] : by_step) summary += " " + step + "=" + std::to_string(k);
     std::printf("[ fault    ] %s: %ld allocations walked (%s), %d problems, %d absorbed, clean errors by step:%s\n",
-                GetParam().name, base.count, rel::have_leak_checker() ? "leak-checked" : "no leak checker",
-                problems, absorbed, summary.c_str());
+                GetParam().name, base.count, rel::have_leak_checker() ? "leak-checked" : "no leak checker", problems,
+                absorbed, summary.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    FaultInjection, FaultWalk,
-    ::testing::Values(Mode{"sched_hooks", Planner::Sched, 1, false},
-                      Mode{"sched_new", Planner::Sched, 1, true},
-                      Mode{"sched_new_2threads", Planner::Sched, 2, true},
-                      Mode{"gallocr_new", Planner::Gallocr, 1, true}),
-    [](const ::testing::TestParamInfo<Mode> & info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(FaultInjection, FaultWalk,
+                         ::testing::Values(Mode{"sched_hooks", Planner::Sched, 1, false},
+                                           Mode{"sched_new", Planner::Sched, 1, true},
+                                           Mode{"sched_new_2threads", Planner::Sched, 2, true},
+                                           Mode{"gallocr_new", Planner::Gallocr, 1, true}),
+                         [](const ::testing::TestParamInfo<Mode> & info) { return std::string(info.param.name); });
 
 } // namespace
 

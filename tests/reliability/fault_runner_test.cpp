@@ -45,11 +45,11 @@ const char * runner_step_name(int s) {
 }
 
 const std::vector<int32_t> kPrompt = {1, 17, 260, 5, 299};
-const std::vector<int32_t> kNext   = {42};
+const std::vector<int32_t> kNext = {42};
 constexpr double kMaxNmse = 1e-6; // F32 weights: the runner matches the double reference far closer
 
 struct RunnerLog {
-    int  errors = 0;
+    int errors = 0;
     char first[160] = {0};
 };
 RunnerLog g_rlog;
@@ -60,9 +60,9 @@ void tally(lm_ggml_log_level level, const char * text, void *) {
 }
 
 struct RunResult {
-    int    step = -1;
+    int step = -1;
     double nmse_prompt = 0, nmse_token = 0;
-    char   status[160] = {0};
+    char status[160] = {0};
 };
 
 // Load, create a context, decode the prompt and one more token. The caller's
@@ -104,11 +104,11 @@ RunResult run_runner(const std::string & path, const std::vector<std::vector<dou
 }
 
 struct RunnerOutcome {
-    long      count = 0, injected = 0;
+    long count = 0, injected = 0;
     RunResult first, retry;
-    int       errors = 0;
-    int       leaked = 0;
-    char      first_error[160] = {0};
+    int errors = 0;
+    int leaked = 0;
+    char first_error[160] = {0};
 };
 
 bool good(const RunResult & r) { return r.step == kRunnerOk && r.nmse_prompt < kMaxNmse && r.nmse_token < kMaxNmse; }
@@ -125,7 +125,8 @@ TEST(FaultInjectionRunner, EveryAllocationFailureWhileLoadingAndDecodingIsClean)
     // the file is written in a child: the parent never touches the library
     bool ok = false;
     const std::string p = path;
-    rel::ChildStatus st = rel::run_in_child([&](void * out) { *(bool *) out = tiny::write_gguf(spec, w, p); }, &ok, sizeof(ok));
+    rel::ChildStatus st =
+        rel::run_in_child([&](void * out) { *(bool *) out = tiny::write_gguf(spec, w, p); }, &ok, sizeof(ok));
     ASSERT_TRUE(st.clean() && ok) << "writing the model: " << st.describe();
 
     auto run_child = [&](long n, rel::ChildStatus & cs) {
@@ -136,8 +137,8 @@ TEST(FaultInjectionRunner, EveryAllocationFailureWhileLoadingAndDecodingIsClean)
                 lm_ggml_log_set(tally, nullptr);
                 rel::g_count_new = true;
                 lm_fault_set_fail_at(n);
-                r.first    = run_runner(p, ref, spec.n_vocab);
-                r.count    = lm_fault_count();
+                r.first = run_runner(p, ref, spec.n_vocab);
+                r.count = lm_fault_count();
                 r.injected = lm_fault_injected();
                 lm_fault_set_fail_at(0);
                 r.errors = g_rlog.errors;
@@ -166,7 +167,8 @@ TEST(FaultInjectionRunner, EveryAllocationFailureWhileLoadingAndDecodingIsClean)
         const RunnerOutcome o = run_child(n, st);
         std::string why;
         if (!st.clean()) {
-            why = "child ended with " + st.describe() + " (crash, abort, escaping exception, sanitizer report or timeout)";
+            why = "child ended with " + st.describe() +
+                  " (crash, abort, escaping exception, sanitizer report or timeout)";
         } else if (o.injected != 1) {
             why = "the fault did not fire (" + std::to_string(o.count) + " allocations counted)";
         } else if (o.first.step == kRunnerOk && !good(o.first)) {
@@ -184,8 +186,10 @@ TEST(FaultInjectionRunner, EveryAllocationFailureWhileLoadingAndDecodingIsClean)
                           << (o.first_error[0] ? std::string("; first log error: ") + o.first_error : std::string());
             continue;
         }
-        if (o.first.step == kRunnerOk) ++absorbed;
-        else ++by_step[runner_step_name(o.first.step)];
+        if (o.first.step == kRunnerOk)
+            ++absorbed;
+        else
+            ++by_step[runner_step_name(o.first.step)];
     }
     std::remove(path);
     std::string summary;

@@ -22,10 +22,10 @@ constexpr int kQ8Block = 32;
 constexpr float kQ8Scale = 1.0f / 1024.0f; // 2^-10: exact in fp16; keeps x + y within +-3 (softmax stays smooth)
 
 // Deterministic weight values; every one exact in its storage type.
-float embd_value(int row, int col)  { return (float) (((row * 7 + col * 3) % 17) - 8) / 8.0f; }
-float norm_value(int col)           { return 1.0f + (float) ((col % 5) - 2) / 16.0f; }
-float up_value(int row, int col)    { return (float) (((row * 5 + col * 11) % 65) - 32) / 64.0f; }
-int   down_quant(int row, int col)  { return ((row * 13 + col * 29) % 255) - 127; } // in [-127, 127]
+float embd_value(int row, int col) { return (float) (((row * 7 + col * 3) % 17) - 8) / 8.0f; }
+float norm_value(int col) { return 1.0f + (float) ((col % 5) - 2) / 16.0f; }
+float up_value(int row, int col) { return (float) (((row * 5 + col * 11) % 65) - 32) / 64.0f; }
+int down_quant(int row, int col) { return ((row * 13 + col * 29) % 255) - 127; } // in [-127, 127]
 
 // fp16 bits of a float that fp16 represents exactly (normal range or 0).
 uint16_t half_bits_exact(float v) {
@@ -39,7 +39,7 @@ uint16_t half_bits_exact(float v) {
 
 struct Q8Block {
     uint16_t d;
-    int8_t   qs[kQ8Block];
+    int8_t qs[kQ8Block];
 };
 static_assert(sizeof(Q8Block) == 34, "Q8_0 block layout");
 
@@ -49,9 +49,9 @@ alignas(64) unsigned char g_read_buf[8192];
 } // namespace
 
 const char * step_name(int step) {
-    static const char * names[kStepCount] = {
-        "ok", "gguf_init", "backend_init", "alloc_weights", "read_weights",
-        "graph_ctx", "graph_build", "planner_new", "alloc_graph", "compute"};
+    static const char * names[kStepCount] = {"ok",           "gguf_init", "backend_init", "alloc_weights",
+                                             "read_weights", "graph_ctx", "graph_build",  "planner_new",
+                                             "alloc_graph",  "compute"};
     return step >= 0 && step < kStepCount ? names[step] : "?";
 }
 
@@ -61,7 +61,7 @@ bool write_model(const char * path) {
     if (!ctx) return false;
     lm_ggml_tensor * embd = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, kEmbd, kVocab);
     lm_ggml_tensor * norm = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, kEmbd);
-    lm_ggml_tensor * up   = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, kEmbd, kFf);
+    lm_ggml_tensor * up = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, kEmbd, kFf);
     lm_ggml_tensor * down = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_Q8_0, kFf, kEmbd);
     if (!embd || !norm || !up || !down) {
         lm_ggml_free(ctx);
@@ -103,13 +103,13 @@ namespace {
 
 // Everything the scenario creates, freed in reverse order whatever step failed.
 struct Owned {
-    lm_gguf_context *        gguf    = nullptr;
-    lm_ggml_context *        wctx    = nullptr; // weight headers (no_alloc)
-    lm_ggml_backend_t        backend = nullptr;
-    lm_ggml_backend_buffer_t wbuf    = nullptr;
-    lm_ggml_context *        gctx    = nullptr; // graph headers (no_alloc)
-    lm_ggml_backend_sched_t  sched   = nullptr;
-    lm_ggml_gallocr_t        galloc  = nullptr;
+    lm_gguf_context * gguf = nullptr;
+    lm_ggml_context * wctx = nullptr; // weight headers (no_alloc)
+    lm_ggml_backend_t backend = nullptr;
+    lm_ggml_backend_buffer_t wbuf = nullptr;
+    lm_ggml_context * gctx = nullptr; // graph headers (no_alloc)
+    lm_ggml_backend_sched_t sched = nullptr;
+    lm_ggml_gallocr_t galloc = nullptr;
     ~Owned() {
         if (sched) lm_ggml_backend_sched_free(sched);
         if (galloc) lm_ggml_gallocr_free(galloc);
@@ -165,10 +165,10 @@ int run_scenario(const char * path, Planner planner, int n_threads, float * out)
     lm_ggml_tensor * tokens = lm_ggml_new_tensor_1d(c, LM_GGML_TYPE_I32, kTok);
     if (!tokens) return kStepGraphBuild;
     lm_ggml_set_input(tokens);
-    lm_ggml_tensor * x   = lm_ggml_get_rows(c, lm_ggml_get_tensor(o.wctx, "tok_embd"), tokens);
-    lm_ggml_tensor * n   = lm_ggml_mul(c, lm_ggml_rms_norm(c, x, kEps), lm_ggml_get_tensor(o.wctx, "norm"));
-    lm_ggml_tensor * h   = lm_ggml_silu(c, lm_ggml_mul_mat(c, lm_ggml_get_tensor(o.wctx, "ffn_up"), n));
-    lm_ggml_tensor * y   = lm_ggml_mul_mat(c, lm_ggml_get_tensor(o.wctx, "ffn_down"), h);
+    lm_ggml_tensor * x = lm_ggml_get_rows(c, lm_ggml_get_tensor(o.wctx, "tok_embd"), tokens);
+    lm_ggml_tensor * n = lm_ggml_mul(c, lm_ggml_rms_norm(c, x, kEps), lm_ggml_get_tensor(o.wctx, "norm"));
+    lm_ggml_tensor * h = lm_ggml_silu(c, lm_ggml_mul_mat(c, lm_ggml_get_tensor(o.wctx, "ffn_up"), n));
+    lm_ggml_tensor * y = lm_ggml_mul_mat(c, lm_ggml_get_tensor(o.wctx, "ffn_down"), h);
     lm_ggml_tensor * res = lm_ggml_soft_max(c, lm_ggml_add(c, x, y));
     lm_ggml_cgraph * graph = lm_ggml_new_graph(c);
     if (!res || !graph) return kStepGraphBuild;

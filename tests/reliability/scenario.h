@@ -22,10 +22,10 @@
 namespace rel {
 
 constexpr int kVocab = 8;
-constexpr int kEmbd  = 32;
-constexpr int kFf    = 64;
-constexpr int kTok   = 3;
-constexpr int kOut   = kEmbd * kTok;
+constexpr int kEmbd = 32;
+constexpr int kFf = 64;
+constexpr int kTok = 3;
+constexpr int kOut = kEmbd * kTok;
 
 enum Step : int {
     kStepOk = 0,

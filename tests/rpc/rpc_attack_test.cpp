@@ -16,10 +16,10 @@ namespace {
 using namespace rpctest;
 using rpc::WireTensor;
 
-constexpr uint32_t kWireAdd = 2;           // GGML_OP_ADD on the wire
-constexpr uint32_t kWireMulMat = 29;       // GGML_OP_MUL_MAT on the wire
-constexpr uint32_t kWireView = 37;         // GGML_OP_VIEW on the wire
-constexpr uint32_t kWireMapCustom1 = 92;   // the peer's MAP_CUSTOM1 (never accepted)
+constexpr uint32_t kWireAdd = 2;         // GGML_OP_ADD on the wire
+constexpr uint32_t kWireMulMat = 29;     // GGML_OP_MUL_MAT on the wire
+constexpr uint32_t kWireView = 37;       // GGML_OP_VIEW on the wire
+constexpr uint32_t kWireMapCustom1 = 92; // the peer's MAP_CUSTOM1 (never accepted)
 
 struct Fixture {
     LoopbackServer srv;
@@ -40,8 +40,7 @@ void expect_refused(Fixture & f, uint8_t cmd, const std::vector<uint8_t> & msg) 
     EXPECT_TRUE(fresh.alive()) << "the server stopped serving after a bad message";
 }
 
-template <typename T>
-std::vector<uint8_t> bytes_of(const T & v) {
+template <typename T> std::vector<uint8_t> bytes_of(const T & v) {
     std::vector<uint8_t> m(sizeof(T));
     std::memcpy(m.data(), &v, sizeof(T));
     return m;
@@ -80,7 +79,8 @@ TEST(RpcRaw, TensorsBehindAnInputNeedNoBuffer) {
     // as llama.cpp's client sends them: the input `a` was computed elsewhere
     // from `w`, which lives in no buffer of this server and is never read
     Fixture f;
-    WireTensor w = f32_tensor(9, 0, 0, 4), a = f32_tensor(1, f.buf, f.base, 4), o = f32_tensor(3, f.buf, f.base + 128, 4);
+    WireTensor w = f32_tensor(9, 0, 0, 4), a = f32_tensor(1, f.buf, f.base, 4),
+               o = f32_tensor(3, f.buf, f.base + 128, 4);
     a.op = kWireAdd;
     a.src[0] = a.src[1] = 9;
     o.op = kWireAdd;

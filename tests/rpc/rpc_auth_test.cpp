@@ -31,8 +31,10 @@ std::string hex(const rpc::Digest & d) {
 TEST(RpcAuth, Sha256KnownAnswers) {
     EXPECT_EQ(hex(rpc::sha256("", 0)), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     EXPECT_EQ(hex(rpc::sha256("abc", 3)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    const std::string two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"; // 56 bytes: a second padding block
-    EXPECT_EQ(hex(rpc::sha256(two.data(), two.size())), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    const std::string two =
+        "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"; // 56 bytes: a second padding block
+    EXPECT_EQ(hex(rpc::sha256(two.data(), two.size())),
+              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
     const std::string million(1000000, 'a');
     EXPECT_EQ(hex(rpc::sha256(million.data(), million.size())),
               "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
@@ -45,14 +47,15 @@ TEST(RpcAuth, HmacSha256Rfc4231) {
     const std::string k2 = "Jefe", d2 = "what do ya want for nothing?";
     EXPECT_EQ(hex(rpc::hmac_sha256(k2.data(), k2.size(), d2.data(), d2.size())),
               "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
-    const std::string k6(131, '\xaa'), d6 = "Test Using Larger Than Block-Size Key - Hash Key First"; // key hashed first
+    const std::string k6(131, '\xaa'),
+        d6 = "Test Using Larger Than Block-Size Key - Hash Key First"; // key hashed first
     EXPECT_EQ(hex(rpc::hmac_sha256(k6.data(), k6.size(), d6.data(), d6.size())),
               "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
 
 TEST(RpcAuth, ConstantTimeCompare) {
     uint8_t a[32], b[32];
-    for (int i = 0; i < 32; i++) a[i] = b[i] = (uint8_t)(7 * i + 1);
+    for (int i = 0; i < 32; i++) a[i] = b[i] = (uint8_t) (7 * i + 1);
     EXPECT_TRUE(rpc::ct_equal(a, b, 32));
     EXPECT_TRUE(rpc::ct_equal(a, b, 0));
     for (int i : {0, 17, 31}) {
@@ -65,7 +68,8 @@ TEST(RpcAuth, ConstantTimeCompare) {
 TEST(RpcAuth, ProofsDependOnRoleKeyAndNonces) {
     uint8_t cn[32] = {1}, sn[32] = {2};
     const rpc::Digest c = rpc::auth_proof("key", rpc::AuthRole::Client, cn, sn);
-    EXPECT_NE(c, rpc::auth_proof("key", rpc::AuthRole::Server, cn, sn)) << "one side's proof must not serve as the other's";
+    EXPECT_NE(c, rpc::auth_proof("key", rpc::AuthRole::Server, cn, sn))
+        << "one side's proof must not serve as the other's";
     EXPECT_NE(c, rpc::auth_proof("kez", rpc::AuthRole::Client, cn, sn));
     EXPECT_NE(c, rpc::auth_proof("key", rpc::AuthRole::Client, sn, cn));
     uint8_t r1[32] = {}, r2[32] = {};
@@ -87,7 +91,8 @@ rpc::ServerOptions keyed(const std::string & key = kKey) {
 bool raw_auth(Raw & c, const std::string & key, bool * server_ok = nullptr, rpc::AuthProofReq * sent = nullptr) {
     rpc::AuthNonceReq nreq;
     rpc::AuthNonceRsp nrsp;
-    if (!rpc::random_bytes(nreq.client_nonce, 32) || !c.call(rpc::CMD_AUTH_NONCE, &nreq, sizeof(nreq), &nrsp, sizeof(nrsp))) {
+    if (!rpc::random_bytes(nreq.client_nonce, 32) ||
+        !c.call(rpc::CMD_AUTH_NONCE, &nreq, sizeof(nreq), &nrsp, sizeof(nrsp))) {
         return false;
     }
     rpc::AuthProofReq preq;

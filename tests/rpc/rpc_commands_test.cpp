@@ -76,7 +76,7 @@ TEST(RpcCommands, SetTensorHashUsesTheCache) {
 
     // a file whose bytes do not hash to its name is not used
     const uint64_t h_bad = h ^ 1;
-    std::ofstream(dir.path + "/" + hash_name(h_bad), std::ios::binary).write((const char *)v.data(), 256);
+    std::ofstream(dir.path + "/" + hash_name(h_bad), std::ios::binary).write((const char *) v.data(), 256);
     hr = {t2, 0, h_bad};
     ASSERT_TRUE(c.call(rpc::CMD_SET_TENSOR_HASH, &hr, sizeof(hr), &rr, sizeof(rr)));
     EXPECT_EQ(rr.result, 0);

@@ -41,8 +41,8 @@ TEST(RpcLoopback, DeviceApiAndCompute) {
     const int K = 8, M = 3, N = 2;
     lm_ggml_tensor * a = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, K, M);
     lm_ggml_tensor * b = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, K, N);
-    lm_ggml_tensor * mm = lm_ggml_mul_mat(ctx, a, b);                 // M x N
-    lm_ggml_mul_mat_set_prec(mm, LM_GGML_PREC_F32); // an enum in op params: 1 here, 10 on the wire
+    lm_ggml_tensor * mm = lm_ggml_mul_mat(ctx, a, b); // M x N
+    lm_ggml_mul_mat_set_prec(mm, LM_GGML_PREC_F32);   // an enum in op params: 1 here, 10 on the wire
     lm_ggml_tensor * out = lm_ggml_scale(ctx, lm_ggml_rms_norm(ctx, mm, 1e-6f), 2.0f);
     lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
     lm_ggml_build_forward_expand(gf, out);
@@ -67,7 +67,7 @@ TEST(RpcLoopback, DeviceApiAndCompute) {
         double row[M], ss = 0;
         for (int m = 0; m < M; m++) {
             double s = 0;
-            for (int k = 0; k < K; k++) s += (double)av[m * K + k] * bv[n * K + k];
+            for (int k = 0; k < K; k++) s += (double) av[m * K + k] * bv[n * K + k];
             row[m] = s;
             ss += s * s;
         }
@@ -161,7 +161,8 @@ TEST(RpcLoopback, CustomOpsAreNotSupported) {
     lm_ggml_init_params ip = {lm_ggml_tensor_overhead() * 8, nullptr, true};
     lm_ggml_context * ctx = lm_ggml_init(ip);
     lm_ggml_tensor * a = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 4);
-    lm_ggml_tensor * c = lm_ggml_map_custom1(ctx, a, [](lm_ggml_tensor *, const lm_ggml_tensor *, int, int, void *) {}, 1, nullptr);
+    lm_ggml_tensor * c = lm_ggml_map_custom1(
+        ctx, a, [](lm_ggml_tensor *, const lm_ggml_tensor *, int, int, void *) {}, 1, nullptr);
     ASSERT_NE(c, nullptr);
     EXPECT_FALSE(rpc::supports_op(c));
     EXPECT_TRUE(rpc::supports_op(lm_ggml_add(ctx, a, a)));

@@ -35,7 +35,10 @@ TEST(RpcMutation, MutatedMessagesNeverStopTheServer) {
         std::vector<uint8_t> msg;
         uint8_t cmd = 0;
         switch (iter % 4) {
-            case 0: cmd = rpc::CMD_GRAPH_COMPUTE; msg = graph_msg(0, {3}, {a, b, o2}); break;
+            case 0:
+                cmd = rpc::CMD_GRAPH_COMPUTE;
+                msg = graph_msg(0, {3}, {a, b, o2});
+                break;
             case 1: {
                 const float v[4] = {1, 2, 3, 4};
                 cmd = rpc::CMD_SET_TENSOR;
@@ -57,10 +60,10 @@ TEST(RpcMutation, MutatedMessagesNeverStopTheServer) {
                 break;
             }
         }
-        const int n_flips = 1 + (int)(rng() % 4);
+        const int n_flips = 1 + (int) (rng() % 4);
         for (int k = 0; k < n_flips; k++) {
             const size_t at = rng() % msg.size();
-            msg[at] = (rng() % 3 == 0) ? 0xff : (uint8_t)(msg[at] ^ (1u << (rng() % 8)));
+            msg[at] = (rng() % 3 == 0) ? 0xff : (uint8_t) (msg[at] ^ (1u << (rng() % 8)));
         }
         ASSERT_TRUE(c.send_cmd(cmd, msg.data(), msg.size()));
         if (cmd == rpc::CMD_GET_TENSOR || cmd == rpc::CMD_COPY_TENSOR) {

@@ -39,7 +39,7 @@ public:
     // n namespaces "lmrpc<pid>_<k>", host k at address(k), the root side at .1
     explicit Hosts(int n) : tag_(std::string(kPrefix) + std::to_string(getpid())) {
         remove_stale();
-        const int net = (int)(getpid() % 80) * 3; // third octets net..net+2: parallel runs rarely meet
+        const int net = (int) (getpid() % 80) * 3; // third octets net..net+2: parallel runs rarely meet
         for (int k = 0; k < n; k++) {
             const std::string ns = tag_ + "_" + std::to_string(k), h = tag_ + "h" + std::to_string(k),
                               g = tag_ + "g" + std::to_string(k);
@@ -108,7 +108,7 @@ public:
             if (pids_[i] == pid) {
                 kill(pid, SIGKILL);
                 waitpid(pid, nullptr, 0);
-                pids_.erase(pids_.begin() + (long)i);
+                pids_.erase(pids_.begin() + (long) i);
                 return true;
             }
         }

@@ -77,7 +77,9 @@ public:
             if (b == nullptr) return;
             lm_ggml_backend_buffer_set_usage(b, LM_GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
         }
-        auto set = [](lm_ggml_tensor * t, const std::vector<float> & v) { lm_ggml_backend_tensor_set(t, v.data(), 0, v.size() * 4); };
+        auto set = [](lm_ggml_tensor * t, const std::vector<float> & v) {
+            lm_ggml_backend_tensor_set(t, v.data(), 0, v.size() * 4);
+        };
         set(emb_, hw.emb);
         set(out_, hw.out);
         set(norm_out_, hw.norm_out);
@@ -92,7 +94,7 @@ public:
         for (lm_ggml_backend_t b : all) {
             if (std::find(uniq.begin(), uniq.end(), b) == uniq.end()) uniq.push_back(b);
         }
-        sched_ = lm_ggml_backend_sched_new(uniq.data(), nullptr, (int)uniq.size(), 256, false);
+        sched_ = lm_ggml_backend_sched_new(uniq.data(), nullptr, (int) uniq.size(), 256, false);
         ok_ = sched_ != nullptr;
     }
 
@@ -138,16 +140,14 @@ public:
 private:
     lm_ggml_context * ctx_cpu_ = nullptr;
     lm_ggml_context * ctx_l_[kLayers] = {};
-    lm_ggml_tensor * emb_ = nullptr, * out_ = nullptr, * norm_out_ = nullptr;
-    lm_ggml_tensor * norm_[kLayers] = {}, * w1_[kLayers] = {}, * w2_[kLayers] = {};
+    lm_ggml_tensor *emb_ = nullptr, *out_ = nullptr, *norm_out_ = nullptr;
+    lm_ggml_tensor *norm_[kLayers] = {}, *w1_[kLayers] = {}, *w2_[kLayers] = {};
     std::vector<lm_ggml_backend_buffer_t> bufs_;
     lm_ggml_backend_sched_t sched_ = nullptr;
     bool ok_ = false;
 };
 
-int argmax(const std::vector<float> & v) {
-    return (int)(std::max_element(v.begin(), v.end()) - v.begin());
-}
+int argmax(const std::vector<float> & v) { return (int) (std::max_element(v.begin(), v.end()) - v.begin()); }
 
 bool wait_listening(const std::string & host, int port, int seconds) {
     for (int i = 0; i < seconds * 10; i++) {
@@ -194,15 +194,17 @@ TEST(RpcNetns, ThreeHostsGiveTheLocalTokensAndAKilledOneIsAnError) {
     const int port = 50052 + run++;
     std::vector<pid_t> pids;
     for (int k = 0; k < kLayers; k++) {
-        pids.push_back(hosts.spawn(k, {LMGGML_CLI, "rpc-server", "-H", hosts.address(k), "-p", std::to_string(port), "-d", "CPU",
-                                       "-t", "1", "--auth-key", key_file},
+        pids.push_back(hosts.spawn(k,
+                                   {LMGGML_CLI, "rpc-server", "-H", hosts.address(k), "-p", std::to_string(port), "-d",
+                                    "CPU", "-t", "1", "--auth-key", key_file},
                                    dir + "/server" + std::to_string(k) + ".log"));
         ASSERT_GT(pids.back(), 0);
     }
     for (int k = 0; k < kLayers; k++) {
         if (!wait_listening(hosts.address(k), port, 20)) {
             std::ifstream f(dir + "/server" + std::to_string(k) + ".log");
-            FAIL() << "server " << k << " did not come up; its log:\n" << std::string(std::istreambuf_iterator<char>(f), {});
+            FAIL() << "server " << k << " did not come up; its log:\n"
+                   << std::string(std::istreambuf_iterator<char>(f), {});
         }
     }
 
@@ -242,7 +244,8 @@ TEST(RpcNetns, ThreeHostsGiveTheLocalTokensAndAKilledOneIsAnError) {
         for (int s = 0; s < kSteps; s++) {
             std::vector<float> lg;
             ASSERT_TRUE(split.step(t, lg)) << "step " << s;
-            for (int v = 0; v < kVocab; v++) ASSERT_NEAR(lg[v], local_logits[s][v], 1e-4) << "step " << s << " token " << v;
+            for (int v = 0; v < kVocab; v++)
+                ASSERT_NEAR(lg[v], local_logits[s][v], 1e-4) << "step " << s << " token " << v;
             t = argmax(lg);
             remote_tokens.push_back(t);
         }
@@ -251,9 +254,10 @@ TEST(RpcNetns, ThreeHostsGiveTheLocalTokensAndAKilledOneIsAnError) {
             const rpc::Endpoint * ep = rpc::endpoint_get(hosts.address(k) + ":" + std::to_string(port));
             ASSERT_NE(ep, nullptr);
             EXPECT_GE(ep->graphs_sent, 1u) << "host " << k;
-            EXPECT_EQ(ep->graphs_sent + ep->recomputes_sent, (uint64_t)kSteps) << "host " << k << ": one graph per step";
-            std::printf("[ netns    ] host %d: %llu graphs sent, %llu recomputed\n", k, (unsigned long long)ep->graphs_sent,
-                        (unsigned long long)ep->recomputes_sent);
+            EXPECT_EQ(ep->graphs_sent + ep->recomputes_sent, (uint64_t) kSteps)
+                << "host " << k << ": one graph per step";
+            std::printf("[ netns    ] host %d: %llu graphs sent, %llu recomputed\n", k,
+                        (unsigned long long) ep->graphs_sent, (unsigned long long) ep->recomputes_sent);
         }
 
         // a server dies at some point of a running generation: a step fails

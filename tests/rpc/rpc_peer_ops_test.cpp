@@ -49,7 +49,8 @@ struct Fixture {
 };
 
 // a packed 2-d wire tensor at byte `at` of the fixture's buffer
-WireTensor tensor(const Fixture & f, uint64_t id, uint32_t type, uint32_t esz, uint64_t at, uint32_t ne0, uint32_t ne1 = 1) {
+WireTensor tensor(const Fixture & f, uint64_t id, uint32_t type, uint32_t esz, uint64_t at, uint32_t ne0,
+                  uint32_t ne1 = 1) {
     WireTensor w = f32_tensor(id, f.buf, f.base + at, ne0, ne1);
     w.type = type;
     w.nb[0] = esz;
@@ -135,7 +136,7 @@ TEST(RpcPeerOps, SetRowsConvertsF16RowsIntoAnF32Table) {
 }
 
 TEST(RpcPeerOps, SetRowsIdOutOfRangeIsRefused) {
-    for (int64_t bad : std::vector<int64_t>{6, -1, (int64_t)1 << 40}) {
+    for (int64_t bad : std::vector<int64_t>{6, -1, (int64_t) 1 << 40}) {
         Fixture f;
         SetRows s(f);
         f.set(s.ids, std::vector<int64_t>{0, bad, 1});
@@ -149,16 +150,22 @@ TEST(RpcPeerOps, SetRowsBadShapesAreRefused) {
     f0.set(good.ids, std::vector<int64_t>{0, 1, 2});
     ASSERT_TRUE(f0.compute({4}, good.all())) << "the well-formed graph below must pass";
     const std::vector<std::function<void(SetRows &)>> breaks = {
-        [](SetRows & s) { s.ids.ne[0] = 2; },                       // ids do not cover the rows
-        [](SetRows & s) { s.rows.ne[0] = 2; s.rows.nb[1] = 8; },     // rows narrower than the table
-        [](SetRows & s) { s.ids.type = kF32; s.ids.nb[0] = 4; },     // ids not integers
-        [](SetRows & s) { s.rows.type = kI32; },                    // rows neither F32 nor F16
-        [](SetRows & s) { s.node.data += 8; },                      // result not over the table
-        [](SetRows & s) { s.node.view_src = 0; },                   // result not a view of it
-        [](SetRows & s) { s.node.ne[1] = 5; },                      // result not the table's shape
-        [](SetRows & s) { s.node.op_params[0] = 1; },               // op params it does not have
-        [](SetRows & s) { s.node.src[2] = 0; },                     // no table
-        [](SetRows & s) { s.node.src[3] = 2; },                     // a source too many
+        [](SetRows & s) { s.ids.ne[0] = 2; }, // ids do not cover the rows
+        [](SetRows & s) {
+            s.rows.ne[0] = 2;
+            s.rows.nb[1] = 8;
+        }, // rows narrower than the table
+        [](SetRows & s) {
+            s.ids.type = kF32;
+            s.ids.nb[0] = 4;
+        },                                            // ids not integers
+        [](SetRows & s) { s.rows.type = kI32; },      // rows neither F32 nor F16
+        [](SetRows & s) { s.node.data += 8; },        // result not over the table
+        [](SetRows & s) { s.node.view_src = 0; },     // result not a view of it
+        [](SetRows & s) { s.node.ne[1] = 5; },        // result not the table's shape
+        [](SetRows & s) { s.node.op_params[0] = 1; }, // op params it does not have
+        [](SetRows & s) { s.node.src[2] = 0; },       // no table
+        [](SetRows & s) { s.node.src[3] = 2; },       // a source too many
     };
     for (size_t i = 0; i < breaks.size(); i++) {
         SCOPED_TRACE(i);
@@ -178,7 +185,7 @@ std::vector<WireTensor> get_rows_graph(Fixture & f, std::vector<int32_t> ids) {
     node.src[0] = 1;
     node.src[1] = 2;
     std::vector<float> t(12);
-    for (int i = 0; i < 12; i++) t[i] = (float)i;
+    for (int i = 0; i < 12; i++) t[i] = (float) i;
     f.set(table, t);
     f.set(idt, ids);
     return {table, idt, node};
@@ -255,16 +262,26 @@ TEST(RpcPeerOps, GluSplitAndFusedCompute) {
 
 TEST(RpcPeerOps, GluBadNodesAreRefused) {
     const std::vector<std::function<void(WireTensor &, WireTensor &, WireTensor &)>> breaks = {
-        [](WireTensor &, WireTensor & u, WireTensor &) { u.ne[1] = 1; },             // up of another shape
-        [](WireTensor &, WireTensor & u, WireTensor &) { u.type = kF16; u.nb[0] = 2; u.nb[1] = 16; }, // another type
+        [](WireTensor &, WireTensor & u, WireTensor &) { u.ne[1] = 1; }, // up of another shape
+        [](WireTensor &, WireTensor & u, WireTensor &) {
+            u.type = kF16;
+            u.nb[0] = 2;
+            u.nb[1] = 16;
+        },                                                                               // another type
         [](WireTensor &, WireTensor &, WireTensor & n) { n.op_params[0] = kSwigluOai; }, // alpha/limit variant
-        [](WireTensor &, WireTensor &, WireTensor & n) { n.op_params[0] = 99; },     // no such GLU
-        [](WireTensor &, WireTensor &, WireTensor & n) { n.op_params[1] = 2; },      // swapped is a bool
-        [](WireTensor &, WireTensor &, WireTensor & n) { n.op_params[2] = 1; },      // params it does not have
-        [](WireTensor &, WireTensor &, WireTensor & n) { n.ne[0] = 4; n.nb[1] = 16; }, // halved though split
-        [](WireTensor &, WireTensor &, WireTensor & n) { n.view_src = 1; },          // result as a view
-        [](WireTensor &, WireTensor &, WireTensor & n) { n.nb[1] = 64; },            // result not packed
-        [](WireTensor & g, WireTensor &, WireTensor &) { g.nb[0] = 8; g.ne[0] = 4; }, // gate rows strided
+        [](WireTensor &, WireTensor &, WireTensor & n) { n.op_params[0] = 99; },         // no such GLU
+        [](WireTensor &, WireTensor &, WireTensor & n) { n.op_params[1] = 2; },          // swapped is a bool
+        [](WireTensor &, WireTensor &, WireTensor & n) { n.op_params[2] = 1; },          // params it does not have
+        [](WireTensor &, WireTensor &, WireTensor & n) {
+            n.ne[0] = 4;
+            n.nb[1] = 16;
+        },                                                                  // halved though split
+        [](WireTensor &, WireTensor &, WireTensor & n) { n.view_src = 1; }, // result as a view
+        [](WireTensor &, WireTensor &, WireTensor & n) { n.nb[1] = 64; },   // result not packed
+        [](WireTensor & g, WireTensor &, WireTensor &) {
+            g.nb[0] = 8;
+            g.ne[0] = 4;
+        }, // gate rows strided
     };
     for (size_t i = 0; i < breaks.size(); i++) {
         SCOPED_TRACE(i);
@@ -328,7 +345,7 @@ TEST(RpcPeerOps, FlashAttnTakesAnUnpaddedF16Mask) {
         double w[4], sum = 0;
         for (int j = 0; j < 4; j++) {
             double dot = 0;
-            for (int d = 0; d < 8; d++) dot += (double)q[iq * 8 + d] * lm_ggml_fp16_to_fp32(k[j * 8 + d]);
+            for (int d = 0; d < 8; d++) dot += (double) q[iq * 8 + d] * lm_ggml_fp16_to_fp32(k[j * 8 + d]);
             w[j] = std::exp(0.5 * dot + mv[iq * 4 + j]);
             sum += w[j];
         }

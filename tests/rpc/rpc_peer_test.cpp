@@ -49,13 +49,13 @@ TEST(RpcPeer, LayerOpsOnExternalServer) {
 
     for (int n = 0; n < N; n++) {
         double ss = 0;
-        for (int k = 0; k < K; k++) ss += (double)xv[n * K + k] * xv[n * K + k];
+        for (int k = 0; k < K; k++) ss += (double) xv[n * K + k] * xv[n * K + k];
         const double inv = 1.0 / std::sqrt(ss / K + 1e-5);
         std::vector<double> z(M);
         double mx = -1e300;
         for (int m = 0; m < M; m++) {
             double s = 0;
-            for (int k = 0; k < K; k++) s += (double)wv[m * K + k] * (xv[n * K + k] * inv * gv[k]);
+            for (int k = 0; k < K; k++) s += (double) wv[m * K + k] * (xv[n * K + k] * inv * gv[k]);
             const double si = s / (1.0 + std::exp(-s));
             z[m] = 0.5 * si;
             mx = std::max(mx, z[m]);

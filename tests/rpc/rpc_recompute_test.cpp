@@ -54,7 +54,7 @@ void client_reruns_unchanged_graphs(const std::string & endpoint) {
         ASSERT_EQ(lm_ggml_backend_graph_compute(be, g), LM_GGML_STATUS_SUCCESS);
         lm_ggml_backend_tensor_get(out, got.data(), 0, n * 4);
         for (int i = 0; i < n; i++) {
-            const double want = is_sum ? (double)av[i] + bv[i] : (double)av[i] * bv[i];
+            const double want = is_sum ? (double) av[i] + bv[i] : (double) av[i] * bv[i];
             ASSERT_NEAR(got[i], want, 1e-6) << "i=" << i << " step " << step;
         }
     };
@@ -67,7 +67,8 @@ void client_reruns_unchanged_graphs(const std::string & endpoint) {
     EXPECT_EQ(ep->recomputes_sent, re0 + 2);
 
     // a freed buffer drops the server's stored graphs: the graph is resent
-    lm_ggml_backend_buffer_t other = lm_ggml_backend_buft_alloc_buffer(lm_ggml_backend_get_default_buffer_type(be), 256);
+    lm_ggml_backend_buffer_t other =
+        lm_ggml_backend_buft_alloc_buffer(lm_ggml_backend_get_default_buffer_type(be), 256);
     ASSERT_NE(other, nullptr);
     lm_ggml_backend_buffer_free(other);
     run(g_sum, sum, 4.0f, true);
@@ -95,7 +96,8 @@ TEST(RpcRecompute, ClientRerunsAnUnchangedGraphAndResendsAfterAFree) {
 // the same against an external server, e.g. llama.cpp's (docs/RPC.md)
 TEST(RpcRecompute, ClientAgainstExternalServer) {
     const char * peer = std::getenv("LMGGML_RPC_PEER");
-    if (peer == nullptr || *peer == '\0') GTEST_SKIP() << "set LMGGML_RPC_PEER=host:port to run against an external server";
+    if (peer == nullptr || *peer == '\0')
+        GTEST_SKIP() << "set LMGGML_RPC_PEER=host:port to run against an external server";
     client_reruns_unchanged_graphs(peer);
 }
 

@@ -45,7 +45,8 @@ struct Raw {
     }
     ~Raw() { rpc::tcp_close(fd); }
     bool send_cmd(uint8_t cmd, const void * p, uint64_t n) {
-        return rpc::send_all(fd, &cmd, 1, 2000) && rpc::send_all(fd, &n, 8, 2000) && (n == 0 || rpc::send_all(fd, p, n, 2000));
+        return rpc::send_all(fd, &cmd, 1, 2000) && rpc::send_all(fd, &n, 8, 2000) &&
+               (n == 0 || rpc::send_all(fd, p, n, 2000));
     }
     bool recv_reply(void * out, uint64_t n) {
         uint64_t got = 0;
@@ -79,8 +80,13 @@ inline rpc::WireTensor f32_tensor(uint64_t id, uint64_t buffer, uint64_t data, u
     w.type = 0;
     w.buffer = buffer;
     w.data = data;
-    w.ne[0] = ne0; w.ne[1] = ne1; w.ne[2] = 1; w.ne[3] = 1;
-    w.nb[0] = 4; w.nb[1] = 4 * ne0; w.nb[2] = w.nb[3] = 4 * ne0 * ne1;
+    w.ne[0] = ne0;
+    w.ne[1] = ne1;
+    w.ne[2] = 1;
+    w.ne[3] = 1;
+    w.nb[0] = 4;
+    w.nb[1] = 4 * ne0;
+    w.nb[2] = w.nb[3] = 4 * ne0 * ne1;
     return w;
 }
 
@@ -95,9 +101,10 @@ inline std::vector<uint8_t> set_tensor_msg(const rpc::WireTensor & w, uint64_t o
     return m;
 }
 
-inline std::vector<uint8_t> graph_msg(uint32_t device, const std::vector<uint64_t> & nodes, const std::vector<rpc::WireTensor> & ts) {
+inline std::vector<uint8_t> graph_msg(uint32_t device, const std::vector<uint64_t> & nodes,
+                                      const std::vector<rpc::WireTensor> & ts) {
     std::vector<uint8_t> m(12 + 8 * nodes.size() + sizeof(rpc::WireTensor) * ts.size());
-    const uint32_t nn = (uint32_t)nodes.size(), nt = (uint32_t)ts.size();
+    const uint32_t nn = (uint32_t) nodes.size(), nt = (uint32_t) ts.size();
     std::memcpy(m.data(), &device, 4);
     std::memcpy(m.data() + 4, &nn, 4);
     if (nn > 0) {

@@ -22,7 +22,8 @@ TEST_F(SchedTest, ReserveKeepsTheSplitCountAndForgetsAssignments) {
     EXPECT_EQ(lm_ggml_backend_sched_get_n_inputs(s), 5);
     EXPECT_EQ(lm_ggml_backend_sched_get_n_copies(s), 1);
     // reserve ends with a reset: no tensor has a backend any more
-    for (lm_ggml_tensor * t : m.layer_nodes) EXPECT_EQ(lm_ggml_backend_sched_get_tensor_backend(s, t), nullptr) << t->name;
+    for (lm_ggml_tensor * t : m.layer_nodes)
+        EXPECT_EQ(lm_ggml_backend_sched_get_tensor_backend(s, t), nullptr) << t->name;
     EXPECT_GT(lm_ggml_backend_sched_get_buffer_size(s, cpu), 0u);
     EXPECT_GT(lm_ggml_backend_sched_get_buffer_size(s, ref), 0u);
 

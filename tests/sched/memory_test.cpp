@@ -120,8 +120,8 @@ TEST_F(SchedTest, CopiesAndIntermediatesAreReusedSoDepthCostsNoMemory) {
         EXPECT_EQ(lm_ggml_backend_sched_get_n_inputs(s), 1 + 4 * depth[k]);
         set_input(g, 70 + k);
         ASSERT_EQ(lm_ggml_backend_sched_graph_compute(s, g.graph), LM_GGML_STATUS_SUCCESS);
-        expect_exact(g.out, reference(w, make_input(4, 70 + k), 4, depth[k])["out"], "depth " + std::to_string(depth[k]),
-                     depth[k] <= 2 ? 0.0 : 1e-5);
+        expect_exact(g.out, reference(w, make_input(4, 70 + k), 4, depth[k])["out"],
+                     "depth " + std::to_string(depth[k]), depth[k] <= 2 ? 0.0 : 1e-5);
         cpu_size[k] = lm_ggml_backend_sched_get_buffer_size(s, cpu);
         ref_size[k] = lm_ggml_backend_sched_get_buffer_size(s, ref);
         size_t largest = 0;

@@ -172,7 +172,7 @@ TEST_F(SchedTest, AnOpNoBackendSupportsFailsCleanly) {
     // every op has a CPU kernel: a type combination neither the CPU nor
     // REFDEV implements (square root of integers)
     lm_ggml_tensor * bad = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_I32, 8);
-    bad->op     = LM_GGML_OP_SQRT;
+    bad->op = LM_GGML_OP_SQRT;
     bad->src[0] = ai;
     lm_ggml_set_name(bad, "the_bad_node");
     lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);

@@ -12,9 +12,9 @@ std::once_flag g_load_once;
 
 lm_ggml_context * no_alloc_ctx(size_t n_tensors) {
     lm_ggml_init_params p{};
-    p.mem_size   = lm_ggml_tensor_overhead() * n_tensors + lm_ggml_graph_overhead_custom(1024, false);
+    p.mem_size = lm_ggml_tensor_overhead() * n_tensors + lm_ggml_graph_overhead_custom(1024, false);
     p.mem_buffer = nullptr;
-    p.no_alloc   = true;
+    p.no_alloc = true;
     return lm_ggml_init(p);
 }
 
@@ -70,7 +70,7 @@ bool Weights::init(lm_ggml_backend_t backend) {
 }
 
 void PingPong::build(const Weights & w, int tokens, int layers) {
-    T   = tokens;
+    T = tokens;
     ctx = no_alloc_ctx(16 + 8 * (size_t) layers);
     ASSERT_NE(ctx, nullptr);
     x = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, kN, T);
@@ -101,7 +101,8 @@ void PingPong::build(const Weights & w, int tokens, int layers) {
     lm_ggml_build_forward_expand(graph, out);
 }
 
-std::map<std::string, std::vector<double>> reference(const Weights & w, const std::vector<float> & x, int T, int layers) {
+std::map<std::string, std::vector<double>> reference(const Weights & w, const std::vector<float> & x, int T,
+                                                     int layers) {
     std::map<std::string, std::vector<double>> r;
     std::vector<double> cur(x.begin(), x.end());
     r["x"] = cur;
@@ -141,9 +142,7 @@ std::map<std::string, std::vector<double>> reference(const Weights & w, const st
     return r;
 }
 
-std::vector<float> make_input(int T, int seed) {
-    return ints((size_t) kN * T, -3, 3, 100u + (uint32_t) seed);
-}
+std::vector<float> make_input(int T, int seed) { return ints((size_t) kN * T, -3, 3, 100u + (uint32_t) seed); }
 
 std::vector<float> read(const lm_ggml_tensor * t) {
     std::vector<float> v((size_t) lm_ggml_nelements(t));
@@ -156,11 +155,12 @@ uint64_t refdev_nodes_computed() {
     if (dev == nullptr) return 0;
     using counter_fn = uint64_t (*)();
     auto fn = (counter_fn) lm_ggml_backend_reg_get_proc_address(lm_ggml_backend_dev_backend_reg(dev),
-                                                               "lm_ggml_backend_refdev_n_nodes_computed");
+                                                                "lm_ggml_backend_refdev_n_nodes_computed");
     return fn ? fn() : 0;
 }
 
-void expect_exact(const lm_ggml_tensor * t, const std::vector<double> & want, const std::string & what, double rel_tol) {
+void expect_exact(const lm_ggml_tensor * t, const std::vector<double> & want, const std::string & what,
+                  double rel_tol) {
     ASSERT_EQ((size_t) lm_ggml_nelements(t), want.size()) << what;
     const std::vector<float> got = read(t);
     int bad = 0;

@@ -58,12 +58,12 @@ private:
 
 // Weights of the ping-pong model, in one buffer flagged WEIGHTS.
 struct Weights {
-    lm_ggml_context *        ctx = nullptr;
+    lm_ggml_context * ctx = nullptr;
     lm_ggml_backend_buffer_t buf = nullptr;
-    lm_ggml_tensor * W1 = nullptr; // (n, n): W1[i + o*n] = weight from input i to output o
-    lm_ggml_tensor * W2 = nullptr; // (n, n)
-    lm_ggml_tensor * b1 = nullptr; // (n)
-    lm_ggml_tensor * b2 = nullptr; // (n)
+    lm_ggml_tensor * W1 = nullptr;     // (n, n): W1[i + o*n] = weight from input i to output o
+    lm_ggml_tensor * W2 = nullptr;     // (n, n)
+    lm_ggml_tensor * b1 = nullptr;     // (n)
+    lm_ggml_tensor * b2 = nullptr;     // (n)
     std::vector<float> w1, w2, c1, c2; // host values
 
     Weights() = default;
@@ -79,10 +79,10 @@ struct Weights {
 
 // The graph of one evaluation; owns its context.
 struct PingPong {
-    lm_ggml_context * ctx   = nullptr;
-    lm_ggml_cgraph *  graph = nullptr;
-    lm_ggml_tensor *  x     = nullptr;
-    lm_ggml_tensor *  out   = nullptr;
+    lm_ggml_context * ctx = nullptr;
+    lm_ggml_cgraph * graph = nullptr;
+    lm_ggml_tensor * x = nullptr;
+    lm_ggml_tensor * out = nullptr;
     std::vector<lm_ggml_tensor *> layer_nodes; // h1..h6 of every layer, in order
     int T = 0;
 

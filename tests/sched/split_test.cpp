@@ -28,7 +28,8 @@ TEST_F(SchedTest, PingPongAlternatesDevicesWithExactResults) {
     const char * want[] = {"REF", "REF", "CPU", "REF", "CPU", "REF"};
     for (int k = 0; k < 6; k++) {
         lm_ggml_backend_t b = lm_ggml_backend_sched_get_tensor_backend(s, g.layer_nodes[(size_t) k]);
-        EXPECT_EQ(b, std::string(want[k]) == "REF" ? ref : cpu) << g.layer_nodes[(size_t) k]->name << " on " << name_of(b);
+        EXPECT_EQ(b, std::string(want[k]) == "REF" ? ref : cpu)
+            << g.layer_nodes[(size_t) k]->name << " on " << name_of(b);
     }
     EXPECT_EQ(lm_ggml_backend_sched_get_tensor_backend(s, g.out), ref);
     EXPECT_EQ(lm_ggml_backend_sched_get_tensor_backend(s, g.x), cpu);
@@ -55,7 +56,8 @@ TEST_F(SchedTest, WeightsOnCpuStayThereUnlessTheDeviceWantsTheOp) {
         ASSERT_TRUE(lm_ggml_backend_sched_alloc_graph(s, g.graph));
         EXPECT_EQ(lm_ggml_backend_sched_get_n_splits(s), 1);
         EXPECT_EQ(lm_ggml_backend_sched_get_n_inputs(s), 0);
-        for (lm_ggml_tensor * t : g.layer_nodes) EXPECT_EQ(lm_ggml_backend_sched_get_tensor_backend(s, t), cpu) << t->name;
+        for (lm_ggml_tensor * t : g.layer_nodes)
+            EXPECT_EQ(lm_ggml_backend_sched_get_tensor_backend(s, t), cpu) << t->name;
         set_input(g, 1);
         ASSERT_EQ(lm_ggml_backend_sched_graph_compute(s, g.graph), LM_GGML_STATUS_SUCCESS);
         expect_exact(g.out, reference(w, make_input(4, 1), 4)["out"], "cpu only");
@@ -91,9 +93,9 @@ TEST_F(SchedTest, ForcedPlacementsAreHonoured) {
         *x = lm_ggml_new_tensor_1d(*ctx, LM_GGML_TYPE_F32, n);
         lm_ggml_set_name(*x, "x");
         lm_ggml_set_input(*x);
-        nodes[0] = lm_ggml_add(*ctx, *x, *x);           // 2x
+        nodes[0] = lm_ggml_add(*ctx, *x, *x);             // 2x
         nodes[1] = lm_ggml_mul(*ctx, nodes[0], nodes[0]); // 4x^2
-        nodes[2] = lm_ggml_scale(*ctx, nodes[1], 0.5f);  // 2x^2
+        nodes[2] = lm_ggml_scale(*ctx, nodes[1], 0.5f);   // 2x^2
         lm_ggml_set_output(nodes[2]);
         lm_ggml_cgraph * gf = lm_ggml_new_graph(*ctx);
         lm_ggml_build_forward_expand(gf, nodes[2]);
@@ -109,7 +111,9 @@ TEST_F(SchedTest, ForcedPlacementsAreHonoured) {
 
     // unforced: no weights anywhere, everything stays on the CPU
     {
-        lm_ggml_context * ctx; lm_ggml_tensor * x; lm_ggml_tensor * nd[3];
+        lm_ggml_context * ctx;
+        lm_ggml_tensor * x;
+        lm_ggml_tensor * nd[3];
         lm_ggml_cgraph * gf = build(&ctx, &x, nd);
         ASSERT_TRUE(lm_ggml_backend_sched_alloc_graph(s, gf));
         EXPECT_EQ(lm_ggml_backend_sched_get_n_splits(s), 1);
@@ -120,7 +124,9 @@ TEST_F(SchedTest, ForcedPlacementsAreHonoured) {
     // the product forced onto REFDEV pulls its neighbours along (expansion)
     {
         lm_ggml_backend_sched_reset(s);
-        lm_ggml_context * ctx; lm_ggml_tensor * x; lm_ggml_tensor * nd[3];
+        lm_ggml_context * ctx;
+        lm_ggml_tensor * x;
+        lm_ggml_tensor * nd[3];
         lm_ggml_cgraph * gf = build(&ctx, &x, nd);
         lm_ggml_backend_sched_set_tensor_backend(s, nd[1], ref);
         EXPECT_EQ(lm_ggml_backend_sched_get_tensor_backend(s, nd[1]), ref); // visible before allocation
@@ -136,7 +142,9 @@ TEST_F(SchedTest, ForcedPlacementsAreHonoured) {
     // pinning the first node to the CPU cuts the graph in two
     {
         lm_ggml_backend_sched_reset(s);
-        lm_ggml_context * ctx; lm_ggml_tensor * x; lm_ggml_tensor * nd[3];
+        lm_ggml_context * ctx;
+        lm_ggml_tensor * x;
+        lm_ggml_tensor * nd[3];
         lm_ggml_cgraph * gf = build(&ctx, &x, nd);
         lm_ggml_backend_sched_set_tensor_backend(s, nd[0], cpu);
         lm_ggml_backend_sched_set_tensor_backend(s, nd[1], ref);
@@ -151,7 +159,9 @@ TEST_F(SchedTest, ForcedPlacementsAreHonoured) {
     // reset forgets placements
     lm_ggml_backend_sched_reset(s);
     {
-        lm_ggml_context * ctx; lm_ggml_tensor * x; lm_ggml_tensor * nd[3];
+        lm_ggml_context * ctx;
+        lm_ggml_tensor * x;
+        lm_ggml_tensor * nd[3];
         build(&ctx, &x, nd);
         EXPECT_EQ(lm_ggml_backend_sched_get_tensor_backend(s, nd[1]), nullptr);
         lm_ggml_free(ctx);
@@ -204,12 +214,12 @@ TEST_F(SchedTest, ViewsFollowTheirSourceAndStartNoSplit) {
     lm_ggml_context * ctx = lm_ggml_init(p);
     lm_ggml_tensor * x = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, kN, T);
     lm_ggml_set_input(x);
-    lm_ggml_tensor * h1 = lm_ggml_mul_mat(ctx, w.W1, x);                   // (n, T)
-    lm_ggml_tensor * r  = lm_ggml_reshape_2d(ctx, h1, kN / 2, 2 * T);      // view
-    lm_ggml_tensor * r2 = lm_ggml_reshape_2d(ctx, r, kN, T);               // view
+    lm_ggml_tensor * h1 = lm_ggml_mul_mat(ctx, w.W1, x);             // (n, T)
+    lm_ggml_tensor * r = lm_ggml_reshape_2d(ctx, h1, kN / 2, 2 * T); // view
+    lm_ggml_tensor * r2 = lm_ggml_reshape_2d(ctx, r, kN, T);         // view
     lm_ggml_tensor * h2 = lm_ggml_add(ctx, r2, w.b1);
-    lm_ggml_tensor * tr = lm_ggml_transpose(ctx, h2);                      // view (T, n)
-    lm_ggml_tensor * o  = lm_ggml_cont(ctx, tr);                           // (T, n)
+    lm_ggml_tensor * tr = lm_ggml_transpose(ctx, h2); // view (T, n)
+    lm_ggml_tensor * o = lm_ggml_cont(ctx, tr);       // (T, n)
     lm_ggml_set_output(o);
     lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
     lm_ggml_build_forward_expand(gf, o);
@@ -238,7 +248,7 @@ TEST_F(SchedTest, ATensorCopiedOnceServesLaterSplitsOnThatBackend) {
     const int T = 2;
     lm_ggml_init_params p{lm_ggml_tensor_overhead() * 16 + lm_ggml_graph_overhead(), nullptr, true};
     lm_ggml_context * ctx = lm_ggml_init(p);
-    lm_ggml_tensor * x  = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, kN, T);
+    lm_ggml_tensor * x = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, kN, T);
     lm_ggml_set_input(x);
     lm_ggml_tensor * h1 = lm_ggml_mul_mat(ctx, w.W1, x);  // REFDEV
     lm_ggml_tensor * c1 = lm_ggml_abs(ctx, h1);           // CPU, reads a copy of h1

@@ -42,11 +42,11 @@ bool in_ctx(lm_ggml_context * ctx, const lm_ggml_tensor * t) {
 
 // loss = sum(w * x) + sum(w^2): dL/dw = x + 2 w
 struct Model {
-    Ctx              mem;
-    lm_ggml_context *st;
-    lm_ggml_tensor * w, *x, *y, *loss;
+    Ctx mem;
+    lm_ggml_context * st;
+    lm_ggml_tensor *w, *x, *y, *loss;
     lm_ggml_tensor * idx; // an I32 node: never a gradient
-    lm_ggml_cgraph * gf = nullptr, *gb = nullptr;
+    lm_ggml_cgraph *gf = nullptr, *gb = nullptr;
 
     explicit Model(bool accumulate) {
         lm_ggml_init_params ip = {1 << 20, nullptr, false};
@@ -58,11 +58,11 @@ struct Model {
         fill(w, {1.0f, -2.0f, 0.5f});
         fill(x, {3.0f, 4.0f, -1.0f});
         lm_ggml_set_param(mem.c, w);
-        y    = lm_ggml_mul(mem.c, w, x);
+        y = lm_ggml_mul(mem.c, w, x);
         loss = lm_ggml_add(mem.c, lm_ggml_sum(mem.c, y), lm_ggml_sum(mem.c, lm_ggml_sqr(mem.c, w)));
         lm_ggml_set_loss(loss);
         idx = lm_ggml_argmax(mem.c, lm_ggml_reshape_2d(mem.c, y, 3, 1));
-        gf  = lm_ggml_new_graph_custom(mem.c, 256, true);
+        gf = lm_ggml_new_graph_custom(mem.c, 256, true);
         lm_ggml_build_forward_expand(gf, loss);
         lm_ggml_build_forward_expand(gf, idx);
         gb = lm_ggml_graph_dup(mem.c, gf);
@@ -152,10 +152,10 @@ TEST(Backward, GraphCpyAndDupKeepGradients) {
 
 TEST(Backward, ResetClearsAdamwMoments) {
     Ctx mem;
-    lm_ggml_tensor * w  = lm_ggml_new_tensor_1d(mem.c, LM_GGML_TYPE_F32, 2);
+    lm_ggml_tensor * w = lm_ggml_new_tensor_1d(mem.c, LM_GGML_TYPE_F32, 2);
     lm_ggml_tensor * mo = lm_ggml_new_tensor_1d(mem.c, LM_GGML_TYPE_F32, 2);
-    lm_ggml_tensor * v  = lm_ggml_new_tensor_1d(mem.c, LM_GGML_TYPE_F32, 2);
-    lm_ggml_tensor * p  = lm_ggml_new_tensor_1d(mem.c, LM_GGML_TYPE_F32, 7);
+    lm_ggml_tensor * v = lm_ggml_new_tensor_1d(mem.c, LM_GGML_TYPE_F32, 2);
+    lm_ggml_tensor * p = lm_ggml_new_tensor_1d(mem.c, LM_GGML_TYPE_F32, 7);
     fill(w, {1.0f, 2.0f});
     fill(mo, {3.0f, 4.0f});
     fill(v, {5.0f, 6.0f});
@@ -184,7 +184,7 @@ TEST(Backward, BadInputLogsOneErrorAndLeavesTheGraph) {
         EXPECT_EQ(lm_ggml_graph_n_nodes(g), n) << what;
         EXPECT_EQ(lm_ggml_graph_get_grad(g, w), nullptr) << what;
     };
-    {   // no gradient slots
+    { // no gradient slots
         lm_ggml_set_param(mem.c, w);
         lm_ggml_tensor * l = lm_ggml_sum(mem.c, lm_ggml_mul(mem.c, w, x));
         lm_ggml_set_loss(l);
@@ -192,27 +192,27 @@ TEST(Backward, BadInputLogsOneErrorAndLeavesTheGraph) {
         lm_ggml_build_forward_expand(g, l);
         try_build(g, "no grads");
     }
-    {   // no loss
+    { // no loss
         lm_ggml_tensor * l = lm_ggml_sum(mem.c, lm_ggml_mul(mem.c, w, x));
         lm_ggml_cgraph * g = lm_ggml_new_graph_custom(mem.c, 64, true);
         lm_ggml_build_forward_expand(g, l);
         try_build(g, "no loss");
     }
-    {   // an op without a rule on the gradient path
+    { // an op without a rule on the gradient path
         lm_ggml_tensor * l = lm_ggml_sum(mem.c, lm_ggml_tanh(mem.c, w));
         lm_ggml_set_loss(l);
         lm_ggml_cgraph * g = lm_ggml_new_graph_custom(mem.c, 64, true);
         lm_ggml_build_forward_expand(g, l);
         try_build(g, "tanh");
     }
-    {   // an in-place op on the gradient path
+    { // an in-place op on the gradient path
         lm_ggml_tensor * l = lm_ggml_sum(mem.c, lm_ggml_add_inplace(mem.c, lm_ggml_scale(mem.c, w, 2.0f), x));
         lm_ggml_set_loss(l);
         lm_ggml_cgraph * g = lm_ggml_new_graph_custom(mem.c, 64, true);
         lm_ggml_build_forward_expand(g, l);
         try_build(g, "inplace");
     }
-    {   // no parameter
+    { // no parameter
         Ctx other;
         lm_ggml_tensor * a = lm_ggml_new_tensor_1d(other.c, LM_GGML_TYPE_F32, 4);
         lm_ggml_tensor * l = lm_ggml_sum(other.c, lm_ggml_sqr(other.c, a));
@@ -225,15 +225,15 @@ TEST(Backward, BadInputLogsOneErrorAndLeavesTheGraph) {
         EXPECT_EQ(log.errors(), 1u);
         EXPECT_EQ(lm_ggml_graph_n_nodes(g), n);
     }
-    {   // a loss must be an F32 scalar
+    { // a loss must be an F32 scalar
         lm_ggml_tensor * v = lm_ggml_mul(mem.c, w, x);
         lmtest::BackendLogCapture log;
         lm_ggml_set_loss(v);
         EXPECT_EQ(log.errors(), 1u);
         EXPECT_EQ(v->flags & LM_GGML_TENSOR_FLAG_LOSS, 0);
     }
-    {   // an unrelated op without a rule is fine when no gradient reaches it
-        lm_ggml_tensor * l  = lm_ggml_sum(mem.c, lm_ggml_sqr(mem.c, w));
+    { // an unrelated op without a rule is fine when no gradient reaches it
+        lm_ggml_tensor * l = lm_ggml_sum(mem.c, lm_ggml_sqr(mem.c, w));
         lm_ggml_tensor * side = lm_ggml_tanh(mem.c, w); // depends on w, but not on the loss's path
         lm_ggml_set_loss(l);
         lm_ggml_cgraph * g = lm_ggml_new_graph_custom(mem.c, 64, true);
@@ -245,7 +245,7 @@ TEST(Backward, BadInputLogsOneErrorAndLeavesTheGraph) {
         EXPECT_NE(lm_ggml_graph_get_grad(g, w), nullptr);
         EXPECT_EQ(lm_ggml_graph_get_grad(g, side), nullptr);
     }
-    {   // reset of a graph without gradients
+    { // reset of a graph without gradients
         lm_ggml_cgraph * g = lm_ggml_new_graph_custom(mem.c, 64, false);
         lmtest::BackendLogCapture log;
         lm_ggml_graph_reset(g);

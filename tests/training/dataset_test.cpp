@@ -42,7 +42,7 @@ struct TinyOpt {
 
 struct Batch {
     lm_ggml_context * ctx;
-    lm_ggml_tensor *  x, *y;
+    lm_ggml_tensor *x, *y;
     Batch(int64_t ne, int64_t n) {
         lm_ggml_init_params ip = {1 << 16, nullptr, false};
         ctx = lm_ggml_init(ip);
@@ -151,9 +151,9 @@ TEST(Dataset, BadArgumentsLogOneError) {
         EXPECT_EQ(log.errors(), 1u) << log.text();
     };
     one_error([&] { lm_ggml_opt_dataset_get_batch(d, odd.x, odd.y, 0); });
-    one_error([&] { lm_ggml_opt_dataset_get_batch(d, ok.x, nullptr, 0); });   // labels missing
-    one_error([&] { lm_ggml_opt_dataset_get_batch(d, ok.x, ok.y, 2); });      // beyond the data
-    one_error([&] { lm_ggml_opt_dataset_shuffle(t.opt, d, 3); });            // not a shard boundary
-    one_error([&] { lm_ggml_opt_dataset_shuffle(t.opt, d, 10); });           // beyond the data
+    one_error([&] { lm_ggml_opt_dataset_get_batch(d, ok.x, nullptr, 0); }); // labels missing
+    one_error([&] { lm_ggml_opt_dataset_get_batch(d, ok.x, ok.y, 2); });    // beyond the data
+    one_error([&] { lm_ggml_opt_dataset_shuffle(t.opt, d, 3); });           // not a shard boundary
+    one_error([&] { lm_ggml_opt_dataset_shuffle(t.opt, d, 10); });          // beyond the data
     lm_ggml_opt_dataset_free(d);
 }

@@ -42,9 +42,8 @@ std::vector<double> train_and_check(const digits::Options & opt) {
     EXPECT_EQ(s.heldout.size(), 355);
     std::vector<double> acc;
     std::vector<int32_t> pred;
-    const std::string err = digits::train(opt, s.train, s.heldout,
-                                          [&](const digits::EpochStats & e) { acc.push_back(e.heldout_accuracy); },
-                                          &pred);
+    const std::string err = digits::train(
+        opt, s.train, s.heldout, [&](const digits::EpochStats & e) { acc.push_back(e.heldout_accuracy); }, &pred);
     EXPECT_EQ(err, "");
     EXPECT_EQ(acc.size(), (size_t) opt.epochs);
     if (acc.empty() || pred.size() != s.heldout.y.size()) {
@@ -77,8 +76,9 @@ TEST(Digits, BadFilesAreOneLineErrors) {
     digits::Data d;
     std::string err = digits::load("/nonexistent/digits.u8", d);
     EXPECT_NE(err.find("cannot open /nonexistent/digits.u8"), std::string::npos) << err;
-    const std::filesystem::path tmp = std::filesystem::temp_directory_path() /
-                                      ("digits_short_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+    const std::filesystem::path tmp =
+        std::filesystem::temp_directory_path() /
+        ("digits_short_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
     std::vector<char> bytes;
     {
         std::ifstream f(kFixture, std::ios::binary);

@@ -10,7 +10,9 @@ namespace {
 
 constexpr uint32_t kSeeds[] = {1, 2, 3};
 
-#define FOR_SEEDS for (uint32_t seed : kSeeds) if (Check c(seed); true)
+#define FOR_SEEDS                                                                                                      \
+    for (uint32_t seed : kSeeds)                                                                                       \
+        if (Check c(seed); true)
 
 } // namespace
 
@@ -156,11 +158,11 @@ TEST(GradCheck, SumFeedsTwoConsumers) {
 TEST(GradCheck, RepeatAndRepeatBack) {
     FOR_SEEDS {
         const int n0 = c.dim(1, 3), n1 = c.dim(1, 3);
-        lm_ggml_tensor * a     = c.param({n0, n1});
+        lm_ggml_tensor * a = c.param({n0, n1});
         lm_ggml_tensor * shape = c.tensor({2 * n0, n1, 3});
         c.run(lm_ggml_repeat(c.ctx(), a, shape));
         Check c2(seed + 10);
-        lm_ggml_tensor * b  = c2.param({2 * n0, n1, 3});
+        lm_ggml_tensor * b = c2.param({2 * n0, n1, 3});
         lm_ggml_tensor * sm = c2.tensor({n0, n1});
         c2.run(lm_ggml_repeat_back(c2.ctx(), b, sm));
     }
@@ -174,7 +176,7 @@ TEST(GradCheck, DupCpyContReshape) {
         lm_ggml_tensor * a = c.param({n0, n1});
         c.run(lm_ggml_dup(c.ctx(), a));
         Check c2(seed + 10);
-        lm_ggml_tensor * b   = c2.param({n0, n1});
+        lm_ggml_tensor * b = c2.param({n0, n1});
         lm_ggml_tensor * dst = c2.tensor({n0, n1});
         c2.run(lm_ggml_cpy(c2.ctx(), b, dst));
         Check c3(seed + 20);
@@ -256,7 +258,7 @@ TEST(GradCheck, SoftMaxPlainScaledMasked) {
         const int n0 = c.dim(2, 6), n1 = c.dim(1, 4);
         c.run(lm_ggml_soft_max(c.ctx(), c.param({n0, n1, 2}, -2.0f, 2.0f)));
         Check c2(seed + 10);
-        lm_ggml_tensor * a    = c2.param({n0, n1}, -2.0f, 2.0f);
+        lm_ggml_tensor * a = c2.param({n0, n1}, -2.0f, 2.0f);
         lm_ggml_tensor * mask = c2.tensor({n0, n1});
         c2.run(lm_ggml_soft_max_ext(c2.ctx(), a, mask, 0.7f, 0.0f));
     }
@@ -305,7 +307,7 @@ TEST(GradCheck, CrossEntropyLoss) {
         const int classes = c.dim(2, 6), n = c.dim(1, 4);
         lm_ggml_tensor * logits = c.param({classes, n}, -2.0f, 2.0f);
         // labels: a probability distribution per datapoint
-        lm_ggml_tensor * raw    = c.tensor({classes, n});
+        lm_ggml_tensor * raw = c.tensor({classes, n});
         lm_ggml_tensor * labels = lm_ggml_soft_max(c.ctx(), raw);
         c.run(lm_ggml_cross_entropy_loss(c.ctx(), logits, labels));
     }
@@ -315,12 +317,12 @@ TEST(GradCheck, TwoLayerNetworkEndToEnd) {
     // chain of rules: mul_mat, add (broadcast bias), relu, mul_mat, soft_max, cross entropy
     FOR_SEEDS {
         const int in = c.dim(2, 4), hid = c.dim(2, 4), out = c.dim(2, 3), n = c.dim(2, 3);
-        lm_ggml_tensor * x  = c.tensor({in, n});
+        lm_ggml_tensor * x = c.tensor({in, n});
         lm_ggml_tensor * w1 = c.param({in, hid});
         lm_ggml_tensor * b1 = c.param({hid, 1}, 0.2f, 1.0f);
         lm_ggml_tensor * w2 = c.param({hid, out});
-        lm_ggml_tensor * h  = lm_ggml_silu(c.ctx(), lm_ggml_add(c.ctx(), lm_ggml_mul_mat(c.ctx(), w1, x), b1));
-        lm_ggml_tensor * o  = lm_ggml_mul_mat(c.ctx(), w2, h);
+        lm_ggml_tensor * h = lm_ggml_silu(c.ctx(), lm_ggml_add(c.ctx(), lm_ggml_mul_mat(c.ctx(), w1, x), b1));
+        lm_ggml_tensor * o = lm_ggml_mul_mat(c.ctx(), w2, h);
         lm_ggml_tensor * lb = lm_ggml_soft_max(c.ctx(), c.tensor({out, n}));
         c.run(lm_ggml_cross_entropy_loss(c.ctx(), o, lb));
     }
@@ -331,7 +333,7 @@ TEST(GradCheck, TwoLayerNetworkEndToEnd) {
 TEST(GradCheck, RopeWithFreqFactorsAndYarn) {
     FOR_SEEDS {
         const int d = 2 * c.dim(2, 4), heads = c.dim(1, 2), tokens = c.dim(1, 3);
-        lm_ggml_tensor * a  = c.param({d, heads, tokens});
+        lm_ggml_tensor * a = c.param({d, heads, tokens});
         lm_ggml_tensor * ff = c.tensor({d / 2}, 1.0f, 4.0f); // constant frequency factors
         std::vector<int32_t> pos;
         for (int t = 0; t < tokens; t++) pos.push_back(5 * t + 2);
@@ -365,7 +367,7 @@ TEST(GradCheck, MulMatOfTransposedOperand) {
 TEST(GradCheck, SoftMaxWithAlibiBias) {
     FOR_SEEDS {
         const int n0 = c.dim(2, 5), n1 = c.dim(1, 3), heads = 2;
-        lm_ggml_tensor * a    = c.param({n0, n1, heads}, -2.0f, 2.0f);
+        lm_ggml_tensor * a = c.param({n0, n1, heads}, -2.0f, 2.0f);
         lm_ggml_tensor * mask = c.tensor({n0, n1});
         c.run(lm_ggml_soft_max_ext(c.ctx(), a, mask, 0.5f, 8.0f));
     }

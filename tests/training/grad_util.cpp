@@ -15,8 +15,8 @@ void Check::run(lm_ggml_tensor * y, double atol, double rtol, float h, const std
     ASSERT_FALSE(params_.empty());
     // L = sum(y * R) in the graph (y made contiguous first when it is a view)
     lm_ggml_tensor * yc = lm_ggml_is_contiguous(y) ? y : lm_ggml_cont(ctx_, y);
-    lm_ggml_tensor * R  = tensor({y->ne[0], y->ne[1], y->ne[2], y->ne[3]});
-    lm_ggml_tensor * L  = lm_ggml_sum(ctx_, lm_ggml_mul(ctx_, yc, R));
+    lm_ggml_tensor * R = tensor({y->ne[0], y->ne[1], y->ne[2], y->ne[3]});
+    lm_ggml_tensor * L = lm_ggml_sum(ctx_, lm_ggml_mul(ctx_, yc, R));
     ASSERT_NE(L, nullptr);
     lm_ggml_set_loss(L);
     const std::vector<double> r = read(R);

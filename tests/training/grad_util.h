@@ -63,7 +63,7 @@ public:
     Check & operator=(const Check &) = delete;
 
     lm_ggml_context * ctx() const { return ctx_; }
-    std::mt19937 &    rng() { return rng_; }
+    std::mt19937 & rng() { return rng_; }
     int dim(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
     // F32 tensor with values uniform in [lo, hi]; with `away` > 0 the values
@@ -111,8 +111,8 @@ public:
 private:
     double loss_numeric(lm_ggml_cgraph * gf, lm_ggml_tensor * y, const std::vector<double> & r);
 
-    lm_ggml_context *             ctx_ = nullptr;
-    std::mt19937                  rng_;
+    lm_ggml_context * ctx_ = nullptr;
+    std::mt19937 rng_;
     std::vector<lm_ggml_tensor *> params_;
 };
 

@@ -43,7 +43,7 @@ std::string read_text(const fs::path & p) {
 
 template <typename T> void write_vec(const fs::path & p, const std::vector<T> & v) {
     std::ofstream f(p, std::ios::binary);
-    f.write(reinterpret_cast<const char *>(v.data()), (std::streamsize) (v.size() * sizeof(T)));
+    f.write(reinterpret_cast<const char *>(v.data()), (std::streamsize)(v.size() * sizeof(T)));
 }
 
 } // namespace
@@ -114,9 +114,9 @@ TEST(NumpyTrajectory, DigitsMlp20Steps) {
         const lm_ggml_opt_optimizer_params a = pars(nullptr);
         std::ofstream meta(work / "meta.txt");
         meta.precision(9);
-        meta << "in " << kIn << "\nhidden " << kHidden << "\nclasses " << kClasses << "\nbatch " << kBatch
-             << "\nsteps " << kSteps << "\nalpha " << a.adamw.alpha << "\nbeta1 " << a.adamw.beta1 << "\nbeta2 "
-             << a.adamw.beta2 << "\neps " << a.adamw.eps << "\nwd " << a.adamw.wd << "\n";
+        meta << "in " << kIn << "\nhidden " << kHidden << "\nclasses " << kClasses << "\nbatch " << kBatch << "\nsteps "
+             << kSteps << "\nalpha " << a.adamw.alpha << "\nbeta1 " << a.adamw.beta1 << "\nbeta2 " << a.adamw.beta2
+             << "\neps " << a.adamw.eps << "\nwd " << a.adamw.wd << "\n";
     }
 
     const fs::path log = work / "numpy.log";

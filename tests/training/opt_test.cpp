@@ -21,8 +21,8 @@ lm_ggml_opt_optimizer_params custom_pars(void * ud) {
     r.adamw.alpha = p->alpha;
     r.adamw.beta1 = p->beta1;
     r.adamw.beta2 = p->beta2;
-    r.adamw.eps   = p->eps;
-    r.adamw.wd    = p->wd;
+    r.adamw.eps = p->eps;
+    r.adamw.wd = p->wd;
     return r;
 }
 
@@ -41,8 +41,8 @@ TEST(Opt, DefaultParams) {
     EXPECT_EQ(d.adamw.beta2, 0.999f);
     EXPECT_EQ(d.adamw.eps, 1e-8f);
     EXPECT_EQ(d.adamw.wd, 0.0f);
-    const lm_ggml_opt_params p = lm_ggml_opt_default_params(nullptr, nullptr, nullptr, nullptr,
-                                                            LM_GGML_OPT_LOSS_TYPE_SUM);
+    const lm_ggml_opt_params p =
+        lm_ggml_opt_default_params(nullptr, nullptr, nullptr, nullptr, LM_GGML_OPT_LOSS_TYPE_SUM);
     EXPECT_EQ(p.build_type, LM_GGML_OPT_BUILD_TYPE_OPT);
     EXPECT_EQ(p.opt_period, 1);
     EXPECT_EQ(p.loss_type, LM_GGML_OPT_LOSS_TYPE_SUM);
@@ -56,13 +56,13 @@ TEST(Opt, AdamwStepsMatchTheFormula) {
     Backends be(false);
     Net net;
     lm_ggml_tensor * w = net.param(n, 1, "w");
-    net.inputs  = lm_ggml_new_tensor_2d(net.ctx_static, LM_GGML_TYPE_F32, n, batch);
+    net.inputs = lm_ggml_new_tensor_2d(net.ctx_static, LM_GGML_TYPE_F32, n, batch);
     net.outputs = lm_ggml_mul(net.ctx_compute, net.inputs, w);
     net.allocate(7);
     Pars pars = {0.05f, 0.8f, 0.95f, 1e-3f, 0.1f};
-    lm_ggml_opt_params p = lm_ggml_opt_default_params(be.sched, net.ctx_compute, net.inputs, net.outputs,
-                                                      LM_GGML_OPT_LOSS_TYPE_MEAN);
-    p.get_opt_pars    = custom_pars;
+    lm_ggml_opt_params p =
+        lm_ggml_opt_default_params(be.sched, net.ctx_compute, net.inputs, net.outputs, LM_GGML_OPT_LOSS_TYPE_MEAN);
+    p.get_opt_pars = custom_pars;
     p.get_opt_pars_ud = &pars;
     lm_ggml_opt_context_t opt = lm_ggml_opt_init(p);
     ASSERT_NE(opt, nullptr);
@@ -90,7 +90,8 @@ TEST(Opt, AdamwStepsMatchTheFormula) {
             wr[i] = wr[i] * (1.0 - pars.alpha * pars.wd) - pars.alpha * mh / (std::sqrt(vh) + pars.eps);
         }
         const std::vector<float> got = get(w);
-        for (int i = 0; i < n; i++) EXPECT_NEAR(got[(size_t) i], wr[(size_t) i], 1e-5 * (1.0 + std::fabs(wr[i]))) << "step " << t;
+        for (int i = 0; i < n; i++)
+            EXPECT_NEAR(got[(size_t) i], wr[(size_t) i], 1e-5 * (1.0 + std::fabs(wr[i]))) << "step " << t;
     }
     // a reset of the optimizer restarts the bias corrections: the next step is a first step again
     lm_ggml_opt_reset(opt, true);
@@ -113,12 +114,12 @@ TEST(Opt, GradientAccumulationOverOptPeriod) {
     Net net;
     build_linear(net, 3, 4);
     net.allocate(5);
-    lm_ggml_opt_params p = lm_ggml_opt_default_params(be.sched, net.ctx_compute, net.inputs, net.outputs,
-                                                      LM_GGML_OPT_LOSS_TYPE_MEAN);
+    lm_ggml_opt_params p =
+        lm_ggml_opt_default_params(be.sched, net.ctx_compute, net.inputs, net.outputs, LM_GGML_OPT_LOSS_TYPE_MEAN);
     p.opt_period = 2;
     lm_ggml_opt_context_t opt = lm_ggml_opt_init(p);
     ASSERT_NE(opt, nullptr);
-    lm_ggml_tensor * w   = net.params[0];
+    lm_ggml_tensor * w = net.params[0];
     lm_ggml_tensor * acc = lm_ggml_opt_grad_acc(opt, w);
     ASSERT_NE(acc, nullptr);
     set(net.inputs, std::vector<float>(12, 1.0f));
@@ -390,14 +391,16 @@ TEST(OptFit, SmallCnnLearnsBarOrientation) {
     const int side = 8, batch = 16, ndata = 320, ntrain = 256;
     Backends be(false);
     Net net;
-    lm_ggml_tensor * k  = net.param(9, 4, "conv_k"); // viewed as [3, 3, 1, 4]
-    lm_ggml_tensor * w  = net.param(36, 2, "dense_w");
-    lm_ggml_tensor * b  = net.param(2, 1, "dense_b");
+    lm_ggml_tensor * k = net.param(9, 4, "conv_k"); // viewed as [3, 3, 1, 4]
+    lm_ggml_tensor * w = net.param(36, 2, "dense_w");
+    lm_ggml_tensor * b = net.param(2, 1, "dense_b");
     net.inputs = lm_ggml_new_tensor_2d(net.ctx_static, LM_GGML_TYPE_F32, side * side, batch);
     lm_ggml_context * c = net.ctx_compute;
-    lm_ggml_tensor * img  = lm_ggml_reshape_4d(c, net.inputs, side, side, 1, batch);
-    lm_ggml_tensor * conv = lm_ggml_conv_2d(c, lm_ggml_reshape_4d(c, k, 3, 3, 1, 4), img, 1, 1, 0, 0, 1, 1); // [6,6,4,B]
-    lm_ggml_tensor * pool = lm_ggml_pool_2d(c, lm_ggml_relu(c, conv), LM_GGML_OP_POOL_MAX, 2, 2, 2, 2, 0, 0); // [3,3,4,B]
+    lm_ggml_tensor * img = lm_ggml_reshape_4d(c, net.inputs, side, side, 1, batch);
+    lm_ggml_tensor * conv =
+        lm_ggml_conv_2d(c, lm_ggml_reshape_4d(c, k, 3, 3, 1, 4), img, 1, 1, 0, 0, 1, 1); // [6,6,4,B]
+    lm_ggml_tensor * pool =
+        lm_ggml_pool_2d(c, lm_ggml_relu(c, conv), LM_GGML_OP_POOL_MAX, 2, 2, 2, 2, 0, 0); // [3,3,4,B]
     lm_ggml_tensor * flat = lm_ggml_reshape_2d(c, lm_ggml_cont(c, pool), 36, batch);
     net.outputs = lm_ggml_add(c, lm_ggml_mul_mat(c, w, flat), b);
     net.allocate(8);

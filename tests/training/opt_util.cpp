@@ -33,7 +33,7 @@ uint64_t refdev_nodes_computed() {
     if (dev == nullptr) return 0;
     using counter_fn = uint64_t (*)();
     auto fn = (counter_fn) lm_ggml_backend_reg_get_proc_address(lm_ggml_backend_dev_backend_reg(dev),
-                                                               "lm_ggml_backend_refdev_n_nodes_computed");
+                                                                "lm_ggml_backend_refdev_n_nodes_computed");
     return fn ? fn() : 0;
 }
 

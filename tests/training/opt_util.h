@@ -20,8 +20,8 @@ namespace opttest {
 
 // CPU backend (+ REFDEV in front when with_ref) in one scheduler
 struct Backends {
-    lm_ggml_backend_t       cpu   = nullptr;
-    lm_ggml_backend_t       ref   = nullptr;
+    lm_ggml_backend_t cpu = nullptr;
+    lm_ggml_backend_t ref = nullptr;
     lm_ggml_backend_sched_t sched = nullptr;
 
     explicit Backends(bool with_ref);
@@ -34,11 +34,11 @@ struct Backends {
 uint64_t refdev_nodes_computed();
 
 struct Net {
-    lm_ggml_context *        ctx_static  = nullptr;
-    lm_ggml_context *        ctx_compute = nullptr;
-    lm_ggml_backend_buffer_t buf         = nullptr;
-    lm_ggml_tensor *         inputs      = nullptr;
-    lm_ggml_tensor *         outputs     = nullptr;
+    lm_ggml_context * ctx_static = nullptr;
+    lm_ggml_context * ctx_compute = nullptr;
+    lm_ggml_backend_buffer_t buf = nullptr;
+    lm_ggml_tensor * inputs = nullptr;
+    lm_ggml_tensor * outputs = nullptr;
     std::vector<lm_ggml_tensor *> params;
 
     Net();

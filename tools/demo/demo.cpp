@@ -17,7 +17,8 @@ constexpr int kIn = 8, kHidden = 16, kOut = 4, kBatch = 3;
 float init_value(int i, int salt) { return std::sin(0.37f * (float) i + (float) salt) * 0.5f; }
 
 // reference: out = W2 * silu(W1 * x), all row-major as ggml lays them out
-std::vector<float> reference(const std::vector<float> & w1, const std::vector<float> & w2, const std::vector<float> & x) {
+std::vector<float> reference(const std::vector<float> & w1, const std::vector<float> & w2,
+                             const std::vector<float> & x) {
     std::vector<float> out(kOut * kBatch);
     for (int b = 0; b < kBatch; b++) {
         std::vector<double> h(kHidden);
@@ -40,11 +41,11 @@ bool run_on(lm_ggml_backend_dev_t dev) {
     if (!backend) return false;
     lm_ggml_init_params params = {lm_ggml_tensor_overhead() * 16 + lm_ggml_graph_overhead(), nullptr, true};
     lm_ggml_context * ctx = lm_ggml_init(params);
-    lm_ggml_tensor * w1 = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, kIn, kHidden);     // (hidden, in)
-    lm_ggml_tensor * w2 = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, kHidden, kOut);    // (out, hidden)
-    lm_ggml_tensor * x  = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, kIn, kBatch);      // (batch, in)
-    lm_ggml_tensor * h  = lm_ggml_silu(ctx, lm_ggml_mul_mat(ctx, w1, x));                 // (batch, hidden)
-    lm_ggml_tensor * y  = lm_ggml_mul_mat(ctx, w2, h);                                    // (batch, out)
+    lm_ggml_tensor * w1 = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, kIn, kHidden);  // (hidden, in)
+    lm_ggml_tensor * w2 = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, kHidden, kOut); // (out, hidden)
+    lm_ggml_tensor * x = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, kIn, kBatch);    // (batch, in)
+    lm_ggml_tensor * h = lm_ggml_silu(ctx, lm_ggml_mul_mat(ctx, w1, x));               // (batch, hidden)
+    lm_ggml_tensor * y = lm_ggml_mul_mat(ctx, w2, h);                                  // (batch, out)
     lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
     lm_ggml_build_forward_expand(gf, y);
 

@@ -14,8 +14,7 @@ using lmllm::Status;
 
 namespace {
 
-template <typename T>
-bool parse_int(const std::string & s, T & out) {
+template <typename T> bool parse_int(const std::string & s, T & out) {
     const char * b = s.data();
     const char * e = b + s.size();
     if (b != e && *b == '+') b++;
@@ -24,8 +23,7 @@ bool parse_int(const std::string & s, T & out) {
 }
 
 // A well-formed integer that does not fit T (e.g. -n 99999999999).
-template <typename T>
-bool out_of_range(const std::string & s) {
+template <typename T> bool out_of_range(const std::string & s) {
     const char * b = s.data();
     const char * e = b + s.size();
     if (b != e && *b == '+') b++;
@@ -34,11 +32,10 @@ bool out_of_range(const std::string & s) {
     return ec == std::errc::result_out_of_range && p == e;
 }
 
-template <typename T>
-Status int_error(const std::string & name, const std::string & value, const char * what) {
+template <typename T> Status int_error(const std::string & name, const std::string & value, const char * what) {
     if (out_of_range<T>(value)) {
-        return Status::error("invalid value '" + value + "' for " + name + " (out of range: " +
-                             std::to_string(std::numeric_limits<T>::min()) + " to " +
+        return Status::error("invalid value '" + value + "' for " + name +
+                             " (out of range: " + std::to_string(std::numeric_limits<T>::min()) + " to " +
                              std::to_string(std::numeric_limits<T>::max()) + ")");
     }
     return Status::error("invalid value '" + value + "' for " + name + " (expected " + what + ")");
@@ -69,12 +66,18 @@ void ArgParser::add(const std::vector<std::string> & names, const std::string & 
 }
 
 void ArgParser::flag(const std::vector<std::string> & names, bool * out, const std::string & help) {
-    add(names, "", help, [out](const std::string &) { *out = true; return Status(); });
+    add(names, "", help, [out](const std::string &) {
+        *out = true;
+        return Status();
+    });
 }
 
 void ArgParser::option(const std::vector<std::string> & names, std::string * out, const std::string & metavar,
                        const std::string & help) {
-    add(names, metavar, help, [out](const std::string & v) { *out = v; return Status(); });
+    add(names, metavar, help, [out](const std::string & v) {
+        *out = v;
+        return Status();
+    });
 }
 
 void ArgParser::option(const std::vector<std::string> & names, int32_t * out, const std::string & metavar,
@@ -203,8 +206,10 @@ std::string ArgParser::help_text() const {
         std::string left = "  ";
         for (size_t i = 0; i < s.names.size(); i++) left += (i ? ", " : "") + s.names[i];
         if (!s.metavar.empty()) left += " " + s.metavar;
-        if (left.size() < 28) left.resize(28, ' ');
-        else left += "\n" + std::string(28, ' ');
+        if (left.size() < 28)
+            left.resize(28, ' ');
+        else
+            left += "\n" + std::string(28, ' ');
         out += left + s.help + "\n";
     }
     out += "  -h, --help                show this help and exit\n";

@@ -18,14 +18,20 @@ public:
     ArgParser(std::string command, std::string usage, std::string summary);
 
     void flag(const std::vector<std::string> & names, bool * out, const std::string & help);
-    void option(const std::vector<std::string> & names, std::string * out, const std::string & metavar, const std::string & help);
-    void option(const std::vector<std::string> & names, int32_t * out, const std::string & metavar, const std::string & help);
-    void option(const std::vector<std::string> & names, uint32_t * out, const std::string & metavar, const std::string & help);
-    void option(const std::vector<std::string> & names, float * out, const std::string & metavar, const std::string & help);
+    void option(const std::vector<std::string> & names, std::string * out, const std::string & metavar,
+                const std::string & help);
+    void option(const std::vector<std::string> & names, int32_t * out, const std::string & metavar,
+                const std::string & help);
+    void option(const std::vector<std::string> & names, uint32_t * out, const std::string & metavar,
+                const std::string & help);
+    void option(const std::vector<std::string> & names, float * out, const std::string & metavar,
+                const std::string & help);
     // comma-separated integers, e.g. "-t 1,2,4"
-    void option(const std::vector<std::string> & names, std::vector<int32_t> * out, const std::string & metavar, const std::string & help);
+    void option(const std::vector<std::string> & names, std::vector<int32_t> * out, const std::string & metavar,
+                const std::string & help);
     // repeatable: each occurrence appends its value (e.g. "-r A -r B")
-    void option(const std::vector<std::string> & names, std::vector<std::string> * out, const std::string & metavar, const std::string & help);
+    void option(const std::vector<std::string> & names, std::vector<std::string> * out, const std::string & metavar,
+                const std::string & help);
     // a seed: an unsigned 64-bit number, or -1 for "random" (stored as 0xFFFFFFFF)
     void seed_option(const std::vector<std::string> & names, uint64_t * out, const std::string & help);
     // one positional argument (optional unless marked required by the command itself)

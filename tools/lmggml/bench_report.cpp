@@ -19,10 +19,14 @@ std::string fmt(const char * f, double v) {
 std::string json_string(const std::string & s) {
     std::string out = "\"";
     for (unsigned char c : s) {
-        if (c == '"' || c == '\\') out += '\\', out += char(c);
-        else if (c == '\n') out += "\\n";
-        else if (c < 0x20) out += fmt("\\u%04x", c);
-        else out += char(c);
+        if (c == '"' || c == '\\')
+            out += '\\', out += char(c);
+        else if (c == '\n')
+            out += "\\n";
+        else if (c < 0x20)
+            out += fmt("\\u%04x", c);
+        else
+            out += char(c);
     }
     return out + "\"";
 }
@@ -51,8 +55,8 @@ std::string cell(const std::string & s, size_t w, bool right) {
 
 std::string BenchResult::test_name() const {
     std::string name = n_prompt > 0 && n_gen > 0 ? "pp" + std::to_string(n_prompt) + "+tg" + std::to_string(n_gen)
-                       : n_prompt > 0         ? "pp" + std::to_string(n_prompt)
-                                              : "tg" + std::to_string(n_gen);
+                       : n_prompt > 0            ? "pp" + std::to_string(n_prompt)
+                                                 : "tg" + std::to_string(n_gen);
     return n_depth > 0 ? name + " @ d" + std::to_string(n_depth) : name;
 }
 
@@ -78,7 +82,11 @@ double stddev(const std::vector<double> & v) {
 }
 
 std::string report_markdown(const std::vector<BenchResult> & rs, const std::string & build) {
-    struct Col { const char * name; size_t width; bool right; };
+    struct Col {
+        const char * name;
+        size_t width;
+        bool right;
+    };
     const Col cols[] = {{"model", 30, false}, {"size", 10, true}, {"params", 10, true}, {"backend", 10, false},
                         {"threads", 7, true}, {"test", 15, true}, {"t/s", 20, true}};
     std::string out = "|";
@@ -96,8 +104,12 @@ std::string report_markdown(const std::vector<BenchResult> & rs, const std::stri
     out += "\n";
     for (const BenchResult & r : rs) {
         const std::vector<double> ts = r.samples_ts();
-        const std::string vals[] = {r.model_type, format_bytes(r.model_size), format_count(r.model_n_params), r.backend,
-                                    std::to_string(r.n_threads), r.test_name(),
+        const std::string vals[] = {r.model_type,
+                                    format_bytes(r.model_size),
+                                    format_count(r.model_n_params),
+                                    r.backend,
+                                    std::to_string(r.n_threads),
+                                    r.test_name(),
                                     fmt("%.2f", mean(ts)) + " ± " + fmt("%.2f", stddev(ts))};
         out += "|";
         for (size_t i = 0; i < std::size(cols); i++) {
@@ -148,11 +160,23 @@ std::string report_csv(const std::vector<BenchResult> & rs, const std::string & 
         "n_prompt,n_gen,n_depth,test,avg_ns,stddev_ns,avg_ts,stddev_ts\n";
     for (const BenchResult & r : rs) {
         const std::vector<double> ts = r.samples_ts();
-        const std::string fields[] = {version, commit, r.model_filename, r.model_type, std::to_string(r.model_size),
-                                      std::to_string(r.model_n_params), r.backend, std::to_string(r.n_batch),
-                                      std::to_string(r.n_threads), std::to_string(r.n_prompt), std::to_string(r.n_gen),
-                                      std::to_string(r.n_depth), r.test_name(), fmt("%.0f", mean(r.samples_ns)), fmt("%.0f", stddev(r.samples_ns)),
-                                      fmt("%.6f", mean(ts)), fmt("%.6f", stddev(ts))};
+        const std::string fields[] = {version,
+                                      commit,
+                                      r.model_filename,
+                                      r.model_type,
+                                      std::to_string(r.model_size),
+                                      std::to_string(r.model_n_params),
+                                      r.backend,
+                                      std::to_string(r.n_batch),
+                                      std::to_string(r.n_threads),
+                                      std::to_string(r.n_prompt),
+                                      std::to_string(r.n_gen),
+                                      std::to_string(r.n_depth),
+                                      r.test_name(),
+                                      fmt("%.0f", mean(r.samples_ns)),
+                                      fmt("%.0f", stddev(r.samples_ns)),
+                                      fmt("%.6f", mean(ts)),
+                                      fmt("%.6f", stddev(ts))};
         for (size_t i = 0; i < std::size(fields); i++) {
             if (i) out += ',';
             out += csv_field(fields[i]);

@@ -58,8 +58,8 @@ TemplateChoice choose_chat_template(const lmllm::Model & m, lmllm::ChatTemplate 
     const lmllm::ChatTemplate t = own != lmllm::ChatTemplate::UNKNOWN ? own : lmllm::ChatTemplate::CHATML;
     const std::string why = text.empty() ? "the model has no chat template and none is known for " + arch
                                          : "the model's chat template is not one lmggml renders";
-    std::fprintf(stderr, "warning: %s; using %s (choose with --template: %s)\n", why.c_str(), lmllm::chat_template_name(t),
-                 chat_template_names().c_str());
+    std::fprintf(stderr, "warning: %s; using %s (choose with --template: %s)\n", why.c_str(),
+                 lmllm::chat_template_name(t), chat_template_names().c_str());
     return {t, own != lmllm::ChatTemplate::UNKNOWN ? arch + "'s format" : "a guess"};
 }
 

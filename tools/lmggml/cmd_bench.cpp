@@ -42,8 +42,8 @@ struct Test {
 
 // Seconds for one repetition: the depth's tokens decoded untimed into an
 // emptied cache, then the prompt in one decode, then tg single-token decodes.
-lmllm::Result<double> run_once(lmllm::Context & ctx, const std::vector<Token> & depth, const std::vector<Token> & prompt,
-                               const std::vector<Token> & gen) {
+lmllm::Result<double> run_once(lmllm::Context & ctx, const std::vector<Token> & depth,
+                               const std::vector<Token> & prompt, const std::vector<Token> & gen) {
     ctx.clear();
     if (!depth.empty()) {
         if (Status s = ctx.decode(depth); !s.ok()) return s;
@@ -67,15 +67,16 @@ lmllm::Result<Test> parse_pg(const std::string & v) {
         out = std::stoi(x);
         return true;
     };
-    if (comma == std::string::npos || !num(v.substr(0, comma), t.pp) || !num(v.substr(comma + 1), t.tg) || t.pp < 1 || t.tg < 1)
+    if (comma == std::string::npos || !num(v.substr(0, comma), t.pp) || !num(v.substr(comma + 1), t.tg) || t.pp < 1 ||
+        t.tg < 1)
         return Status::error("invalid value '" + v + "' for -pg (expected PROMPT,GEN: two positive integers)");
     return t;
 }
 
 // One line per repetition; redrawn in place on a terminal.
 void progress(bool tty, int idx, int n_tests, const std::string & name, int32_t nt, const std::string & what) {
-    std::fprintf(stderr, "%sbench: test %d/%d: %s, %d threads: %s%s", tty ? "\r\033[K" : "", idx, n_tests, name.c_str(), nt,
-                 what.c_str(), tty ? "" : "\n");
+    std::fprintf(stderr, "%sbench: test %d/%d: %s, %d threads: %s%s", tty ? "\r\033[K" : "", idx, n_tests, name.c_str(),
+                 nt, what.c_str(), tty ? "" : "\n");
     std::fflush(stderr);
 }
 
@@ -100,7 +101,8 @@ int cmd_bench(int argc, char ** argv) {
     p.option({"-n", "--n-gen"}, &n_gen, "N[,N...]", "generation lengths, 0: none (default 128)");
     p.option({"-pg"}, &pg_args, "P,G", "a prompt of P tokens then G generated, timed together (repeatable)");
     p.option({"-d", "--n-depth"}, &depths, "N[,N...]", "tokens in the cache before each test (default 0)");
-    p.option({"-t", "--threads"}, &threads, "N[,N...]", "thread counts (default: the usable cores not busy with other work)");
+    p.option({"-t", "--threads"}, &threads, "N[,N...]",
+             "thread counts (default: the usable cores not busy with other work)");
     p.option({"-r", "--repetitions"}, &reps, "N", "repetitions of each test (default 5)");
     p.option({"-b", "--batch-size"}, &n_batch, "N", "max tokens per decode (default 2048)");
     p.option({"-o", "--output"}, &output, "FMT", "md, json or csv (default md)");
@@ -115,11 +117,14 @@ int cmd_bench(int argc, char ** argv) {
         return 0;
     }
     setup_logging(mo.verbose);
-    if (output != "md" && output != "json" && output != "csv") return fail(cmd, "unknown output format '" + output + "' (md, json or csv)");
+    if (output != "md" && output != "json" && output != "csv")
+        return fail(cmd, "unknown output format '" + output + "' (md, json or csv)");
     if (reps < 1) return fail(cmd, "-r must be >= 1");
     if (n_batch < 1) return fail(cmd, "-b must be >= 1");
     if (lmllm::Status s = check_model_context_options(mo, ContextOptions()); !s.ok()) return fail(cmd, s.message());
-    auto negative = [](const std::vector<int32_t> & v) { return std::any_of(v.begin(), v.end(), [](int32_t x) { return x < 0; }); };
+    auto negative = [](const std::vector<int32_t> & v) {
+        return std::any_of(v.begin(), v.end(), [](int32_t x) { return x < 0; });
+    };
     if (negative(n_prompt) || negative(n_gen)) return fail(cmd, "-p and -n must be >= 0");
     if (negative(depths)) return fail(cmd, "-d must be >= 0");
     std::vector<Test> pg;
@@ -128,7 +133,8 @@ int cmd_bench(int argc, char ** argv) {
         if (!t.ok()) return fail(cmd, t.status().message());
         pg.push_back(t.value());
     }
-    if (std::any_of(threads.begin(), threads.end(), [](int32_t x) { return x < 1; })) return fail(cmd, "-t must be >= 1");
+    if (std::any_of(threads.begin(), threads.end(), [](int32_t x) { return x < 1; }))
+        return fail(cmd, "-t must be >= 1");
     if (threads.empty()) threads = {default_threads()};
 
     auto model = load_model(mo);
@@ -146,7 +152,8 @@ int cmd_bench(int argc, char ** argv) {
     }
     int64_t need = 1;
     for (const Test & t : tests) need = std::max<int64_t>(need, int64_t(t.depth) + t.pp + t.tg);
-    if (need > int64_t(INT32_MAX)) return fail(cmd, "the tests need a context of " + std::to_string(need) + " tokens: too large");
+    if (need > int64_t(INT32_MAX))
+        return fail(cmd, "the tests need a context of " + std::to_string(need) + " tokens: too large");
     co.n_ctx = uint32_t(need);
     co.n_batch = std::min(n_batch, co.n_ctx);
     co.n_threads = threads[0];
@@ -188,7 +195,8 @@ int cmd_bench(int argc, char ** argv) {
                 if (!w.ok()) return fail(cmd, w.status().message());
             }
             for (int32_t i = 0; i < reps; i++) {
-                progress(tty, idx, n_tests, name, nt, "repetition " + std::to_string(i + 1) + "/" + std::to_string(reps));
+                progress(tty, idx, n_tests, name, nt,
+                         "repetition " + std::to_string(i + 1) + "/" + std::to_string(reps));
                 auto d = run_once(ctx, depth, prompt, gen);
                 if (!d.ok()) return fail(cmd, d.status().message());
                 r.samples_ns.push_back(d.value() * 1e9);
@@ -198,9 +206,12 @@ int cmd_bench(int argc, char ** argv) {
     }
     if (tty && n_tests > 0) std::fputs("\r\033[K", stderr);
 
-    if (output == "md") std::fputs(report_markdown(results, build_info()).c_str(), stdout);
-    else if (output == "json") std::fputs(report_json(results, build_version(), build_commit()).c_str(), stdout);
-    else std::fputs(report_csv(results, build_version(), build_commit()).c_str(), stdout);
+    if (output == "md")
+        std::fputs(report_markdown(results, build_info()).c_str(), stdout);
+    else if (output == "json")
+        std::fputs(report_json(results, build_version(), build_commit()).c_str(), stdout);
+    else
+        std::fputs(report_csv(results, build_version(), build_commit()).c_str(), stdout);
     return 0;
 }
 

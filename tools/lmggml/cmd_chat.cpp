@@ -24,19 +24,22 @@ namespace {
 
 struct Conversation {
     lmllm::ChatTemplate tmpl = lmllm::ChatTemplate::CHATML;
-    size_t n_fixed = 0; // the system message (kept by /reset)
+    size_t n_fixed = 0;  // the system message (kept by /reset)
     int32_t n_keep = -1; // --n-keep: prompt tokens kept when the context fills (-1: the system message)
     std::vector<lmllm::ChatMessage> messages;
     std::string cached; // the text whose tokens are in the KV cache (BOS aside)
 };
 
 // The conversation rendered with the assistant's turn opened.
-lmllm::Result<std::string> render(const Conversation & c) { return lmllm::apply_chat_template(c.tmpl, c.messages, true); }
+lmllm::Result<std::string> render(const Conversation & c) {
+    return lmllm::apply_chat_template(c.tmpl, c.messages, true);
+}
 
 // The tokens to decode next. When the template re-renders earlier turns
 // differently from what the cache holds (e.g. it trims the reply), or the
 // cache was cleared, the cache is emptied and the whole conversation is fed.
-lmllm::Result<std::vector<lmllm::Token>> next_input(Conversation & c, lmllm::Context & ctx, const lmllm::Vocab & vocab) {
+lmllm::Result<std::vector<lmllm::Token>> next_input(Conversation & c, lmllm::Context & ctx,
+                                                    const lmllm::Vocab & vocab) {
     auto text = render(c);
     if (!text.ok()) return text.status();
     const std::string & full = text.value();
@@ -116,18 +119,29 @@ lmllm::Status apply_set(const std::string & line, lmllm::SamplerParams & sp) {
         char * end = nullptr;
         const double v = std::strtod(val.c_str(), &end);
         if (val.empty() || *end != '\0') return lmllm::Status::error("/set " + key + ": '" + val + "' is not a number");
-        if (key == "temp") next.temperature = float(v);
-        else if (key == "top-k") next.top_k = int32_t(v);
-        else if (key == "top-p") next.top_p = float(v);
-        else if (key == "min-p") next.min_p = float(v);
-        else if (key == "repeat-penalty") next.repeat_penalty = float(v);
-        else if (key == "repeat-last-n" && v >= -1) next.repeat_last_n = int32_t(v);
-        else if (key == "presence-penalty") next.presence_penalty = float(v);
-        else if (key == "frequency-penalty") next.frequency_penalty = float(v);
-        else if (key == "seed" && v >= 0) next.seed = uint64_t(v);
-        else return lmllm::Status::error("/set: unknown key or bad value '" + kv +
-                                         "' (temp, top-k, top-p, min-p, repeat-penalty, repeat-last-n, presence-penalty, "
-                                         "frequency-penalty, seed)");
+        if (key == "temp")
+            next.temperature = float(v);
+        else if (key == "top-k")
+            next.top_k = int32_t(v);
+        else if (key == "top-p")
+            next.top_p = float(v);
+        else if (key == "min-p")
+            next.min_p = float(v);
+        else if (key == "repeat-penalty")
+            next.repeat_penalty = float(v);
+        else if (key == "repeat-last-n" && v >= -1)
+            next.repeat_last_n = int32_t(v);
+        else if (key == "presence-penalty")
+            next.presence_penalty = float(v);
+        else if (key == "frequency-penalty")
+            next.frequency_penalty = float(v);
+        else if (key == "seed" && v >= 0)
+            next.seed = uint64_t(v);
+        else
+            return lmllm::Status::error(
+                "/set: unknown key or bad value '" + kv +
+                "' (temp, top-k, top-p, min-p, repeat-penalty, repeat-last-n, presence-penalty, "
+                "frequency-penalty, seed)");
     }
     if (lmllm::Status s = check_sampling(next); !s.ok()) return s;
     sp = next;
@@ -137,9 +151,9 @@ lmllm::Status apply_set(const std::string & line, lmllm::SamplerParams & sp) {
 struct Turn {
     std::string reply;
     std::vector<lmllm::Token> tokens; // the reply's tokens as generated
-    std::string tail; // the end of the reply that conv.cached does not cover yet
-    GenerationStats stats; // summed over the reply's pieces
-    bool last_undecoded = false; // cut by -n: the last sampled token is not in the cache
+    std::string tail;                 // the end of the reply that conv.cached does not cover yet
+    GenerationStats stats;            // summed over the reply's pieces
+    bool last_undecoded = false;      // cut by -n: the last sampled token is not in the cache
 };
 
 void add_stats(GenerationStats & total, const GenerationStats & st) {
@@ -159,7 +173,8 @@ lmllm::Status answer(Conversation & conv, lmllm::Context & ctx, const lmllm::Voc
     auto input = next_input(conv, ctx, vocab);
     if (!input.ok()) return input.status();
     if (ctx.n_past() + input.value().size() >= n_ctx) {
-        if (const size_t dropped = drop_oldest(conv, vocab, 0, n_ctx / 2); dropped > 0) report_drop(dropped, conv, n_ctx, verbose);
+        if (const size_t dropped = drop_oldest(conv, vocab, 0, n_ctx / 2); dropped > 0)
+            report_drop(dropped, conv, n_ctx, verbose);
         ctx.clear();
         input = next_input(conv, ctx, vocab);
         if (!input.ok()) return input.status();
@@ -236,7 +251,8 @@ int cmd_chat(int argc, char ** argv) {
     add_sampling_options(p, sp);
 
     bool help = false;
-    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok()) return fail(cmd, s.message() + " (see lmggml chat --help)");
+    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok())
+        return fail(cmd, s.message() + " (see lmggml chat --help)");
     if (help) {
         std::fputs(p.help_text().c_str(), stdout);
         return 0;
@@ -317,8 +333,10 @@ int cmd_chat(int argc, char ** argv) {
         alone.messages.resize(conv.n_fixed);
         alone.messages.push_back({"user", line});
         if (const size_t n = n_tokens(alone, m.vocab()); n >= ctx.n_ctx()) {
-            std::fprintf(stderr, "lmggml chat: the message takes %zu tokens in the template, more than the context holds "
-                                 "(%u); it was not sent\n", n, ctx.n_ctx());
+            std::fprintf(stderr,
+                         "lmggml chat: the message takes %zu tokens in the template, more than the context holds "
+                         "(%u); it was not sent\n",
+                         n, ctx.n_ctx());
             continue;
         }
 
@@ -337,8 +355,10 @@ int cmd_chat(int argc, char ** argv) {
         } else if (turn.last_undecoded) {
             in_cache = false;
         }
-        if (in_cache) conv.cached += turn.tail;
-        else conv.cached.clear();
+        if (in_cache)
+            conv.cached += turn.tail;
+        else
+            conv.cached.clear();
         conv.messages.push_back({"assistant", turn.reply});
         add_stats(total, turn.stats);
     }

@@ -25,11 +25,13 @@ const char * type_name(enum lm_ggml_backend_dev_type t) {
 int cmd_devices(int argc, char ** argv) {
     const std::string cmd = "devices";
     bool verbose = false;
-    ArgParser p(cmd, "devices", "Lists the registered devices: name, type, description, memory (free / total),\n"
-                                "and the backend registry each belongs to.");
+    ArgParser p(cmd, "devices",
+                "Lists the registered devices: name, type, description, memory (free / total),\n"
+                "and the backend registry each belongs to.");
     p.flag({"-v", "--verbose"}, &verbose, "print the library's log messages (e.g. plugins tried)");
     bool help = false;
-    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok()) return fail(cmd, s.message() + " (see lmggml devices --help)");
+    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok())
+        return fail(cmd, s.message() + " (see lmggml devices --help)");
     if (help) {
         std::fputs(p.help_text().c_str(), stdout);
         return 0;
@@ -47,8 +49,8 @@ int cmd_devices(int argc, char ** argv) {
         lm_ggml_backend_reg_t reg = lm_ggml_backend_dev_backend_reg(d);
         std::printf("  %zu: %-10s %-5s %s\n", i, lm_ggml_backend_dev_name(d), type_name(lm_ggml_backend_dev_type(d)),
                     lm_ggml_backend_dev_description(d));
-        std::printf("     memory: %s free / %s total, registry: %s\n", format_bytes(free).c_str(), format_bytes(total).c_str(),
-                    reg ? lm_ggml_backend_reg_name(reg) : "?");
+        std::printf("     memory: %s free / %s total, registry: %s\n", format_bytes(free).c_str(),
+                    format_bytes(total).c_str(), reg ? lm_ggml_backend_reg_name(reg) : "?");
     }
     return 0;
 }

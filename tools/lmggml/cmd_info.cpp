@@ -29,10 +29,14 @@ std::string show_string(const char * s, bool full) {
     for (size_t i = 0; i < in.size(); i++) {
         if (!full && out.size() >= kMaxStringLen) return out + "...(" + std::to_string(in.size()) + " bytes)";
         const char c = in[i];
-        if (c == '\n') out += "\\n";
-        else if (c == '\t') out += "\\t";
-        else if (c == '\r') out += "\\r";
-        else out += c;
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\t')
+            out += "\\t";
+        else if (c == '\r')
+            out += "\\r";
+        else
+            out += c;
     }
     return out;
 }
@@ -40,17 +44,17 @@ std::string show_string(const char * s, bool full) {
 std::string show_scalar(lm_gguf_type t, const void * p) {
     char b[64];
     switch (t) {
-        case LM_GGUF_TYPE_UINT8:   std::snprintf(b, sizeof b, "%u", unsigned(*static_cast<const uint8_t *>(p))); break;
-        case LM_GGUF_TYPE_INT8:    std::snprintf(b, sizeof b, "%d", int(*static_cast<const int8_t *>(p))); break;
-        case LM_GGUF_TYPE_UINT16:  std::snprintf(b, sizeof b, "%u", unsigned(*static_cast<const uint16_t *>(p))); break;
-        case LM_GGUF_TYPE_INT16:   std::snprintf(b, sizeof b, "%d", int(*static_cast<const int16_t *>(p))); break;
-        case LM_GGUF_TYPE_UINT32:  std::snprintf(b, sizeof b, "%" PRIu32, *static_cast<const uint32_t *>(p)); break;
-        case LM_GGUF_TYPE_INT32:   std::snprintf(b, sizeof b, "%" PRId32, *static_cast<const int32_t *>(p)); break;
-        case LM_GGUF_TYPE_UINT64:  std::snprintf(b, sizeof b, "%" PRIu64, *static_cast<const uint64_t *>(p)); break;
-        case LM_GGUF_TYPE_INT64:   std::snprintf(b, sizeof b, "%" PRId64, *static_cast<const int64_t *>(p)); break;
+        case LM_GGUF_TYPE_UINT8: std::snprintf(b, sizeof b, "%u", unsigned(*static_cast<const uint8_t *>(p))); break;
+        case LM_GGUF_TYPE_INT8: std::snprintf(b, sizeof b, "%d", int(*static_cast<const int8_t *>(p))); break;
+        case LM_GGUF_TYPE_UINT16: std::snprintf(b, sizeof b, "%u", unsigned(*static_cast<const uint16_t *>(p))); break;
+        case LM_GGUF_TYPE_INT16: std::snprintf(b, sizeof b, "%d", int(*static_cast<const int16_t *>(p))); break;
+        case LM_GGUF_TYPE_UINT32: std::snprintf(b, sizeof b, "%" PRIu32, *static_cast<const uint32_t *>(p)); break;
+        case LM_GGUF_TYPE_INT32: std::snprintf(b, sizeof b, "%" PRId32, *static_cast<const int32_t *>(p)); break;
+        case LM_GGUF_TYPE_UINT64: std::snprintf(b, sizeof b, "%" PRIu64, *static_cast<const uint64_t *>(p)); break;
+        case LM_GGUF_TYPE_INT64: std::snprintf(b, sizeof b, "%" PRId64, *static_cast<const int64_t *>(p)); break;
         case LM_GGUF_TYPE_FLOAT32: std::snprintf(b, sizeof b, "%g", double(*static_cast<const float *>(p))); break;
         case LM_GGUF_TYPE_FLOAT64: std::snprintf(b, sizeof b, "%g", *static_cast<const double *>(p)); break;
-        case LM_GGUF_TYPE_BOOL:    return *static_cast<const int8_t *>(p) ? "true" : "false";
+        case LM_GGUF_TYPE_BOOL: return *static_cast<const int8_t *>(p) ? "true" : "false";
         default: return "?";
     }
     return b;
@@ -58,10 +62,17 @@ std::string show_scalar(lm_gguf_type t, const void * p) {
 
 size_t scalar_size(lm_gguf_type t) {
     switch (t) {
-        case LM_GGUF_TYPE_UINT8: case LM_GGUF_TYPE_INT8: case LM_GGUF_TYPE_BOOL: return 1;
-        case LM_GGUF_TYPE_UINT16: case LM_GGUF_TYPE_INT16: return 2;
-        case LM_GGUF_TYPE_UINT32: case LM_GGUF_TYPE_INT32: case LM_GGUF_TYPE_FLOAT32: return 4;
-        case LM_GGUF_TYPE_UINT64: case LM_GGUF_TYPE_INT64: case LM_GGUF_TYPE_FLOAT64: return 8;
+        case LM_GGUF_TYPE_UINT8:
+        case LM_GGUF_TYPE_INT8:
+        case LM_GGUF_TYPE_BOOL: return 1;
+        case LM_GGUF_TYPE_UINT16:
+        case LM_GGUF_TYPE_INT16: return 2;
+        case LM_GGUF_TYPE_UINT32:
+        case LM_GGUF_TYPE_INT32:
+        case LM_GGUF_TYPE_FLOAT32: return 4;
+        case LM_GGUF_TYPE_UINT64:
+        case LM_GGUF_TYPE_INT64:
+        case LM_GGUF_TYPE_FLOAT64: return 8;
         default: return 0;
     }
 }
@@ -113,15 +124,17 @@ lmllm::Status check_tensor_data(const std::string & path, const lm_gguf_context 
         const size_t offset = lm_gguf_get_data_offset(g) + lm_gguf_get_tensor_offset(g, i);
         buf.resize(bytes);
         if (fseeko(f, off_t(offset), SEEK_SET) != 0 || std::fread(buf.data(), 1, bytes, f) != bytes) {
-            result = lmllm::Status::error(std::string("tensor '") + name + "': cannot read its " + std::to_string(bytes) +
-                                          " bytes at offset " + std::to_string(offset) + " (truncated file?)");
+            result =
+                lmllm::Status::error(std::string("tensor '") + name + "': cannot read its " + std::to_string(bytes) +
+                                     " bytes at offset " + std::to_string(offset) + " (truncated file?)");
         } else if (!lm_ggml_validate_row_data(lm_gguf_get_tensor_type(g, i), buf.data(), bytes)) {
             std::string why = last_library_error();
             // "lm_ggml_validate_row_data: data: found nan scale at block 3" -> "found nan ..."
             const size_t found = why.find("found ");
             if (found != std::string::npos) why = why.substr(found);
-            result = lmllm::Status::error(std::string("tensor '") + name + "' (" + lm_ggml_type_name(lm_gguf_get_tensor_type(g, i)) +
-                                          ") has invalid data: " + why);
+            result =
+                lmllm::Status::error(std::string("tensor '") + name + "' (" +
+                                     lm_ggml_type_name(lm_gguf_get_tensor_type(g, i)) + ") has invalid data: " + why);
         }
     }
     std::fclose(f);
@@ -145,7 +158,8 @@ int cmd_info(int argc, char ** argv) {
     p.flag({"-v", "--verbose"}, &verbose, "print the library's log messages");
 
     bool help = false;
-    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok()) return fail(cmd, s.message() + " (see lmggml info --help)");
+    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok())
+        return fail(cmd, s.message() + " (see lmggml info --help)");
     if (help) {
         std::fputs(p.help_text().c_str(), stdout);
         return 0;
@@ -172,7 +186,8 @@ int cmd_info(int argc, char ** argv) {
                 lm_gguf_get_version(g), n_kv, n_tensors, lm_gguf_get_alignment(g), lm_gguf_get_data_offset(g));
 
     std::printf("\nmetadata:\n");
-    for (int64_t k = 0; k < n_kv; k++) std::printf("  %s = %s\n", lm_gguf_get_key(g, k), show_value(g, k, full).c_str());
+    for (int64_t k = 0; k < n_kv; k++)
+        std::printf("  %s = %s\n", lm_gguf_get_key(g, k), show_value(g, k, full).c_str());
 
     // tensors: widths from the longest name
     size_t w = 4;
@@ -190,15 +205,17 @@ int cmd_info(int argc, char ** argv) {
         }
         const size_t bytes = lm_gguf_get_tensor_size(g, i);
         total += bytes;
-        std::printf("  %-*s  %-6s  %-20s  %12zu\n", int(w), name, upper(lm_ggml_type_name(lm_gguf_get_tensor_type(g, i))).c_str(),
-                    shape.c_str(), bytes);
+        std::printf("  %-*s  %-6s  %-20s  %12zu\n", int(w), name,
+                    upper(lm_ggml_type_name(lm_gguf_get_tensor_type(g, i))).c_str(), shape.c_str(), bytes);
     }
     std::printf("\n%" PRId64 " tensors, %s\n", n_tensors, format_bytes(total).c_str());
     std::string bad;
     if (check) {
         const lmllm::Status s = check_tensor_data(path, g);
-        if (s.ok()) std::printf("check: the data of all %" PRId64 " tensors is valid\n", n_tensors);
-        else bad = s.message();
+        if (s.ok())
+            std::printf("check: the data of all %" PRId64 " tensors is valid\n", n_tensors);
+        else
+            bad = s.message();
     }
     if (meta) lm_ggml_free(meta);
     lm_gguf_free(g);

@@ -55,14 +55,17 @@ int cmd_perplexity(int argc, char ** argv) {
     add_context_options(p, co);
 
     bool help = false;
-    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok()) return fail(cmd, s.message() + " (see lmggml perplexity --help)");
+    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok())
+        return fail(cmd, s.message() + " (see lmggml perplexity --help)");
     if (help) {
         std::fputs(p.help_text().c_str(), stdout);
         return 0;
     }
     setup_logging(mo.verbose);
-    if (kld_compare && kld_path.empty()) return fail(cmd, "--kl-divergence needs --kl-divergence-base FILE (the saved base logits)");
-    if (kld_compare && !file.empty()) return fail(cmd, "--kl-divergence scores the tokens saved in the base file: give no -f");
+    if (kld_compare && kld_path.empty())
+        return fail(cmd, "--kl-divergence needs --kl-divergence-base FILE (the saved base logits)");
+    if (kld_compare && !file.empty())
+        return fail(cmd, "--kl-divergence scores the tokens saved in the base file: give no -f");
     if (!kld_compare && file.empty()) return fail(cmd, "no text given (use -f FILE)");
     // the base file fixes the tokens and the context
     KldHeader kh;
@@ -90,8 +93,9 @@ int cmd_perplexity(int argc, char ** argv) {
     const std::vector<lmllm::Token> tokens = kld_compare ? kh.tokens : vocab.tokenize(text, true, false);
     const int32_t n_ctx = int32_t(co.n_ctx);
     if (!kld_compare && tokens.size() < size_t(2) * size_t(n_ctx))
-        return fail(cmd, "the text is " + std::to_string(tokens.size()) + " tokens; a context of " + std::to_string(n_ctx) +
-                             " needs at least " + std::to_string(2 * n_ctx) + " (use a longer text or a smaller -c)");
+        return fail(cmd, "the text is " + std::to_string(tokens.size()) + " tokens; a context of " +
+                             std::to_string(n_ctx) + " needs at least " + std::to_string(2 * n_ctx) +
+                             " (use a longer text or a smaller -c)");
     int32_t n_chunk = int32_t(tokens.size() / size_t(n_ctx));
     if (max_chunks >= 0) n_chunk = std::min(n_chunk, max_chunks);
     if (n_chunk < 1) return fail(cmd, "--chunks must be at least 1");
@@ -103,11 +107,12 @@ int cmd_perplexity(int argc, char ** argv) {
     const int32_t n_vocab = ctx.n_vocab();
     const bool add_bos = vocab.add_bos() && vocab.bos() >= 0;
     if (kld_compare && kh.n_vocab != uint32_t(n_vocab))
-        return fail(cmd, "'" + kld_path + "' holds logits over " + std::to_string(kh.n_vocab) + " tokens; this model's vocabulary has " +
-                             std::to_string(n_vocab));
+        return fail(cmd, "'" + kld_path + "' holds logits over " + std::to_string(kh.n_vocab) +
+                             " tokens; this model's vocabulary has " + std::to_string(n_vocab));
     if (kld_compare) {
         for (lmllm::Token t : tokens)
-            if (t < 0 || t >= n_vocab) return fail(cmd, "'" + kld_path + "' holds token " + std::to_string(t) + ", outside the vocabulary");
+            if (t < 0 || t >= n_vocab)
+                return fail(cmd, "'" + kld_path + "' holds token " + std::to_string(t) + ", outside the vocabulary");
     } else if (!kld_path.empty()) {
         kh.n_ctx = uint32_t(n_ctx);
         kh.n_vocab = uint32_t(n_vocab);
@@ -119,7 +124,8 @@ int cmd_perplexity(int argc, char ** argv) {
     }
     KldStats kstats;
     std::vector<double> base_lp;
-    std::fprintf(stderr, "perplexity: %zu tokens, %d chunks of %d, batch %u\n", tokens.size(), n_chunk, n_ctx, co.n_batch);
+    std::fprintf(stderr, "perplexity: %zu tokens, %d chunks of %d, batch %u\n", tokens.size(), n_chunk, n_ctx,
+                 co.n_batch);
 
     const int32_t first = n_ctx / 2;
     double nll = 0.0, nll2 = 0.0;
@@ -152,8 +158,10 @@ int cmd_perplexity(int argc, char ** argv) {
             nll2 += v * v;
             count++;
         }
-        if (kld_compare) std::printf("[%d]%.4f (KLD %.6f),", c + 1, std::exp(nll / double(count)), kstats.mean_kld());
-        else std::printf("[%d]%.4f,", c + 1, std::exp(nll / double(count)));
+        if (kld_compare)
+            std::printf("[%d]%.4f (KLD %.6f),", c + 1, std::exp(nll / double(count)), kstats.mean_kld());
+        else
+            std::printf("[%d]%.4f,", c + 1, std::exp(nll / double(count)));
         std::fflush(stdout);
     }
     std::printf("\n");
@@ -161,8 +169,10 @@ int cmd_perplexity(int argc, char ** argv) {
     const double mean_nll = nll / double(count);
     const double ppl = std::exp(mean_nll);
     const double var = nll2 / double(count) - mean_nll * mean_nll;
-    if (var > 0.0 && count > 1) std::printf("Final estimate: PPL = %.4f +/- %.5f\n", ppl, std::sqrt(var / double(count - 1)) * ppl);
-    else std::printf("Final estimate: PPL = %.4f\n", ppl);
+    if (var > 0.0 && count > 1)
+        std::printf("Final estimate: PPL = %.4f +/- %.5f\n", ppl, std::sqrt(var / double(count - 1)) * ppl);
+    else
+        std::printf("Final estimate: PPL = %.4f\n", ppl);
     if (kld_compare) {
         std::printf("\n%s", kstats.report().c_str());
     } else if (kf) {

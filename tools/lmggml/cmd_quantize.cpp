@@ -30,11 +30,11 @@ using lmllm::Status;
 
 // The types lm_ggml_quantize_chunk writes.
 const lm_ggml_type kTargets[] = {
-    LM_GGML_TYPE_F32,     LM_GGML_TYPE_F16,     LM_GGML_TYPE_BF16,   LM_GGML_TYPE_Q4_0,   LM_GGML_TYPE_Q4_1,
-    LM_GGML_TYPE_Q5_0,    LM_GGML_TYPE_Q5_1,    LM_GGML_TYPE_Q8_0,   LM_GGML_TYPE_Q2_K,   LM_GGML_TYPE_Q3_K,
-    LM_GGML_TYPE_Q4_K,    LM_GGML_TYPE_Q5_K,    LM_GGML_TYPE_Q6_K,   LM_GGML_TYPE_IQ2_XXS, LM_GGML_TYPE_IQ2_XS,
-    LM_GGML_TYPE_IQ2_S,   LM_GGML_TYPE_IQ3_XXS, LM_GGML_TYPE_IQ3_S,  LM_GGML_TYPE_IQ1_S,  LM_GGML_TYPE_IQ1_M,
-    LM_GGML_TYPE_IQ4_NL,  LM_GGML_TYPE_IQ4_XS,  LM_GGML_TYPE_TQ1_0,  LM_GGML_TYPE_TQ2_0,
+    LM_GGML_TYPE_F32,    LM_GGML_TYPE_F16,     LM_GGML_TYPE_BF16,  LM_GGML_TYPE_Q4_0,    LM_GGML_TYPE_Q4_1,
+    LM_GGML_TYPE_Q5_0,   LM_GGML_TYPE_Q5_1,    LM_GGML_TYPE_Q8_0,  LM_GGML_TYPE_Q2_K,    LM_GGML_TYPE_Q3_K,
+    LM_GGML_TYPE_Q4_K,   LM_GGML_TYPE_Q5_K,    LM_GGML_TYPE_Q6_K,  LM_GGML_TYPE_IQ2_XXS, LM_GGML_TYPE_IQ2_XS,
+    LM_GGML_TYPE_IQ2_S,  LM_GGML_TYPE_IQ3_XXS, LM_GGML_TYPE_IQ3_S, LM_GGML_TYPE_IQ1_S,   LM_GGML_TYPE_IQ1_M,
+    LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_IQ4_XS,  LM_GGML_TYPE_TQ1_0, LM_GGML_TYPE_TQ2_0,
 };
 
 std::string upper(std::string s) {
@@ -51,8 +51,8 @@ std::string target_names() {
 lmllm::Result<lm_ggml_type> parse_type(const std::string & name) {
     for (lm_ggml_type t : kTargets)
         if (upper(name) == upper(lm_ggml_type_name(t))) return t;
-    return Status::error("unknown type '" + name + "' (lmggml quantizes every matrix to one type; valid: " +
-                         target_names() + ")");
+    return Status::error("unknown type '" + name +
+                         "' (lmggml quantizes every matrix to one type; valid: " + target_names() + ")");
 }
 
 // As llama-quantize: these types are refused without an importance matrix.
@@ -63,14 +63,30 @@ bool needs_imatrix(lm_ggml_type t) {
 // llama.cpp's general.file_type (enum llama_ftype) of a single-type model.
 uint32_t file_type(lm_ggml_type t) {
     switch (t) {
-        case LM_GGML_TYPE_F32: return 0;      case LM_GGML_TYPE_F16: return 1;      case LM_GGML_TYPE_Q4_0: return 2;
-        case LM_GGML_TYPE_Q4_1: return 3;     case LM_GGML_TYPE_Q8_0: return 7;     case LM_GGML_TYPE_Q5_0: return 8;
-        case LM_GGML_TYPE_Q5_1: return 9;     case LM_GGML_TYPE_Q2_K: return 10;    case LM_GGML_TYPE_Q3_K: return 12;
-        case LM_GGML_TYPE_Q4_K: return 15;    case LM_GGML_TYPE_Q5_K: return 17;    case LM_GGML_TYPE_Q6_K: return 18;
-        case LM_GGML_TYPE_IQ2_XXS: return 19; case LM_GGML_TYPE_IQ2_XS: return 20;  case LM_GGML_TYPE_IQ3_XXS: return 23;
-        case LM_GGML_TYPE_IQ1_S: return 24;   case LM_GGML_TYPE_IQ4_NL: return 25;  case LM_GGML_TYPE_IQ3_S: return 26;
-        case LM_GGML_TYPE_IQ2_S: return 28;   case LM_GGML_TYPE_IQ4_XS: return 30;  case LM_GGML_TYPE_IQ1_M: return 31;
-        case LM_GGML_TYPE_BF16: return 32;    case LM_GGML_TYPE_TQ1_0: return 36;   case LM_GGML_TYPE_TQ2_0: return 37;
+        case LM_GGML_TYPE_F32: return 0;
+        case LM_GGML_TYPE_F16: return 1;
+        case LM_GGML_TYPE_Q4_0: return 2;
+        case LM_GGML_TYPE_Q4_1: return 3;
+        case LM_GGML_TYPE_Q8_0: return 7;
+        case LM_GGML_TYPE_Q5_0: return 8;
+        case LM_GGML_TYPE_Q5_1: return 9;
+        case LM_GGML_TYPE_Q2_K: return 10;
+        case LM_GGML_TYPE_Q3_K: return 12;
+        case LM_GGML_TYPE_Q4_K: return 15;
+        case LM_GGML_TYPE_Q5_K: return 17;
+        case LM_GGML_TYPE_Q6_K: return 18;
+        case LM_GGML_TYPE_IQ2_XXS: return 19;
+        case LM_GGML_TYPE_IQ2_XS: return 20;
+        case LM_GGML_TYPE_IQ3_XXS: return 23;
+        case LM_GGML_TYPE_IQ1_S: return 24;
+        case LM_GGML_TYPE_IQ4_NL: return 25;
+        case LM_GGML_TYPE_IQ3_S: return 26;
+        case LM_GGML_TYPE_IQ2_S: return 28;
+        case LM_GGML_TYPE_IQ4_XS: return 30;
+        case LM_GGML_TYPE_IQ1_M: return 31;
+        case LM_GGML_TYPE_BF16: return 32;
+        case LM_GGML_TYPE_TQ1_0: return 36;
+        case LM_GGML_TYPE_TQ2_0: return 37;
         default: return 0;
     }
 }
@@ -78,10 +94,18 @@ uint32_t file_type(lm_ggml_type t) {
 // llama.cpp's replacement when the type's block does not divide a row.
 lm_ggml_type fallback(lm_ggml_type t) {
     switch (t) {
-        case LM_GGML_TYPE_TQ1_0: case LM_GGML_TYPE_TQ2_0: case LM_GGML_TYPE_IQ2_XXS: case LM_GGML_TYPE_IQ2_XS:
-        case LM_GGML_TYPE_IQ2_S: case LM_GGML_TYPE_IQ3_XXS: case LM_GGML_TYPE_IQ3_S: case LM_GGML_TYPE_IQ1_S:
-        case LM_GGML_TYPE_IQ1_M: case LM_GGML_TYPE_Q2_K: case LM_GGML_TYPE_Q3_K: case LM_GGML_TYPE_IQ4_XS:
-            return LM_GGML_TYPE_IQ4_NL;
+        case LM_GGML_TYPE_TQ1_0:
+        case LM_GGML_TYPE_TQ2_0:
+        case LM_GGML_TYPE_IQ2_XXS:
+        case LM_GGML_TYPE_IQ2_XS:
+        case LM_GGML_TYPE_IQ2_S:
+        case LM_GGML_TYPE_IQ3_XXS:
+        case LM_GGML_TYPE_IQ3_S:
+        case LM_GGML_TYPE_IQ1_S:
+        case LM_GGML_TYPE_IQ1_M:
+        case LM_GGML_TYPE_Q2_K:
+        case LM_GGML_TYPE_Q3_K:
+        case LM_GGML_TYPE_IQ4_XS: return LM_GGML_TYPE_IQ4_NL;
         case LM_GGML_TYPE_Q4_K: return LM_GGML_TYPE_Q5_0;
         case LM_GGML_TYPE_Q5_K: return LM_GGML_TYPE_Q5_1;
         case LM_GGML_TYPE_Q6_K: return LM_GGML_TYPE_Q8_0;
@@ -120,7 +144,8 @@ Status convert(const Plan & p, const std::vector<uint8_t> & in, std::vector<uint
         std::memcpy(f32.data(), in.data(), size_t(n) * sizeof(float));
     } else {
         const auto * tr = lm_ggml_get_type_traits(p.t->type);
-        if (!tr || !tr->to_float) return Status::error(std::string(p.t->name) + ": cannot read type " + lm_ggml_type_name(p.t->type));
+        if (!tr || !tr->to_float)
+            return Status::error(std::string(p.t->name) + ": cannot read type " + lm_ggml_type_name(p.t->type));
         tr->to_float(in.data(), f32.data(), n);
     }
     out.assign(lm_ggml_row_size(p.type, n_per_row) * size_t(nrows), 0);
@@ -137,17 +162,20 @@ Status convert(const Plan & p, const std::vector<uint8_t> & in, std::vector<uint
             const int64_t r0 = m * rows_per_mat + rows_per_mat * i / nth;
             const int64_t r1 = m * rows_per_mat + rows_per_mat * (i + 1) / nth;
             auto work = [&, r0, r1, i, m]() {
-                written[size_t(m * nth + i)] = r1 > r0 ? lm_ggml_quantize_chunk(p.type, f32.data(), out.data(), r0 * n_per_row,
-                                                                                r1 - r0, n_per_row, im) : 1;
+                written[size_t(m * nth + i)] = r1 > r0 ? lm_ggml_quantize_chunk(p.type, f32.data(), out.data(),
+                                                                                r0 * n_per_row, r1 - r0, n_per_row, im)
+                                                       : 1;
             };
-            if (i + 1 == nth) work();
-            else workers.emplace_back(work);
+            if (i + 1 == nth)
+                work();
+            else
+                workers.emplace_back(work);
         }
         for (std::thread & w : workers) w.join();
     }
     if (std::find(written.begin(), written.end(), size_t(0)) != written.end())
-        return Status::error(std::string(p.t->name) + ": quantization to " + lm_ggml_type_name(p.type) + " failed: " +
-                             last_library_error());
+        return Status::error(std::string(p.t->name) + ": quantization to " + lm_ggml_type_name(p.type) +
+                             " failed: " + last_library_error());
     return Status();
 }
 
@@ -170,16 +198,20 @@ int cmd_quantize(int argc, char ** argv) {
     ArgParser p(cmd, "quantize IN.gguf OUT.gguf TYPE [--imatrix FILE] [--allow-requantize]",
                 "Writes OUT.gguf: IN.gguf with its weight matrices converted to TYPE (norms and other 1-D\n"
                 "tensors stay as they are; a matrix whose rows TYPE's block does not divide takes llama.cpp's\n"
-                "fallback type). TYPE: " + target_names() + ".\n"
-                "IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M need --imatrix.");
+                "fallback type). TYPE: " +
+                    target_names() +
+                    ".\n"
+                    "IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M need --imatrix.");
     p.positionals(&args);
-    p.option({"--imatrix"}, &imatrix_path, "FILE", "importance matrix (llama.cpp's imatrix.dat) weighting the rounding");
+    p.option({"--imatrix"}, &imatrix_path, "FILE",
+             "importance matrix (llama.cpp's imatrix.dat) weighting the rounding");
     p.flag({"--allow-requantize"}, &allow_requantize, "convert tensors that are already quantized (quality suffers)");
     p.option({"-t", "--threads"}, &n_threads, "N", "threads (default: the usable cores not busy with other work)");
     p.flag({"-v", "--verbose"}, &verbose, "print the library's log messages");
 
     bool help = false;
-    if (Status s = p.parse(argc, argv, 2, help); !s.ok()) return fail(cmd, s.message() + " (see lmggml quantize --help)");
+    if (Status s = p.parse(argc, argv, 2, help); !s.ok())
+        return fail(cmd, s.message() + " (see lmggml quantize --help)");
     if (help) {
         std::fputs(p.help_text().c_str(), stdout);
         return 0;
@@ -253,7 +285,8 @@ int cmd_quantize(int argc, char ** argv) {
         lm_gguf_add_tensor(out.get(), pl.t);
         lm_gguf_set_tensor_type(out.get(), pl.t->name, pl.type);
         if (lm_gguf_get_tensor_type(out.get(), lm_gguf_find_tensor(out.get(), pl.t->name)) != pl.type)
-            return fail(cmd, std::string("cannot describe tensor '") + pl.t->name + "' in the output: " + last_library_error());
+            return fail(cmd, std::string("cannot describe tensor '") + pl.t->name +
+                                 "' in the output: " + last_library_error());
     }
 
     std::FILE * fin = std::fopen(in_path.c_str(), "rb");
@@ -271,7 +304,8 @@ int cmd_quantize(int argc, char ** argv) {
 
     std::vector<uint8_t> header(lm_gguf_get_meta_size(out.get()));
     lm_gguf_get_meta_data(out.get(), header.data());
-    if (std::fwrite(header.data(), 1, header.size(), fout) != header.size()) return abort_out("cannot write '" + out_path + "'");
+    if (std::fwrite(header.data(), 1, header.size(), fout) != header.size())
+        return abort_out("cannot write '" + out_path + "'");
 
     // the grid I-quants' search tables, built before the threads share them
     for (const Plan & pl : plan)
@@ -307,8 +341,11 @@ int cmd_quantize(int argc, char ** argv) {
     if (std::fclose(fout) != 0) return abort_out("cannot write '" + out_path + "'");
     std::printf("quantized to %s in %.2f s: %s -> %s%s\n", upper(lm_ggml_type_name(type)).c_str(), now_seconds() - t0,
                 format_bytes(bytes_in).c_str(), format_bytes(bytes_out).c_str(),
-                n_fallback ? (" (" + std::to_string(n_fallback) + " matrices took a fallback type: rows not a multiple of " +
-                              std::to_string(lm_ggml_blck_size(type)) + ")").c_str() : "");
+                n_fallback
+                    ? (" (" + std::to_string(n_fallback) + " matrices took a fallback type: rows not a multiple of " +
+                       std::to_string(lm_ggml_blck_size(type)) + ")")
+                          .c_str()
+                    : "");
     return 0;
 }
 

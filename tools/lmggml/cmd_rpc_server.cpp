@@ -70,7 +70,7 @@ int cmd_rpc_server(int argc, char ** argv) {
     const std::string cmd = "rpc-server";
     std::string host = "127.0.0.1", devices, cache_dir, key_file;
     int32_t port = 50052;
-    int32_t threads = (int32_t)std::max(1u, std::thread::hardware_concurrency());
+    int32_t threads = (int32_t) std::max(1u, std::thread::hardware_concurrency());
     ArgParser p(cmd, "rpc-server [options]",
                 "Serves this machine's devices over llama.cpp's RPC protocol (7.0.0) to lmggml and llama.cpp clients.\n"
                 "Every message is checked before use; a bad one closes that connection only. The protocol has no\n"
@@ -81,9 +81,11 @@ int cmd_rpc_server(int argc, char ** argv) {
     p.option({"-d", "--device"}, &devices, "NAMES", "comma-separated devices to serve (default: GPUs, else the CPU)");
     p.option({"-t", "--threads"}, &threads, "N", "threads of the CPU backend (default: all cores)");
     p.option({"-c", "--cache"}, &cache_dir, "DIR", "directory for the SET_TENSOR_HASH cache of large tensors");
-    p.option({"--auth-key"}, &key_file, "FILE", "clients must prove they know the key in FILE (else env LMGGML_RPC_AUTH_KEY)");
+    p.option({"--auth-key"}, &key_file, "FILE",
+             "clients must prove they know the key in FILE (else env LMGGML_RPC_AUTH_KEY)");
     bool help = false;
-    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok()) return fail(cmd, s.message() + " (see lmggml rpc-server --help)");
+    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok())
+        return fail(cmd, s.message() + " (see lmggml rpc-server --help)");
     if (help) {
         std::fputs(p.help_text().c_str(), stdout);
         return 0;
@@ -109,16 +111,20 @@ int cmd_rpc_server(int argc, char ** argv) {
     if (!pick_devices(devices, devs, err)) return fail(cmd, err);
 
     if (host != "127.0.0.1" && host != "localhost" && host != "::1" && key.empty()) {
-        std::fprintf(stderr, "warning: serving on %s: anyone who can reach it can use these devices "
-                             "(the protocol has no authentication)\n", host.c_str());
+        std::fprintf(stderr,
+                     "warning: serving on %s: anyone who can reach it can use these devices "
+                     "(the protocol has no authentication)\n",
+                     host.c_str());
     } else if (!key.empty() && host != "127.0.0.1" && host != "localhost" && host != "::1") {
         std::fprintf(stderr, "note: clients must prove the key; messages are not encrypted (use a tunnel across "
                              "untrusted networks)\n");
     }
-    std::printf("lmggml rpc-server, protocol %d.%d.%d, on %s:%d\n", LM_RPC_PROTO_MAJOR_VERSION, LM_RPC_PROTO_MINOR_VERSION,
-                LM_RPC_PROTO_PATCH_VERSION, host.c_str(), port);
+    std::printf("lmggml rpc-server, protocol %d.%d.%d, on %s:%d\n", LM_RPC_PROTO_MAJOR_VERSION,
+                LM_RPC_PROTO_MINOR_VERSION, LM_RPC_PROTO_PATCH_VERSION, host.c_str(), port);
     std::printf("  cache: %s\n", cache_dir.empty() ? "n/a" : cache_dir.c_str());
-    std::printf("  auth: %s\n", key.empty() ? "none" : key_file.empty() ? "key from LMGGML_RPC_AUTH_KEY" : "key from file");
+    std::printf("  auth: %s\n", key.empty()        ? "none"
+                                : key_file.empty() ? "key from LMGGML_RPC_AUTH_KEY"
+                                                   : "key from file");
     for (size_t i = 0; i < devs.size(); i++) {
         size_t free = 0, total = 0;
         lm_ggml_backend_dev_memory(devs[i], &free, &total);
@@ -126,9 +132,10 @@ int cmd_rpc_server(int argc, char ** argv) {
                     lm_ggml_backend_dev_description(devs[i]), format_bytes(free).c_str(), format_bytes(total).c_str());
     }
     std::fflush(stdout);
-    const std::string endpoint = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
-    if (start(endpoint.c_str(), cache_dir.empty() ? nullptr : cache_dir.c_str(), (size_t)threads, devs.size(), devs.data(),
-              key.c_str()) == nullptr)
+    const std::string endpoint =
+        (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
+    if (start(endpoint.c_str(), cache_dir.empty() ? nullptr : cache_dir.c_str(), (size_t) threads, devs.size(),
+              devs.data(), key.c_str()) == nullptr)
         return fail(cmd, "could not serve on " + endpoint);
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1)); // serves until the process ends
 }

@@ -53,7 +53,8 @@ int cmd_run(int argc, char ** argv) {
              "with --chat: " + chat_template_names() + " (default: the model's)");
     p.option({"-r", "--reverse-prompt"}, &go.stop, "TEXT", "stop when the output ends with TEXT (repeatable)");
     p.flag({"--ignore-eos"}, &go.ignore_eos, "never end at an end-of-generation token (it is not sampled)");
-    p.flag({"-e", "--escape"}, &escape, "process escapes (\\n, \\t, \\\\, \\\", \\xNN, ...) in the prompt, --system and -r");
+    p.flag({"-e", "--escape"}, &escape,
+           "process escapes (\\n, \\t, \\\\, \\\", \\xNN, ...) in the prompt, --system and -r");
     p.option({"--n-keep", "--keep"}, &n_keep, "N",
              "when the context fills, keep the first N prompt tokens (BOS aside), drop half of the rest and go on; "
              "-1: the whole prompt (default: stop when full)");
@@ -62,7 +63,8 @@ int cmd_run(int argc, char ** argv) {
     add_sampling_options(p, sp);
 
     bool help = false;
-    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok()) return fail(cmd, s.message() + " (see lmggml run --help)");
+    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok())
+        return fail(cmd, s.message() + " (see lmggml run --help)");
     if (help) {
         std::fputs(p.help_text().c_str(), stdout);
         return 0;
@@ -119,7 +121,8 @@ int cmd_run(int argc, char ** argv) {
         go.n_keep = int32_t(std::min(keep, tokens.size()));
         if (uint32_t(go.n_keep) + 2 > ctx.value()->n_ctx())
             return fail(cmd, "--n-keep keeps " + std::to_string(go.n_keep) + " tokens: the context (" +
-                                 std::to_string(ctx.value()->n_ctx()) + ") leaves nothing to drop; raise -c or lower --n-keep");
+                                 std::to_string(ctx.value()->n_ctx()) +
+                                 ") leaves nothing to drop; raise -c or lower --n-keep");
     }
 
     lmllm::Sampler sampler(sp);
@@ -130,7 +133,8 @@ int cmd_run(int argc, char ** argv) {
     std::fputc('\n', stdout);
     std::fflush(stdout);
     if (!s.ok()) return fail(cmd, s.message());
-    if (stats.context_full) std::fprintf(stderr, "warning: the context is full (%u tokens); stopped\n", ctx.value()->n_ctx());
+    if (stats.context_full)
+        std::fprintf(stderr, "warning: the context is full (%u tokens); stopped\n", ctx.value()->n_ctx());
     if (stats.n_shift > 0)
         std::fprintf(stderr, "context shifts: %d (kept the first %d tokens each time)\n", stats.n_shift, go.n_keep);
     if (!no_summary)

@@ -30,7 +30,8 @@ int cmd_tokenize(int argc, char ** argv) {
     p.flag({"-v", "--verbose"}, &mo.verbose, "print the library's log messages");
 
     bool help = false;
-    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok()) return fail(cmd, s.message() + " (see lmggml tokenize --help)");
+    if (lmllm::Status s = p.parse(argc, argv, 2, help); !s.ok())
+        return fail(cmd, s.message() + " (see lmggml tokenize --help)");
     if (help) {
         std::fputs(p.help_text().c_str(), stdout);
         return 0;
@@ -43,7 +44,8 @@ int cmd_tokenize(int argc, char ** argv) {
         prompt = text.value();
     } else if (prompt.empty()) {
         bool given = false;
-        for (int i = 2; i < argc; i++) given |= std::string(argv[i]) == "-p" || std::string(argv[i]).rfind("--prompt", 0) == 0;
+        for (int i = 2; i < argc; i++)
+            given |= std::string(argv[i]) == "-p" || std::string(argv[i]).rfind("--prompt", 0) == 0;
         if (!given) return fail(cmd, "no text given (use -p TEXT or -f FILE)");
     }
     if (escape) prompt = process_escapes(prompt);

@@ -33,7 +33,7 @@ namespace {
 struct LogState {
     std::mutex mu;
     bool verbose = false;
-    bool in_error = false;   // a CONT line continues the previous level
+    bool in_error = false; // a CONT line continues the previous level
     std::string last_error;
 };
 LogState g_log;
@@ -117,39 +117,56 @@ double now_seconds() {
 
 std::string format_bytes(uint64_t n) {
     char buf[64];
-    if (n >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", double(n) / double(1ull << 30));
-    else if (n >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", double(n) / double(1ull << 20));
-    else if (n >= (1ull << 10)) std::snprintf(buf, sizeof buf, "%.2f KiB", double(n) / double(1ull << 10));
-    else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+    if (n >= (1ull << 30))
+        std::snprintf(buf, sizeof buf, "%.2f GiB", double(n) / double(1ull << 30));
+    else if (n >= (1ull << 20))
+        std::snprintf(buf, sizeof buf, "%.2f MiB", double(n) / double(1ull << 20));
+    else if (n >= (1ull << 10))
+        std::snprintf(buf, sizeof buf, "%.2f KiB", double(n) / double(1ull << 10));
+    else
+        std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
     return buf;
 }
 
 std::string format_count(uint64_t n) {
     char buf[64];
-    if (n >= 1000000000ull) std::snprintf(buf, sizeof buf, "%.2f B", double(n) / 1e9);
-    else if (n >= 1000000ull) std::snprintf(buf, sizeof buf, "%.2f M", double(n) / 1e6);
-    else if (n >= 1000ull) std::snprintf(buf, sizeof buf, "%.2f K", double(n) / 1e3);
-    else std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(n));
+    if (n >= 1000000000ull)
+        std::snprintf(buf, sizeof buf, "%.2f B", double(n) / 1e9);
+    else if (n >= 1000000ull)
+        std::snprintf(buf, sizeof buf, "%.2f M", double(n) / 1e6);
+    else if (n >= 1000ull)
+        std::snprintf(buf, sizeof buf, "%.2f K", double(n) / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(n));
     return buf;
 }
 
 void add_model_options(ArgParser & p, ModelOptions & o, bool short_device) {
     p.option({"-m", "--model"}, &o.path, "FILE", "model file (GGUF)");
     const std::vector<std::string> device_names = {short_device ? "-d" : "-dev", "--device"};
-    p.option(device_names, &o.device, "NAME[,...]", "put the layers on these devices, split by -ts (see `lmggml devices`)");
-    p.option({"-ngl", "--n-gpu-layers"}, &o.n_gpu_layers, "N", "with --device: layers placed there, the last N (default: all)");
-    p.option({"-ts", "--tensor-split"}, &o.tensor_split, "A,B,...", "the offloaded layers' shares, one per device in order (default: by free memory)");
-    p.option({"--rpc"}, &o.rpc, "HOST:PORT[,...]", "add the devices of these RPC servers; the layers go to them unless --device names others");
-    p.option({"--rpc-auth-key"}, &o.rpc_key_file, "FILE", "the key the --rpc servers require, read from FILE (else env LMGGML_RPC_AUTH_KEY)");
+    p.option(device_names, &o.device, "NAME[,...]",
+             "put the layers on these devices, split by -ts (see `lmggml devices`)");
+    p.option({"-ngl", "--n-gpu-layers"}, &o.n_gpu_layers, "N",
+             "with --device: layers placed there, the last N (default: all)");
+    p.option({"-ts", "--tensor-split"}, &o.tensor_split, "A,B,...",
+             "the offloaded layers' shares, one per device in order (default: by free memory)");
+    p.option({"--rpc"}, &o.rpc, "HOST:PORT[,...]",
+             "add the devices of these RPC servers; the layers go to them unless --device names others");
+    p.option({"--rpc-auth-key"}, &o.rpc_key_file, "FILE",
+             "the key the --rpc servers require, read from FILE (else env LMGGML_RPC_AUTH_KEY)");
     p.flag({"--no-mmap"}, &o.no_mmap, "read the weights instead of mapping the file");
-    p.flag({"--no-repack"}, &o.no_repack, "keep the CPU's matrix weights mapped from the file, in its layout (no repacked copy)");
+    p.flag({"--no-repack"}, &o.no_repack,
+           "keep the CPU's matrix weights mapped from the file, in its layout (no repacked copy)");
     p.flag({"-v", "--verbose"}, &o.verbose, "print the library's log messages");
 }
 
 void add_context_options(ArgParser & p, ContextOptions & o) {
-    p.option({"-c", "--ctx-size"}, &o.n_ctx, "N", "context size in tokens (default " + std::to_string(o.n_ctx) + ", 0: the model's)");
-    p.option({"-b", "--batch-size"}, &o.n_batch, "N", "max tokens per decode (default " + std::to_string(o.n_batch) + ")");
-    p.option({"-t", "--threads"}, &o.n_threads, "N", "CPU threads (default: the usable cores not busy with other work)");
+    p.option({"-c", "--ctx-size"}, &o.n_ctx, "N",
+             "context size in tokens (default " + std::to_string(o.n_ctx) + ", 0: the model's)");
+    p.option({"-b", "--batch-size"}, &o.n_batch, "N",
+             "max tokens per decode (default " + std::to_string(o.n_batch) + ")");
+    p.option({"-t", "--threads"}, &o.n_threads, "N",
+             "CPU threads (default: the usable cores not busy with other work)");
     add_flash_attn_option(p, o);
 }
 
@@ -165,13 +182,20 @@ void add_sampling_options(ArgParser & p, lmllm::SamplerParams & s) {
         return std::string(b);
     };
     p.option({"--temp"}, &s.temperature, "T", "temperature, <= 0: greedy (default " + num(s.temperature) + ")");
-    p.option({"--top-k"}, &s.top_k, "K", "keep the K most likely tokens, 0: off (default " + std::to_string(s.top_k) + ")");
-    p.option({"--top-p"}, &s.top_p, "P", "nucleus: smallest set with probability >= P, 1: off (default " + num(s.top_p) + ")");
-    p.option({"--min-p"}, &s.min_p, "P", "drop tokens below P x the best one's probability, 0: off (default " + num(s.min_p) + ")");
-    p.option({"--repeat-penalty"}, &s.repeat_penalty, "R", "penalise repeated tokens, 1: off (default " + num(s.repeat_penalty) + ")");
-    p.option({"--repeat-last-n"}, &s.repeat_last_n, "N", "tokens the penalties look back at, -1: all (default " + std::to_string(s.repeat_last_n) + ")");
-    p.option({"--presence-penalty"}, &s.presence_penalty, "P", "subtract P from a seen token's logit, 0: off (default " + num(s.presence_penalty) + ")");
-    p.option({"--frequency-penalty"}, &s.frequency_penalty, "F", "subtract F x its count from a seen token's logit, 0: off (default " + num(s.frequency_penalty) + ")");
+    p.option({"--top-k"}, &s.top_k, "K",
+             "keep the K most likely tokens, 0: off (default " + std::to_string(s.top_k) + ")");
+    p.option({"--top-p"}, &s.top_p, "P",
+             "nucleus: smallest set with probability >= P, 1: off (default " + num(s.top_p) + ")");
+    p.option({"--min-p"}, &s.min_p, "P",
+             "drop tokens below P x the best one's probability, 0: off (default " + num(s.min_p) + ")");
+    p.option({"--repeat-penalty"}, &s.repeat_penalty, "R",
+             "penalise repeated tokens, 1: off (default " + num(s.repeat_penalty) + ")");
+    p.option({"--repeat-last-n"}, &s.repeat_last_n, "N",
+             "tokens the penalties look back at, -1: all (default " + std::to_string(s.repeat_last_n) + ")");
+    p.option({"--presence-penalty"}, &s.presence_penalty, "P",
+             "subtract P from a seen token's logit, 0: off (default " + num(s.presence_penalty) + ")");
+    p.option({"--frequency-penalty"}, &s.frequency_penalty, "F",
+             "subtract F x its count from a seen token's logit, 0: off (default " + num(s.frequency_penalty) + ")");
     p.seed_option({"-s", "--seed"}, &s.seed, "random seed, -1: random (default -1)");
 }
 
@@ -236,7 +260,8 @@ Result<std::unique_ptr<lmllm::Model>> load_model(const ModelOptions & o) {
         }
         if (!split.empty() && split.size() != devices.size())
             return Status::error("--tensor-split has " + std::to_string(split.size()) + " proportions for " +
-                                 std::to_string(devices.size()) + " devices (" + names + "): give one per device, in order");
+                                 std::to_string(devices.size()) + " devices (" + names +
+                                 "): give one per device, in order");
         mp.devices = devices;
         mp.n_gpu_layers = o.n_gpu_layers;
         mp.tensor_split = split;
@@ -261,7 +286,8 @@ Result<std::unique_ptr<lmllm::Model>> load_model(const ModelOptions & o) {
     return r;
 }
 
-Result<std::unique_ptr<lmllm::Context>> make_context(const lmllm::Model & m, const ContextOptions & o, bool all_logits) {
+Result<std::unique_ptr<lmllm::Context>> make_context(const lmllm::Model & m, const ContextOptions & o,
+                                                     bool all_logits) {
     lmllm::ContextParams cp;
     cp.n_ctx = o.n_ctx;
     cp.n_batch = o.n_batch;
@@ -269,12 +295,15 @@ Result<std::unique_ptr<lmllm::Context>> make_context(const lmllm::Model & m, con
     if (o.n_threads <= 0 && g_log.verbose) std::fprintf(stderr, "%s\n", default_threads_note().c_str());
     const uint32_t n_train = m.hparams().n_ctx_train;
     if (n_train > 0 && o.n_ctx > n_train)
-        std::fprintf(stderr, "warning: a context of %u tokens exceeds the model's training context (%u): "
-                             "quality may degrade past it\n", o.n_ctx, n_train);
+        std::fprintf(stderr,
+                     "warning: a context of %u tokens exceeds the model's training context (%u): "
+                     "quality may degrade past it\n",
+                     o.n_ctx, n_train);
     cp.all_logits = all_logits;
     cp.flash_attn = !o.no_flash_attn;
     auto r = lmllm::Context::create(m, cp);
-    if (!r.ok() && r.status().message().empty()) return Status::error("cannot create the context: " + last_library_error());
+    if (!r.ok() && r.status().message().empty())
+        return Status::error("cannot create the context: " + last_library_error());
     return r;
 }
 

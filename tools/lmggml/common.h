@@ -48,8 +48,8 @@ struct ModelOptions {
     bool no_mmap = false;
     bool no_repack = false;
     bool verbose = false;
-    std::string rpc;           // --rpc HOST:PORT[,...]: servers whose devices join the registry
-    std::string rpc_key_file;  // --rpc-auth-key FILE: the key those servers require (else env LMGGML_RPC_AUTH_KEY)
+    std::string rpc;          // --rpc HOST:PORT[,...]: servers whose devices join the registry
+    std::string rpc_key_file; // --rpc-auth-key FILE: the key those servers require (else env LMGGML_RPC_AUTH_KEY)
 };
 // short_device: -d is --device (bench takes -dev, as llama-bench, and keeps -d for --n-depth)
 void add_model_options(ArgParser & p, ModelOptions & o, bool short_device = true);
@@ -73,7 +73,8 @@ lmllm::Status check_sampling(const lmllm::SamplerParams & s);
 // Registers the devices of the RPC servers in list (HOST:PORT[,HOST:PORT...]);
 // their names are appended to devices, server by server (rpc_devices.cpp).
 // key_file, when not empty, holds the key the servers require (rpc_key.cpp).
-lmllm::Status add_rpc_servers(const std::string & list, std::vector<std::string> & devices, const std::string & key_file = "");
+lmllm::Status add_rpc_servers(const std::string & list, std::vector<std::string> & devices,
+                              const std::string & key_file = "");
 // The RPC auth key in path: the file less trailing whitespace; empty or
 // unreadable is an error; a file that others may read gets a warning.
 lmllm::Status read_rpc_key_file(const std::string & path, std::string & key);

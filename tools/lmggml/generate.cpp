@@ -47,7 +47,8 @@ Status generate(lmllm::Context & ctx, const lmllm::Vocab & vocab, lmllm::Sampler
     stats = GenerationStats();
     reply.clear();
     if (input.empty()) return Status::error("nothing to decode (empty input)");
-    if (opts.context_shift && ctx.n_past() != 0) return Status::error("a context shift needs generation to start from an empty cache");
+    if (opts.context_shift && ctx.n_past() != 0)
+        return Status::error("a context shift needs generation to start from an empty cache");
     const int32_t n_predict = opts.n_predict;
     const int32_t n_vocab = ctx.n_vocab();
 
@@ -129,8 +130,9 @@ Status generate(lmllm::Context & ctx, const lmllm::Vocab & vocab, lmllm::Sampler
 Status check_logits(const float * logits, int32_t n_vocab) {
     for (int32_t i = 0; i < n_vocab; i++) {
         if (!std::isfinite(logits[i])) {
-            return Status::error(std::string("the model produced ") + (std::isnan(logits[i]) ? "NaN" : "infinite") +
-                                 " logits: its weights are likely corrupted (check the file with `lmggml info MODEL --check`)");
+            return Status::error(
+                std::string("the model produced ") + (std::isnan(logits[i]) ? "NaN" : "infinite") +
+                " logits: its weights are likely corrupted (check the file with `lmggml info MODEL --check`)");
         }
     }
     return Status();
@@ -152,22 +154,25 @@ std::string process_escapes(const std::string & s) {
         }
         const char c = s[++i];
         switch (c) {
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'a': out += '\a'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'v': out += '\v'; break;
-        case '\'': case '"': case '?': case '\\': out += c; break;
-        case 'x':
-            if (i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-                out += char(hex(s[i + 1]) * 16 + hex(s[i + 2]));
-                i += 2;
-                break;
-            }
-            [[fallthrough]];
-        default: out += '\\', out += c; break;
+            case 'n': out += '\n'; break;
+            case 'r': out += '\r'; break;
+            case 't': out += '\t'; break;
+            case 'a': out += '\a'; break;
+            case 'b': out += '\b'; break;
+            case 'f': out += '\f'; break;
+            case 'v': out += '\v'; break;
+            case '\'':
+            case '"':
+            case '?':
+            case '\\': out += c; break;
+            case 'x':
+                if (i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+                    out += char(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+                    i += 2;
+                    break;
+                }
+                [[fallthrough]];
+            default: out += '\\', out += c; break;
         }
     }
     return out;
@@ -176,8 +181,9 @@ std::string process_escapes(const std::string & s) {
 std::string speed_summary(const GenerationStats & s) {
     auto rate = [](int32_t n, double t) { return t > 0.0 ? double(n) / t : 0.0; };
     char buf[256];
-    std::snprintf(buf, sizeof buf, "prompt: %d tokens in %.2f s (%.1f t/s) | generation: %d tokens in %.2f s (%.1f t/s)",
-                  s.n_prompt, s.t_prompt, rate(s.n_prompt, s.t_prompt), s.n_gen, s.t_gen, rate(s.n_gen, s.t_gen));
+    std::snprintf(buf, sizeof buf,
+                  "prompt: %d tokens in %.2f s (%.1f t/s) | generation: %d tokens in %.2f s (%.1f t/s)", s.n_prompt,
+                  s.t_prompt, rate(s.n_prompt, s.t_prompt), s.n_gen, s.t_gen, rate(s.n_gen, s.t_gen));
     return buf;
 }
 

@@ -47,8 +47,9 @@ struct GenerateOptions {
 // decoded into the cache. `reply` receives the generated text. A Ctrl-C
 // (interrupt_requested()) stops generation before the next token.
 lmllm::Status generate(lmllm::Context & ctx, const lmllm::Vocab & vocab, lmllm::Sampler & sampler,
-                       const std::vector<lmllm::Token> & input, const GenerateOptions & opts, std::vector<lmllm::Token> & history,
-                       std::FILE * out, std::string & reply, GenerationStats & stats);
+                       const std::vector<lmllm::Token> & input, const GenerateOptions & opts,
+                       std::vector<lmllm::Token> & history, std::FILE * out, std::string & reply,
+                       GenerationStats & stats);
 
 // An error naming the likely cause (corrupted weights) when any logit is NaN
 // or infinite: sampling from them would print garbage and exit 0.

@@ -15,12 +15,15 @@ using lmllm::Status;
 lmllm::Result<std::map<std::string, std::vector<float>>> read_imatrix(const std::string & path) {
     std::unique_ptr<std::FILE, int (*)(std::FILE *)> f(std::fopen(path.c_str(), "rb"), std::fclose);
     if (!f) return Status::error("cannot open '" + path + "': " + std::strerror(errno));
-    auto bad = [&](const std::string & what) { return Status::error("'" + path + "' is not an imatrix.dat file: " + what); };
+    auto bad = [&](const std::string & what) {
+        return Status::error("'" + path + "' is not an imatrix.dat file: " + what);
+    };
     auto read_i32 = [&](int32_t & v) { return std::fread(&v, sizeof v, 1, f.get()) == 1; };
 
     char magic[4] = {};
     if (std::fread(magic, 1, 4, f.get()) == 4 && std::memcmp(magic, "GGUF", 4) == 0)
-        return Status::error("'" + path + "' is an imatrix in GGUF form; only the imatrix.dat form is read "
+        return Status::error("'" + path +
+                             "' is an imatrix in GGUF form; only the imatrix.dat form is read "
                              "(llama-imatrix --output-format dat)");
     std::rewind(f.get());
 
@@ -35,7 +38,8 @@ lmllm::Result<std::map<std::string, std::vector<float>>> read_imatrix(const std:
         if (!read_i32(ncall) || !read_i32(nval) || ncall < 0 || nval <= 0 || nval > (1 << 28))
             return bad("entry '" + name + "': bad sizes");
         std::vector<float> v(static_cast<size_t>(nval));
-        if (std::fread(v.data(), sizeof(float), v.size(), f.get()) != v.size()) return bad("entry '" + name + "' truncated");
+        if (std::fread(v.data(), sizeof(float), v.size(), f.get()) != v.size())
+            return bad("entry '" + name + "' truncated");
         for (float & x : v) {
             if (!std::isfinite(x) || x < 0.0f) return bad("entry '" + name + "' holds a negative or non-finite value");
             if (ncall > 0) x /= float(ncall);

@@ -115,13 +115,15 @@ KldFile::~KldFile() {
 
 Status KldFile::write_row(const float * logits) {
     quantize_log_probs(logits, n_vocab_, row_);
-    if (std::fwrite(row_.data(), 1, row_.size(), f_) != row_.size()) return Status::error("cannot write '" + path_ + "'");
+    if (std::fwrite(row_.data(), 1, row_.size(), f_) != row_.size())
+        return Status::error("cannot write '" + path_ + "'");
     return Status();
 }
 
 Status KldFile::read_row(std::vector<double> & log_probs) {
     row_.resize(kld_row_bytes(n_vocab_));
-    if (std::fread(row_.data(), 1, row_.size(), f_) != row_.size()) return Status::error("'" + path_ + "' is truncated");
+    if (std::fread(row_.data(), 1, row_.size(), f_) != row_.size())
+        return Status::error("'" + path_ + "' is truncated");
     dequantize_log_probs(row_, n_vocab_, log_probs);
     return Status();
 }
@@ -159,7 +161,9 @@ std::string KldStats::report() const {
     const double lr = mean_of(ln_ratio), lr_e = sem(ln_ratio);
     std::vector<double> sorted = kld_;
     std::sort(sorted.begin(), sorted.end());
-    auto pct = [&](double q) { return sorted.empty() ? 0.0 : sorted[size_t(std::lround(q * double(sorted.size() - 1)))]; };
+    auto pct = [&](double q) {
+        return sorted.empty() ? 0.0 : sorted[size_t(std::lround(q * double(sorted.size() - 1)))];
+    };
     const double st = same_top();
     const double st_e = n > 1 ? std::sqrt(st * (1 - st) / double(n - 1)) : 0.0;
 
@@ -178,9 +182,9 @@ std::string KldStats::report() const {
                   "Minimum KLD: %10.6f\n"
                   "\n====== Token probability statistics ======\n"
                   "Same top p: %6.3f ± %5.3f %%\n",
-                  ppl_q, ppl_q * sem(nll_q_), ppl_b, ppl_b * sem(nll_base_), lr, lr_e, std::exp(lr), std::exp(lr) * lr_e,
-                  mean_of(kld_), sem(kld_), sorted.empty() ? 0.0 : sorted.back(), pct(0.99), pct(0.5),
-                  sorted.empty() ? 0.0 : sorted.front(), 100.0 * st, 100.0 * st_e);
+                  ppl_q, ppl_q * sem(nll_q_), ppl_b, ppl_b * sem(nll_base_), lr, lr_e, std::exp(lr),
+                  std::exp(lr) * lr_e, mean_of(kld_), sem(kld_), sorted.empty() ? 0.0 : sorted.back(), pct(0.99),
+                  pct(0.5), sorted.empty() ? 0.0 : sorted.front(), 100.0 * st, 100.0 * st_e);
     return b;
 }
 

@@ -10,7 +10,8 @@
 
 namespace cli {
 
-lmllm::Status add_rpc_servers(const std::string & list, std::vector<std::string> & devices, const std::string & key_file) {
+lmllm::Status add_rpc_servers(const std::string & list, std::vector<std::string> & devices,
+                              const std::string & key_file) {
     lm_ggml_backend_load_all();
     lm_ggml_backend_reg_t rpc = lm_ggml_backend_reg_by_name("RPC");
     if (!key_file.empty()) {
@@ -19,7 +20,8 @@ lmllm::Status add_rpc_servers(const std::string & list, std::vector<std::string>
         auto set_key = rpc ? reinterpret_cast<decltype(&lm_ggml_backend_rpc_set_auth_key)>(
                                  lm_ggml_backend_reg_get_proc_address(rpc, "lm_ggml_backend_rpc_set_auth_key"))
                            : nullptr;
-        if (set_key == nullptr) return lmllm::Status::error("--rpc-auth-key: the RPC plugin (liblmggml-rpc) was not found");
+        if (set_key == nullptr)
+            return lmllm::Status::error("--rpc-auth-key: the RPC plugin (liblmggml-rpc) was not found");
         set_key(key.c_str());
     }
     auto add_server = rpc ? reinterpret_cast<decltype(&lm_ggml_backend_rpc_add_server)>(
@@ -34,7 +36,8 @@ lmllm::Status add_rpc_servers(const std::string & list, std::vector<std::string>
         if (reg == nullptr) {
             std::string why = last_library_error(); // e.g. the server refused the key
             while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
-            return lmllm::Status::error("--rpc: cannot reach an RPC server at '" + endpoint + "'" + (why.empty() ? "" : " (" + why + ")"));
+            return lmllm::Status::error("--rpc: cannot reach an RPC server at '" + endpoint + "'" +
+                                        (why.empty() ? "" : " (" + why + ")"));
         }
         // registering twice (a repeated endpoint) would list its devices twice
         bool known = false;

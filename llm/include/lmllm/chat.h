@@ -10,7 +10,7 @@
 namespace lmllm {
 
 struct ChatMessage {
-    std::string role;    // "system", "user", "assistant"
+    std::string role; // "system", "user", "assistant"
     std::string content;
 };
 

@@ -11,17 +11,17 @@
 namespace lmllm {
 
 struct ContextParams {
-    uint32_t n_ctx = 2048;      // 0: the model's training context
-    uint32_t n_batch = 512;     // max tokens per decode call (longer inputs are split)
-    int32_t  n_threads = 2;
+    uint32_t n_ctx = 2048;  // 0: the model's training context
+    uint32_t n_batch = 512; // max tokens per decode call (longer inputs are split)
+    int32_t n_threads = 2;
     enum lm_ggml_type type_k = LM_GGML_TYPE_F16;
     enum lm_ggml_type type_v = LM_GGML_TYPE_F16;
-    bool     all_logits = false; // keep logits of every token (perplexity)
+    bool all_logits = false; // keep logits of every token (perplexity)
     // Attention as one fused op (FLASH_ATTN_EXT) with V cached by cell like
     // K; off: K.Q, softmax and V.P as separate ops over a V cache stored
     // transposed. Models with attention logit softcapping always take the
     // separate ops (their softcap is applied after the scale).
-    bool     flash_attn = true;
+    bool flash_attn = true;
 };
 
 class Context {
@@ -41,7 +41,7 @@ public:
 
     uint32_t n_past() const;
     uint32_t n_ctx() const;
-    void clear();               // empty the KV cache
+    void clear(); // empty the KV cache
     void set_n_threads(int32_t n);
 
     struct Impl;

@@ -17,28 +17,28 @@ namespace lmllm {
 enum class Arch { LLAMA, QWEN2, GEMMA3 };
 
 struct HParams {
-    Arch     arch = Arch::LLAMA;
-    std::string arch_name;       // general.architecture
+    Arch arch = Arch::LLAMA;
+    std::string arch_name; // general.architecture
     uint32_t n_vocab = 0;
     uint32_t n_ctx_train = 0;
     uint32_t n_embd = 0;
     uint32_t n_layer = 0;
     uint32_t n_head = 0;
     uint32_t n_head_kv = 0;
-    uint32_t n_embd_head_k = 0;  // per-head key size
+    uint32_t n_embd_head_k = 0; // per-head key size
     uint32_t n_embd_head_v = 0;
     uint32_t n_ff = 0;
-    uint32_t n_rot = 0;          // rope dimensions
-    int      rope_type = 0;      // 0 normal, LM_GGML_ROPE_TYPE_NEOX
-    float    rope_freq_base = 10000.0f;
-    float    rope_freq_scale = 1.0f;
-    float    norm_rms_eps = 1e-5f;
+    uint32_t n_rot = 0; // rope dimensions
+    int rope_type = 0;  // 0 normal, LM_GGML_ROPE_TYPE_NEOX
+    float rope_freq_base = 10000.0f;
+    float rope_freq_scale = 1.0f;
+    float norm_rms_eps = 1e-5f;
     // gemma3
-    uint32_t n_swa = 0;          // sliding window size (0: none)
-    uint32_t swa_pattern = 1;    // every swa_pattern-th layer is global
-    float    rope_freq_base_swa = 10000.0f;
-    float    f_attn_logit_softcapping = 0.0f;
-    float    f_final_logit_softcapping = 0.0f;
+    uint32_t n_swa = 0;       // sliding window size (0: none)
+    uint32_t swa_pattern = 1; // every swa_pattern-th layer is global
+    float rope_freq_base_swa = 10000.0f;
+    float f_attn_logit_softcapping = 0.0f;
+    float f_final_logit_softcapping = 0.0f;
 };
 
 struct ModelParams {
@@ -68,10 +68,10 @@ public:
 
     const HParams & hparams() const;
     const Vocab & vocab() const;
-    const std::string & chat_template() const;   // tokenizer.chat_template, may be empty
-    std::string description() const;             // e.g. "llama 135M Q4_1"
+    const std::string & chat_template() const; // tokenizer.chat_template, may be empty
+    std::string description() const;           // e.g. "llama 135M Q4_1"
     uint64_t n_params() const;
-    uint64_t size_bytes() const;                 // bytes of all weights
+    uint64_t size_bytes() const; // bytes of all weights
     // Which layers went where, e.g. "layers 0-14: CPU, 15-29: RPC0; output: RPC0"
     std::string placement() const;
 

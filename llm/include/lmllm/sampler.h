@@ -11,17 +11,17 @@
 namespace lmllm {
 
 struct SamplerParams {
-    float    temperature    = 0.8f;  // <= 0: greedy (argmax)
-    int32_t  top_k          = 40;    // <= 0: disabled
-    float    top_p          = 0.95f; // >= 1: disabled
-    float    min_p          = 0.05f; // <= 0: disabled
-    float    repeat_penalty = 1.0f;  // 1: disabled
-    int32_t  repeat_last_n  = 64;    // window of previous tokens the penalties look at (-1: all)
+    float temperature = 0.8f;    // <= 0: greedy (argmax)
+    int32_t top_k = 40;          // <= 0: disabled
+    float top_p = 0.95f;         // >= 1: disabled
+    float min_p = 0.05f;         // <= 0: disabled
+    float repeat_penalty = 1.0f; // 1: disabled
+    int32_t repeat_last_n = 64;  // window of previous tokens the penalties look at (-1: all)
     // llama.cpp's additive penalties over the same window: a token seen c > 0
     // times loses c * frequency_penalty + presence_penalty from its logit.
-    float    presence_penalty  = 0.0f; // 0: disabled
-    float    frequency_penalty = 0.0f; // 0: disabled
-    uint64_t seed           = 0xFFFFFFFFu; // 0xFFFFFFFF: random seed
+    float presence_penalty = 0.0f;  // 0: disabled
+    float frequency_penalty = 0.0f; // 0: disabled
+    uint64_t seed = 0xFFFFFFFFu;    // 0xFFFFFFFF: random seed
 };
 
 class Sampler {

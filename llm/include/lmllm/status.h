@@ -14,15 +14,17 @@ public:
     static Status error(std::string message) { return Status(std::move(message)); }
     bool ok() const { return !msg_.has_value(); }
     explicit operator bool() const { return ok(); }
-    const std::string & message() const { static const std::string empty; return msg_ ? *msg_ : empty; }
+    const std::string & message() const {
+        static const std::string empty;
+        return msg_ ? *msg_ : empty;
+    }
 
 private:
     explicit Status(std::string m) : msg_(std::move(m)) {}
     std::optional<std::string> msg_;
 };
 
-template <typename T>
-class [[nodiscard]] Result {
+template <typename T> class [[nodiscard]] Result {
 public:
     // Implicit both ways on purpose, so a function returns a value or a
     // Status as it is; google-explicit-constructor is on in .clang-tidy.

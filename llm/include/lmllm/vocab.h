@@ -19,7 +19,12 @@ using Token = int32_t;
 enum class VocabType { SPM, BPE };
 
 enum TokenAttr : uint32_t { // from tokenizer.ggml.token_type (GGUF values)
-    TOKEN_NORMAL = 1, TOKEN_UNKNOWN = 2, TOKEN_CONTROL = 3, TOKEN_USER_DEFINED = 4, TOKEN_UNUSED = 5, TOKEN_BYTE = 6,
+    TOKEN_NORMAL = 1,
+    TOKEN_UNKNOWN = 2,
+    TOKEN_CONTROL = 3,
+    TOKEN_USER_DEFINED = 4,
+    TOKEN_UNUSED = 5,
+    TOKEN_BYTE = 6,
 };
 
 class Vocab {
@@ -29,7 +34,7 @@ public:
     ~Vocab();
 
     VocabType type() const;
-    const std::string & pre_tokenizer() const;   // e.g. "smollm", "llama-bpe", "qwen2", "default"
+    const std::string & pre_tokenizer() const; // e.g. "smollm", "llama-bpe", "qwen2", "default"
     int32_t n_tokens() const;
 
     // add_special: prepend BOS / append EOS as the model's metadata asks.
@@ -45,9 +50,9 @@ public:
     const std::string & token_text(Token id) const;
     Token token_id(const std::string & text) const; // -1 if absent
 
-    Token bos() const;      // -1 when the model has none
+    Token bos() const; // -1 when the model has none
     Token eos() const;
-    Token eot() const;      // end of turn (e.g. <|im_end|>), -1 if none
+    Token eot() const; // end of turn (e.g. <|im_end|>), -1 if none
     Token unk() const;
     bool add_bos() const;
     bool add_eos() const;
@@ -66,8 +71,8 @@ private:
 class Detokenizer {
 public:
     explicit Detokenizer(const Vocab & vocab, bool special = false) : vocab_(vocab), special_(special) {}
-    std::string push(Token id);   // text that became complete with this token
-    std::string flush();          // whatever is left (invalid bytes as U+FFFD)
+    std::string push(Token id); // text that became complete with this token
+    std::string flush();        // whatever is left (invalid bytes as U+FFFD)
 
 private:
     const Vocab & vocab_;

@@ -5,13 +5,12 @@
 namespace lmggml {
 
 DynAllocator::DynAllocator(size_t alignment, size_t chunk_capacity)
-    : alignment_(alignment ? alignment : 1), capacity_(chunk_capacity / (alignment ? alignment : 1) * (alignment ? alignment : 1)) {
+    : alignment_(alignment ? alignment : 1),
+      capacity_(chunk_capacity / (alignment ? alignment : 1) * (alignment ? alignment : 1)) {
     if (capacity_ == 0) capacity_ = alignment_;
 }
 
-void DynAllocator::reset() {
-    chunks_.clear();
-}
+void DynAllocator::reset() { chunks_.clear(); }
 
 size_t DynAllocator::total_high_water() const {
     size_t total = 0;
@@ -34,9 +33,10 @@ bool DynAllocator::alloc(size_t size, DynAddr * out) {
         for (size_t b = 0; b < fb.size(); b++) {
             if (fb[b].size < size) continue;
             const bool tail = fb[b].offset + fb[b].size == capacity_;
-            const bool better = best_chunk < 0 || (best_is_tail && !tail) ||
-                                (tail == best_is_tail && (tail ? fb[b].offset < chunks_[best_chunk].free_blocks[best_block].offset
-                                                               : fb[b].size < best_size));
+            const bool better =
+                best_chunk < 0 || (best_is_tail && !tail) ||
+                (tail == best_is_tail &&
+                 (tail ? fb[b].offset < chunks_[best_chunk].free_blocks[best_block].offset : fb[b].size < best_size));
             if (better) {
                 best_chunk = c;
                 best_block = b;

@@ -13,7 +13,7 @@
 namespace lmggml {
 
 struct DynAddr {
-    int    chunk  = -1;
+    int chunk = -1;
     size_t offset = 0;
 };
 
@@ -21,13 +21,13 @@ class DynAllocator {
 public:
     DynAllocator(size_t alignment, size_t chunk_capacity);
 
-    void reset();                                   // forget all allocations, keep settings
+    void reset(); // forget all allocations, keep settings
     // false when size exceeds the chunk capacity (cannot be placed at all)
     bool alloc(size_t size, DynAddr * out);
     void free(DynAddr addr, size_t size);
 
     size_t alignment() const { return alignment_; }
-    int    n_chunks() const { return (int) chunks_.size(); }
+    int n_chunks() const { return (int) chunks_.size(); }
     size_t chunk_high_water(int chunk) const { return chunks_[chunk].high_water; }
     size_t total_high_water() const;
 

@@ -24,13 +24,22 @@ namespace {
 
 bool op_can_inplace(lm_ggml_op op) {
     switch (op) {
-        case LM_GGML_OP_SCALE: case LM_GGML_OP_DIAG_MASK_ZERO: case LM_GGML_OP_DIAG_MASK_INF:
-        case LM_GGML_OP_ADD: case LM_GGML_OP_ADD1: case LM_GGML_OP_SUB: case LM_GGML_OP_MUL:
-        case LM_GGML_OP_DIV: case LM_GGML_OP_SQR: case LM_GGML_OP_SQRT: case LM_GGML_OP_LOG:
-        case LM_GGML_OP_UNARY: case LM_GGML_OP_ROPE: case LM_GGML_OP_RMS_NORM: case LM_GGML_OP_SOFT_MAX:
-            return true;
-        default:
-            return false;
+        case LM_GGML_OP_SCALE:
+        case LM_GGML_OP_DIAG_MASK_ZERO:
+        case LM_GGML_OP_DIAG_MASK_INF:
+        case LM_GGML_OP_ADD:
+        case LM_GGML_OP_ADD1:
+        case LM_GGML_OP_SUB:
+        case LM_GGML_OP_MUL:
+        case LM_GGML_OP_DIV:
+        case LM_GGML_OP_SQR:
+        case LM_GGML_OP_SQRT:
+        case LM_GGML_OP_LOG:
+        case LM_GGML_OP_UNARY:
+        case LM_GGML_OP_ROPE:
+        case LM_GGML_OP_RMS_NORM:
+        case LM_GGML_OP_SOFT_MAX: return true;
+        default: return false;
     }
 }
 
@@ -39,40 +48,38 @@ bool same_layout(const lm_ggml_tensor * a, const lm_ggml_tensor * b) {
 }
 
 // needs memory from us: no data yet and not a view of another tensor
-bool needs_placement(const lm_ggml_tensor * t) {
-    return t->data == nullptr && t->view_src == nullptr;
-}
+bool needs_placement(const lm_ggml_tensor * t) { return t->data == nullptr && t->view_src == nullptr; }
 
 struct TensorState {
-    int     buffer_id  = 0;
-    int     n_children = 0;
-    int     n_views    = 0;
-    bool    visited    = false; // allocation decided
-    bool    placed     = false; // got an address from the planner (own or inherited)
-    bool    owns       = false; // currently responsible for freeing its range
+    int buffer_id = 0;
+    int n_children = 0;
+    int n_views = 0;
+    bool visited = false; // allocation decided
+    bool placed = false;  // got an address from the planner (own or inherited)
+    bool owns = false;    // currently responsible for freeing its range
     DynAddr addr;
-    size_t  size = 0;
+    size_t size = 0;
 };
 
 struct Plan {
-    bool    placed = false;
-    int     alloc  = -1;
+    bool placed = false;
+    int alloc = -1;
     DynAddr addr;
-    size_t  size = 0;
+    size_t size = 0;
 };
 
 } // namespace
 
 struct lm_ggml_gallocr {
-    std::vector<lm_ggml_backend_buffer_type_t>        bufts;    // per buffer id
-    std::vector<int>                                  alloc_of; // buffer id -> allocator
-    std::vector<std::unique_ptr<DynAllocator>>        allocs;   // shared by ids with one buft
-    std::vector<lm_ggml_backend_buffer_type_t>        alloc_buft;
+    std::vector<lm_ggml_backend_buffer_type_t> bufts;  // per buffer id
+    std::vector<int> alloc_of;                         // buffer id -> allocator
+    std::vector<std::unique_ptr<DynAllocator>> allocs; // shared by ids with one buft
+    std::vector<lm_ggml_backend_buffer_type_t> alloc_buft;
     std::vector<std::vector<lm_ggml_backend_buffer_t>> buffers; // per allocator, one per chunk
 
     std::unordered_map<const lm_ggml_tensor *, TensorState> state;
     std::vector<Plan> node_plans, leaf_plans;
-    std::vector<int>  fingerprint; // graph structure the plan was made for
+    std::vector<int> fingerprint; // graph structure the plan was made for
     bool planned = false;
 };
 
@@ -114,9 +121,9 @@ bool allocate(lm_ggml_gallocr * ga, lm_ggml_tensor * t, bool is_node) {
             }
             if (!donor->owns || alloc_index(ga, donor->buffer_id) != a) continue;
             s.placed = true;
-            s.owns   = true;
-            s.addr   = donor->addr;
-            s.size   = donor->size;
+            s.owns = true;
+            s.addr = donor->addr;
+            s.size = donor->size;
             donor->owns = false; // the node now owns (and will free) the range
             return true;
         }
@@ -130,8 +137,8 @@ bool allocate(lm_ggml_gallocr * ga, lm_ggml_tensor * t, bool is_node) {
         return false;
     }
     s.placed = true;
-    s.owns   = true;
-    s.size   = size;
+    s.owns = true;
+    s.size = size;
     return true;
 }
 
@@ -190,12 +197,18 @@ bool plan_graph(lm_ggml_gallocr * ga, lm_ggml_cgraph * g, const int * node_ids, 
     };
     for (int i = 0; i < g->n_leafs; i++) {
         const int id = checked_id(leaf_ids, i);
-        if (id < 0) { LM_GGML_LOG_ERROR("lm_ggml_gallocr_reserve_n: leaf %d has buffer id out of range\n", i); return false; }
+        if (id < 0) {
+            LM_GGML_LOG_ERROR("lm_ggml_gallocr_reserve_n: leaf %d has buffer id out of range\n", i);
+            return false;
+        }
         st(ga, g->leafs[i]).buffer_id = id;
     }
     for (int i = 0; i < g->n_nodes; i++) {
         const int id = checked_id(node_ids, i);
-        if (id < 0) { LM_GGML_LOG_ERROR("lm_ggml_gallocr_reserve_n: node %d has buffer id out of range\n", i); return false; }
+        if (id < 0) {
+            LM_GGML_LOG_ERROR("lm_ggml_gallocr_reserve_n: node %d has buffer id out of range\n", i);
+            return false;
+        }
         st(ga, g->nodes[i]).buffer_id = id;
     }
     // consumers and views of every tensor
@@ -230,9 +243,9 @@ bool plan_graph(lm_ggml_gallocr * ga, lm_ggml_cgraph * g, const int * node_ids, 
         const TensorState & s = ga->state[t];
         Plan p;
         p.placed = s.placed;
-        p.alloc  = alloc_index(ga, s.buffer_id);
-        p.addr   = s.addr;
-        p.size   = s.size;
+        p.alloc = alloc_index(ga, s.buffer_id);
+        p.addr = s.addr;
+        p.size = s.size;
         return p;
     };
     ga->node_plans.resize((size_t) g->n_nodes);
@@ -346,8 +359,8 @@ extern "C" void lm_ggml_gallocr_free(lm_ggml_gallocr_t galloc) {
     delete galloc;
 }
 
-extern "C" bool lm_ggml_gallocr_reserve_n(lm_ggml_gallocr_t galloc, struct lm_ggml_cgraph * graph, const int * node_buffer_ids,
-                                          const int * leaf_buffer_ids) {
+extern "C" bool lm_ggml_gallocr_reserve_n(lm_ggml_gallocr_t galloc, struct lm_ggml_cgraph * graph,
+                                          const int * node_buffer_ids, const int * leaf_buffer_ids) {
     if (!galloc || !graph) {
         LM_GGML_LOG_ERROR("lm_ggml_gallocr_reserve_n: %s is NULL\n", galloc ? "graph" : "allocator");
         return false;
@@ -374,7 +387,8 @@ extern "C" bool lm_ggml_gallocr_alloc_graph(lm_ggml_gallocr_t galloc, struct lm_
         if (!plan_fits(galloc, graph)) {
             if (galloc->bufts.size() != 1) {
                 // with several buffers the caller must say which node goes where
-                LM_GGML_LOG_DEBUG("lm_ggml_gallocr_alloc_graph: graph differs from the reserved one, reserve_n needed\n");
+                LM_GGML_LOG_DEBUG(
+                    "lm_ggml_gallocr_alloc_graph: graph differs from the reserved one, reserve_n needed\n");
                 return false;
             }
             if (!lm_ggml_gallocr_reserve_n(galloc, graph, nullptr, nullptr)) return false;
@@ -405,7 +419,8 @@ extern "C" bool lm_ggml_gallocr_alloc_graph(lm_ggml_gallocr_t galloc, struct lm_
 
 extern "C" size_t lm_ggml_gallocr_get_buffer_size(lm_ggml_gallocr_t galloc, int buffer_id) {
     if (!galloc || buffer_id < 0 || buffer_id >= (int) galloc->bufts.size()) {
-        LM_GGML_LOG_ERROR("lm_ggml_gallocr_get_buffer_size: %s\n", galloc ? "buffer id out of range" : "allocator is NULL");
+        LM_GGML_LOG_ERROR("lm_ggml_gallocr_get_buffer_size: %s\n",
+                          galloc ? "buffer id out of range" : "allocator is NULL");
         return 0;
     }
     const int a = galloc->alloc_of[(size_t) buffer_id];

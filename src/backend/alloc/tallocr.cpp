@@ -40,8 +40,9 @@ extern "C" void lm_ggml_tallocr_alloc(struct lm_ggml_tallocr * talloc, struct lm
     const size_t padded = (size + talloc->alignment - 1) / talloc->alignment * talloc->alignment;
     const size_t buf_size = lm_ggml_backend_buffer_get_size(talloc->buffer);
     if (padded < size || talloc->offset > buf_size || padded > buf_size - talloc->offset) {
-        LM_GGML_LOG_ERROR("lm_ggml_tallocr_alloc: not enough space in buffer '%s' for tensor '%s' (needed %zu, %zu of %zu used)\n",
-                          lm_ggml_backend_buffer_name(talloc->buffer), tensor->name, padded, talloc->offset, buf_size);
+        LM_GGML_LOG_ERROR(
+            "lm_ggml_tallocr_alloc: not enough space in buffer '%s' for tensor '%s' (needed %zu, %zu of %zu used)\n",
+            lm_ggml_backend_buffer_name(talloc->buffer), tensor->name, padded, talloc->offset, buf_size);
         return;
     }
     lm_ggml_backend_tensor_alloc(talloc->buffer, tensor, static_cast<char *>(talloc->base) + talloc->offset);
@@ -73,7 +74,10 @@ lm_ggml_backend_buffer_t alloc_group(lm_ggml_backend_buffer_type_t buft, const G
         lm_ggml_tallocr_alloc(&talloc, all[i]);
         if (all[i]->buffer != buf) { // tallocr logged why
             for (size_t k = g.first; k < i; k++) {
-                if (all[k]->buffer == buf) { all[k]->data = nullptr; all[k]->buffer = nullptr; }
+                if (all[k]->buffer == buf) {
+                    all[k]->data = nullptr;
+                    all[k]->buffer = nullptr;
+                }
             }
             lm_ggml_backend_buffer_free(buf);
             return nullptr;
@@ -88,8 +92,8 @@ lm_ggml_backend_buffer_t alloc_group(lm_ggml_backend_buffer_type_t buft, const G
 // PAD(buft_get_alloc_size, alignment) bytes; a buffer is closed when the next
 // tensor would take it past the type's max size, and every buffer is exactly
 // the sum of its tensors' padded sizes (none when that sum is 0).
-extern "C" struct lm_ggml_backend_buffer * lm_ggml_backend_alloc_ctx_tensors_from_buft(struct lm_ggml_context * ctx,
-                                                                                        lm_ggml_backend_buffer_type_t buft) {
+extern "C" struct lm_ggml_backend_buffer *
+lm_ggml_backend_alloc_ctx_tensors_from_buft(struct lm_ggml_context * ctx, lm_ggml_backend_buffer_type_t buft) {
     if (!ctx || !buft) {
         LM_GGML_LOG_ERROR("lm_ggml_backend_alloc_ctx_tensors_from_buft: %s is NULL\n", ctx ? "buffer type" : "context");
         return nullptr;
@@ -106,7 +110,8 @@ extern "C" struct lm_ggml_backend_buffer * lm_ggml_backend_alloc_ctx_tensors_fro
                 const size_t s = lm_ggml_backend_buft_get_alloc_size(buft, t);
                 padded = (s + align - 1) / align * align;
                 if (padded < s || padded > max_size) {
-                    LM_GGML_LOG_ERROR("lm_ggml_backend_alloc_ctx_tensors_from_buft: tensor '%s' (%zu bytes) exceeds the max size %zu of buffer type %s\n",
+                    LM_GGML_LOG_ERROR("lm_ggml_backend_alloc_ctx_tensors_from_buft: tensor '%s' (%zu bytes) exceeds "
+                                      "the max size %zu of buffer type %s\n",
                                       t->name, s, max_size, lm_ggml_backend_buft_name(buft));
                     return nullptr;
                 }
@@ -114,7 +119,7 @@ extern "C" struct lm_ggml_backend_buffer * lm_ggml_backend_alloc_ctx_tensors_fro
             if (cur + padded > max_size) {
                 groups.push_back({first, all.size(), cur});
                 first = all.size();
-                cur   = 0;
+                cur = 0;
             }
             all.push_back(t);
             cur += padded;
@@ -129,7 +134,10 @@ extern "C" struct lm_ggml_backend_buffer * lm_ggml_backend_alloc_ctx_tensors_fro
             if (!b) {
                 for (lm_ggml_backend_buffer_t done : buffers) {
                     for (size_t k = 0; k < g.first; k++) {
-                        if (all[k]->buffer == done) { all[k]->data = nullptr; all[k]->buffer = nullptr; }
+                        if (all[k]->buffer == done) {
+                            all[k]->data = nullptr;
+                            all[k]->buffer = nullptr;
+                        }
                     }
                     lm_ggml_backend_buffer_free(done);
                 }
@@ -139,7 +147,8 @@ extern "C" struct lm_ggml_backend_buffer * lm_ggml_backend_alloc_ctx_tensors_fro
         }
         // views get their buffer (and address) from their sources
         for (lm_ggml_tensor * t : all) {
-            if (t->view_src && t->buffer == nullptr && t->view_src->buffer && t->view_src->data) lm_ggml_backend_view_init(t);
+            if (t->view_src && t->buffer == nullptr && t->view_src->buffer && t->view_src->data)
+                lm_ggml_backend_view_init(t);
         }
         if (buffers.size() == 1) return buffers[0];
         return lm_ggml_backend_multi_buffer_alloc_buffer(buffers.data(), buffers.size());

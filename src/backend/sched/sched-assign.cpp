@@ -47,14 +47,14 @@ public:
 
 private:
     lm_ggml_backend_sched * s_;
-    TensorTable &           tab_;
-    lm_ggml_cgraph *        g_;
-    const int               n_;
-    const int               cpu_;
+    TensorTable & tab_;
+    lm_ggml_cgraph * g_;
+    const int n_;
+    const int cpu_;
 
     int & id(int slot) { return tab_.backend((size_t) slot); }
-    int   node_slot(int i) const { return s_->node_slot[(size_t) i]; }
-    int   src_slot(int i, int j) const { return s_->src_slot[(size_t) i * LM_GGML_MAX_SRC + (size_t) j]; }
+    int node_slot(int i) const { return s_->node_slot[(size_t) i]; }
+    int src_slot(int i, int j) const { return s_->src_slot[(size_t) i * LM_GGML_MAX_SRC + (size_t) j]; }
 
     bool supports_op(int b, const lm_ggml_tensor * op) const {
         return lm_ggml_backend_supports_op(s_->backends[(size_t) b], op);
@@ -147,13 +147,13 @@ private:
             for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
                 const int ss = src_slot(i, j);
                 if (ss < 0) continue;
-                const int vs    = tab_.view_slot((size_t) ss);
+                const int vs = tab_.view_slot((size_t) ss);
                 const bool known = id(ss) != -1 || (vs >= 0 && id(vs) != -1);
                 if (known && buffer_supported(s_, ss, c)) n_ok++;
             }
             if (n_ok > best_n) {
                 best_n = n_ok;
-                best   = c;
+                best = c;
             }
         }
         return best;
@@ -227,8 +227,8 @@ private:
 } // namespace
 
 bool buffer_supported(const lm_ggml_backend_sched * s, int slot, int b) {
-    const TensorTable &           tab  = s->table;
-    lm_ggml_backend_buffer_t      buf  = storage_buffer(tab.key((size_t) slot));
+    const TensorTable & tab = s->table;
+    lm_ggml_backend_buffer_t buf = storage_buffer(tab.key((size_t) slot));
     lm_ggml_backend_buffer_type_t buft = nullptr;
     if (buf != nullptr) {
         buft = buf->buft;
@@ -241,8 +241,6 @@ bool buffer_supported(const lm_ggml_backend_sched * s, int slot, int b) {
     return buft != nullptr && lm_ggml_backend_supports_buft(s->backends[(size_t) b], buft);
 }
 
-bool assign_backends(lm_ggml_backend_sched * s, lm_ggml_cgraph * graph) {
-    return Assigner(s, graph).run();
-}
+bool assign_backends(lm_ggml_backend_sched * s, lm_ggml_cgraph * graph) { return Assigner(s, graph).run(); }
 
 } // namespace lmggml::sched

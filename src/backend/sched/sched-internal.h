@@ -49,10 +49,10 @@ public:
 
     lm_ggml_tensor * key(size_t slot) const { return keys_[slot]; }
     int & backend(size_t slot) { return backend_[slot]; }
-    int   backend(size_t slot) const { return backend_[slot]; }
+    int backend(size_t slot) const { return backend_[slot]; }
     int & copy_index(size_t slot) { return copy_index_[slot]; }
     int & view_slot(size_t slot) { return view_slot_[slot]; } // slot of key's view_src, -1 if none
-    int   view_slot(size_t slot) const { return view_slot_[slot]; }
+    int view_slot(size_t slot) const { return view_slot_[slot]; }
 
 private:
     size_t home(const lm_ggml_tensor * t) const {
@@ -63,8 +63,8 @@ private:
     std::vector<int> copy_index_;        // (capacity) first entry in copy_table or -1
     std::vector<int> view_slot_;         // (capacity) slot of the view source or -1
     std::vector<size_t> used_;           // slots in use, for clear()
-    size_t mask_  = 0;
-    int    shift_ = 64;
+    size_t mask_ = 0;
+    int shift_ = 64;
 };
 
 // Stable storage for copy tensors (their addresses go into user nodes' src).
@@ -83,51 +83,51 @@ private:
 
 // One tensor copied into a split's backend before the split runs.
 struct SplitInput {
-    lm_ggml_tensor * src;   // the original (in another backend's memory)
-    int              first; // copy_table[first + c] is pipeline copy c
+    lm_ggml_tensor * src; // the original (in another backend's memory)
+    int first;            // copy_table[first + c] is pipeline copy c
 };
 
 struct Split {
     int backend_id = 0;
-    int i_start = 0, i_end = 0;         // node range [i_start, i_end) of the user graph
-    size_t in_begin = 0, in_end = 0;    // its inputs: Sched::split_inputs[in_begin, in_end)
-    lm_ggml_cgraph graph{};             // view of the user graph's nodes [i_start, i_end)
+    int i_start = 0, i_end = 0;      // node range [i_start, i_end) of the user graph
+    size_t in_begin = 0, in_end = 0; // its inputs: Sched::split_inputs[in_begin, in_end)
+    lm_ggml_cgraph graph{};          // view of the user graph's nodes [i_start, i_end)
 };
 
 // A user node source pointed at a copy; re-pointed when the pipeline copy
 // index moves on while the same allocated graph is computed again.
 struct Rewire {
     lm_ggml_tensor * node;
-    int              src_index;
-    int              first; // copy_table[first + c]
+    int src_index;
+    int first; // copy_table[first + c]
 };
 
 } // namespace lmggml::sched
 
 struct lm_ggml_backend_sched {
-    std::vector<lm_ggml_backend_t>             backends; // priority order, CPU last
-    std::vector<lm_ggml_backend_buffer_type_t> bufts;    // compute buffer type per backend
-    lm_ggml_gallocr_t                          galloc = nullptr;
+    std::vector<lm_ggml_backend_t> backends;          // priority order, CPU last
+    std::vector<lm_ggml_backend_buffer_type_t> bufts; // compute buffer type per backend
+    lm_ggml_gallocr_t galloc = nullptr;
 
-    int n_copies = 1;  // pipeline copies (4 when parallel)
-    int cur_copy = 0;  // copy used by the next evaluation
+    int n_copies = 1;                            // pipeline copies (4 when parallel)
+    int cur_copy = 0;                            // copy used by the next evaluation
     std::vector<lm_ggml_backend_event_t> events; // (n_backends * n_copies), NULL without event support
 
     // user placements (set_tensor_backend), kept until sched_reset
     std::unordered_map<const lm_ggml_tensor *, int> overrides;
 
     // state of the last split graph
-    lmggml::sched::TensorTable          table;
+    lmggml::sched::TensorTable table;
     std::vector<int> node_slot; // (n_nodes) table slot of each node
     std::vector<int> leaf_slot; // (n_leafs)
     std::vector<int> src_slot;  // (n_nodes * LM_GGML_MAX_SRC) slot of node i's source j, -1 if none
-    lmggml::sched::TensorPool           pool;
-    std::vector<lm_ggml_tensor *>       copy_table; // (n_copied * n_backends * n_copies)
-    std::vector<lmggml::sched::Split>   splits;
+    lmggml::sched::TensorPool pool;
+    std::vector<lm_ggml_tensor *> copy_table; // (n_copied * n_backends * n_copies)
+    std::vector<lmggml::sched::Split> splits;
     std::vector<lmggml::sched::SplitInput> split_inputs; // of all splits, in split order
-    std::vector<lmggml::sched::Rewire>  rewires;
+    std::vector<lmggml::sched::Rewire> rewires;
     int rewired_copy = 0; // copy index the rewired sources point at now
-    int n_inputs     = 0; // tensors copied between backends per evaluation
+    int n_inputs = 0;     // tensors copied between backends per evaluation
     // what get_n_splits / get_n_inputs report: the counts of the last graph
     // split, kept by sched_reset and sched_reserve (ggml keeps n_splits there)
     int last_n_splits = 0, last_n_inputs = 0;
@@ -138,7 +138,7 @@ struct lm_ggml_backend_sched {
     std::vector<int> prev_node_ids, prev_leaf_ids; // of the previous split
     lm_ggml_cgraph graph{};
 
-    bool is_alloc = false;          // the last split graph is allocated
+    bool is_alloc = false; // the last split graph is allocated
 
     lm_ggml_backend_sched_eval_callback callback_eval = nullptr;
     void * callback_eval_user_data = nullptr;
@@ -167,8 +167,7 @@ inline lm_ggml_backend_buffer_t storage_buffer(const lm_ggml_tensor * t) {
 // Ops that only reinterpret their source's memory: they follow their source's
 // backend and never start a split.
 inline bool is_view_op(lm_ggml_op op) {
-    return op == LM_GGML_OP_VIEW || op == LM_GGML_OP_RESHAPE || op == LM_GGML_OP_PERMUTE ||
-           op == LM_GGML_OP_TRANSPOSE;
+    return op == LM_GGML_OP_VIEW || op == LM_GGML_OP_RESHAPE || op == LM_GGML_OP_PERMUTE || op == LM_GGML_OP_TRANSPOSE;
 }
 
 // Can backend b read the tensor in table slot `slot` where it lives, or where

@@ -28,19 +28,25 @@ lm_ggml_backend_event_t event_of(lm_ggml_backend_sched * s, int backend_id) {
 
 // brings one input of split `sp` into its copy on the split's backend
 void copy_input(lm_ggml_backend_sched * s, const Split & sp, const SplitInput & in) {
-    lm_ggml_backend_t       dst_backend = s->backends[(size_t) sp.backend_id];
-    lm_ggml_backend_event_t ev          = event_of(s, sp.backend_id);
-    lm_ggml_tensor *        dst         = s->copy_table[(size_t) (in.first + s->cur_copy)];
-    lm_ggml_tensor *        src         = in.src;
+    lm_ggml_backend_t dst_backend = s->backends[(size_t) sp.backend_id];
+    lm_ggml_backend_event_t ev = event_of(s, sp.backend_id);
+    lm_ggml_tensor * dst = s->copy_table[(size_t) (in.first + s->cur_copy)];
+    lm_ggml_tensor * src = in.src;
 
     if (src->flags & LM_GGML_TENSOR_FLAG_INPUT) {
         // user data: copy now, so the caller may overwrite its tensor as soon as we return
-        if (ev) lm_ggml_backend_event_synchronize(ev); else lm_ggml_backend_synchronize(dst_backend);
+        if (ev)
+            lm_ggml_backend_event_synchronize(ev);
+        else
+            lm_ggml_backend_synchronize(dst_backend);
         lm_ggml_backend_tensor_copy(src, dst);
         return;
     }
     // the copy slot may still be read by the previous evaluation that used it
-    if (ev) lm_ggml_backend_event_wait(dst_backend, ev); else lm_ggml_backend_synchronize(dst_backend);
+    if (ev)
+        lm_ggml_backend_event_wait(dst_backend, ev);
+    else
+        lm_ggml_backend_synchronize(dst_backend);
     const int sb = s->table.backend_of(src);
     lm_ggml_backend_t src_backend = sb >= 0 ? s->backends[(size_t) sb] : dst_backend;
     if (dst_backend->iface.cpy_tensor_async != nullptr &&
@@ -48,7 +54,10 @@ void copy_input(lm_ggml_backend_sched * s, const Split & sp, const SplitInput & 
         return;
     }
     lm_ggml_backend_synchronize(src_backend);
-    if (ev) lm_ggml_backend_event_synchronize(ev); else lm_ggml_backend_synchronize(dst_backend);
+    if (ev)
+        lm_ggml_backend_event_synchronize(ev);
+    else
+        lm_ggml_backend_synchronize(dst_backend);
     lm_ggml_backend_tensor_copy(src, dst);
 }
 

@@ -31,7 +31,7 @@ lm_ggml_tensor * make_copy(lm_ggml_backend_sched * s, lm_ggml_tensor * src, int 
         t->ne[d] = src->ne[d];
         t->nb[d] = src->nb[d];
     }
-    t->op     = LM_GGML_OP_DUP;
+    t->op = LM_GGML_OP_DUP;
     t->src[0] = src;
     if (s->n_copies > 1) {
         t->flags = LM_GGML_TENSOR_FLAG_INPUT | LM_GGML_TENSOR_FLAG_OUTPUT;
@@ -96,27 +96,27 @@ bool cut(lm_ggml_backend_sched * s, lm_ggml_cgraph * g) {
     while (i < g->n_nodes && is_view_op(g->nodes[i]->op)) i++;
     Split split;
     split.backend_id = backend_of_node(i < g->n_nodes ? i : 0);
-    split.i_start    = 0;
+    split.i_start = 0;
     int cur = split.backend_id;
     for (; i < g->n_nodes; i++) {
         lm_ggml_tensor * node = g->nodes[i];
         if (is_view_op(node->op)) continue;
         const int nb = backend_of_node(i);
         if (nb != cur || (s->split_inputs.size() > split.in_begin && weight_forces_split(s, node, i, cur))) {
-            split.i_end  = i;
+            split.i_end = i;
             split.in_end = s->split_inputs.size();
             s->splits.push_back(split);
-            split            = Split{};
+            split = Split{};
             split.backend_id = nb;
-            split.i_start    = i;
-            split.in_begin   = s->split_inputs.size();
-            cur              = nb;
+            split.i_start = i;
+            split.in_begin = s->split_inputs.size();
+            cur = nb;
         }
         for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
             if (node->src[j] != nullptr && !route_source(s, node, i, j, cur)) return false;
         }
     }
-    split.i_end  = g->n_nodes;
+    split.i_end = g->n_nodes;
     split.in_end = s->split_inputs.size();
     s->splits.push_back(split);
     return true;
@@ -160,13 +160,13 @@ void build_graph(lm_ggml_backend_sched * s, lm_ggml_cgraph * g) {
     s->n_inputs = n_inputs;
 
     lm_ggml_cgraph & out = s->graph;
-    out         = lm_ggml_cgraph{};
+    out = lm_ggml_cgraph{};
     out.n_nodes = static_cast<int>(s->graph_nodes.size());
     out.n_leafs = static_cast<int>(s->graph_leafs.size());
-    out.size    = std::max(out.n_nodes, out.n_leafs);
-    out.nodes   = s->graph_nodes.data();
-    out.leafs   = s->graph_leafs.data();
-    out.order   = g->order;
+    out.size = std::max(out.n_nodes, out.n_leafs);
+    out.nodes = s->graph_nodes.data();
+    out.leafs = s->graph_leafs.data();
+    out.order = g->order;
 }
 
 const char * backend_name_of(lm_ggml_backend_sched * s, const lm_ggml_tensor * t) {
@@ -183,9 +183,9 @@ void clear_graph_state(lm_ggml_backend_sched * s) {
     s->splits.clear();
     s->split_inputs.clear();
     s->rewires.clear();
-    s->n_inputs     = 0;
+    s->n_inputs = 0;
     s->rewired_copy = s->cur_copy;
-    s->is_alloc     = false;
+    s->is_alloc = false;
 }
 
 bool build_splits(lm_ggml_backend_sched * s, lm_ggml_cgraph * g) {

@@ -32,12 +32,12 @@ bool TensorTable::prepare(size_t n) {
             copy_index_.clear();
             view_slot_.clear();
             used_.clear();
-            mask_  = 0;
+            mask_ = 0;
             shift_ = 64;
             return false;
         }
         used_.clear();
-        mask_  = cap - 1;
+        mask_ = cap - 1;
         shift_ = 64 - bits;
         return true;
     }
@@ -62,10 +62,10 @@ size_t TensorTable::slot(lm_ggml_tensor * t) {
     if (used_.size() + 1 >= keys_.size()) {
         return SIZE_MAX; // keep one slot empty so probes always end
     }
-    keys_[i]       = t;
-    backend_[i]    = -1;
+    keys_[i] = t;
+    backend_[i] = -1;
     copy_index_[i] = -1;
-    view_slot_[i]  = -1;
+    view_slot_[i] = -1;
     used_.push_back(i); // capacity reserved in prepare: no allocation
     return i;
 }

@@ -102,8 +102,8 @@ lm_ggml_backend_sched_t lm_ggml_backend_sched_new(lm_ggml_backend_t * backends, 
         s = new lm_ggml_backend_sched();
         s->n_copies = parallel ? lmggml::sched::kMaxCopies : 1;
         for (int b = 0; b < n_backends; b++) {
-            lm_ggml_backend_buffer_type_t buft = (bufts && bufts[b]) ? bufts[b]
-                                                                     : lm_ggml_backend_get_default_buffer_type(backends[b]);
+            lm_ggml_backend_buffer_type_t buft =
+                (bufts && bufts[b]) ? bufts[b] : lm_ggml_backend_get_default_buffer_type(backends[b]);
             if (buft == nullptr || !lm_ggml_backend_supports_buft(backends[b], buft)) {
                 LM_GGML_LOG_ERROR("%s: backend %s cannot use buffer type %s\n", __func__,
                                   lm_ggml_backend_name(backends[b]), buft ? lm_ggml_backend_buft_name(buft) : "NULL");
@@ -142,8 +142,8 @@ bool lm_ggml_backend_sched_reserve(lm_ggml_backend_sched_t sched, struct lm_ggml
     try {
         if (!lmggml::sched::split_graph(sched, measure_graph)) return false;
         sync_all(sched);
-        const bool ok = lm_ggml_gallocr_reserve_n(sched->galloc, &sched->graph, sched->node_ids.data(),
-                                                  sched->leaf_ids.data());
+        const bool ok =
+            lm_ggml_gallocr_reserve_n(sched->galloc, &sched->graph, sched->node_ids.data(), sched->leaf_ids.data());
         lmggml::sched::restore_sources(sched);
         lm_ggml_backend_sched_reset(sched);
         if (!ok) {
@@ -214,7 +214,8 @@ void lm_ggml_backend_sched_set_tensor_backend(lm_ggml_backend_sched_t sched, str
     }
 }
 
-lm_ggml_backend_t lm_ggml_backend_sched_get_tensor_backend(lm_ggml_backend_sched_t sched, struct lm_ggml_tensor * node) {
+lm_ggml_backend_t lm_ggml_backend_sched_get_tensor_backend(lm_ggml_backend_sched_t sched,
+                                                           struct lm_ggml_tensor * node) {
     LMGGML_CHECK_ARG(sched, nullptr);
     LMGGML_CHECK_ARG(node, nullptr);
     int b = sched->table.backend_of(node);
@@ -238,7 +239,8 @@ bool lm_ggml_backend_sched_alloc_graph(lm_ggml_backend_sched_t sched, struct lm_
     }
 }
 
-enum lm_ggml_status lm_ggml_backend_sched_graph_compute_async(lm_ggml_backend_sched_t sched, struct lm_ggml_cgraph * graph) {
+enum lm_ggml_status lm_ggml_backend_sched_graph_compute_async(lm_ggml_backend_sched_t sched,
+                                                              struct lm_ggml_cgraph * graph) {
     LMGGML_CHECK_ARG(sched, LM_GGML_STATUS_FAILED);
     LMGGML_CHECK_ARG(graph, LM_GGML_STATUS_FAILED);
     try {
@@ -271,9 +273,9 @@ void lm_ggml_backend_sched_reset(lm_ggml_backend_sched_t sched) {
     sched->overrides.clear();
 }
 
-void lm_ggml_backend_sched_set_eval_callback(lm_ggml_backend_sched_t sched, lm_ggml_backend_sched_eval_callback callback,
-                                             void * user_data) {
+void lm_ggml_backend_sched_set_eval_callback(lm_ggml_backend_sched_t sched,
+                                             lm_ggml_backend_sched_eval_callback callback, void * user_data) {
     LMGGML_CHECK_ARG(sched, );
-    sched->callback_eval           = callback;
+    sched->callback_eval = callback;
     sched->callback_eval_user_data = user_data;
 }

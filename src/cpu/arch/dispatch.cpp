@@ -10,11 +10,11 @@
 #include "../../quant/quants.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#    include "x86/x86.h"
-#    include <cpuid.h>
+#include "x86/x86.h"
+#include <cpuid.h>
 #endif
 #if defined(__aarch64__)
-#    include "arm/arm.h"
+#include "arm/arm.h"
 #endif
 
 #include <cstdlib>
@@ -31,13 +31,13 @@ void ggml_sig(int n, float * s, size_t, const void * x, size_t, const void * y, 
 
 void fill_scalar(KernelSet & k) {
     k.math.exp_sum = ref::exp_sum;
-    k.math.silu    = ref::silu;
+    k.math.silu = ref::silu;
     k.math.scale_mask_max = ref::scale_mask_max;
-    k.math.scale   = ref::scale;
-    k.attn_f16.scores     = ref::attn_f16_scores;
+    k.math.scale = ref::scale;
+    k.attn_f16.scores = ref::attn_f16_scores;
     k.attn_f16.accumulate = ref::attn_f16_accumulate;
-    k.vec_dot[LM_GGML_TYPE_F32]  = ref::vec_dot_f32;
-    k.vec_dot[LM_GGML_TYPE_F16]  = ref::vec_dot_f16;
+    k.vec_dot[LM_GGML_TYPE_F32] = ref::vec_dot_f32;
+    k.vec_dot[LM_GGML_TYPE_F16] = ref::vec_dot_f16;
     k.vec_dot[LM_GGML_TYPE_BF16] = ref::vec_dot_bf16;
     k.vec_dot[LM_GGML_TYPE_Q4_0] = ggml_sig<lm_cpu_q::vec_dot_q4_0_q8_0>;
     k.vec_dot[LM_GGML_TYPE_Q4_1] = ggml_sig<lm_cpu_q::vec_dot_q4_1_q8_1>;
@@ -51,17 +51,17 @@ void fill_scalar(KernelSet & k) {
     k.vec_dot[LM_GGML_TYPE_Q6_K] = ggml_sig<lm_cpu_q::vec_dot_q6_K_q8_K>;
     k.vec_dot[LM_GGML_TYPE_IQ4_NL] = ggml_sig<lm_cpu_q::vec_dot_iq4_nl_q8_0>;
     k.vec_dot[LM_GGML_TYPE_IQ4_XS] = ggml_sig<lm_cpu_q::vec_dot_iq4_xs_q8_K>;
-    k.vec_dot[LM_GGML_TYPE_TQ1_0]  = ggml_sig<lm_cpu_q::vec_dot_tq1_0_q8_K>;
-    k.vec_dot[LM_GGML_TYPE_TQ2_0]  = ggml_sig<lm_cpu_q::vec_dot_tq2_0_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_TQ1_0] = ggml_sig<lm_cpu_q::vec_dot_tq1_0_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_TQ2_0] = ggml_sig<lm_cpu_q::vec_dot_tq2_0_q8_K>;
     k.vec_dot[LM_GGML_TYPE_IQ2_XXS] = ggml_sig<lm_cpu_q::vec_dot_iq2_xxs_q8_K>;
-    k.vec_dot[LM_GGML_TYPE_IQ2_XS]  = ggml_sig<lm_cpu_q::vec_dot_iq2_xs_q8_K>;
-    k.vec_dot[LM_GGML_TYPE_IQ2_S]   = ggml_sig<lm_cpu_q::vec_dot_iq2_s_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_IQ2_XS] = ggml_sig<lm_cpu_q::vec_dot_iq2_xs_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_IQ2_S] = ggml_sig<lm_cpu_q::vec_dot_iq2_s_q8_K>;
     k.vec_dot[LM_GGML_TYPE_IQ3_XXS] = ggml_sig<lm_cpu_q::vec_dot_iq3_xxs_q8_K>;
-    k.vec_dot[LM_GGML_TYPE_IQ3_S]   = ggml_sig<lm_cpu_q::vec_dot_iq3_s_q8_K>;
-    k.vec_dot[LM_GGML_TYPE_IQ1_S]   = ggml_sig<lm_cpu_q::vec_dot_iq1_s_q8_K>;
-    k.vec_dot[LM_GGML_TYPE_IQ1_M]   = ggml_sig<lm_cpu_q::vec_dot_iq1_m_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_IQ3_S] = ggml_sig<lm_cpu_q::vec_dot_iq3_s_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_IQ1_S] = ggml_sig<lm_cpu_q::vec_dot_iq1_s_q8_K>;
+    k.vec_dot[LM_GGML_TYPE_IQ1_M] = ggml_sig<lm_cpu_q::vec_dot_iq1_m_q8_K>;
 
-    k.from_float[LM_GGML_TYPE_F16]  = ref::convert_row_f16;
+    k.from_float[LM_GGML_TYPE_F16] = ref::convert_row_f16;
     k.from_float[LM_GGML_TYPE_BF16] = ref::convert_row_bf16;
     k.from_float[LM_GGML_TYPE_Q8_0] = ref::quantize_row_q8_0;
     k.from_float[LM_GGML_TYPE_Q8_1] = ref::quantize_row_q8_1;
@@ -84,23 +84,23 @@ bool has_avx512_bw_dq_vl() {
 bool cpu_supports(Isa isa) {
 #if defined(__x86_64__) || defined(__i386__)
     const lm_cpu_features & f = lm_cpu_get_features();
-    const bool avx2   = f.avx2 && f.fma && f.f16c;
+    const bool avx2 = f.avx2 && f.fma && f.f16c;
     const bool avx512 = avx2 && f.avx512 && has_avx512_bw_dq_vl();
     switch (isa) {
-        case Isa::scalar:      return true;
-        case Isa::avx2:        return avx2;
-        case Isa::avx512:      return avx512;
+        case Isa::scalar: return true;
+        case Isa::avx2: return avx2;
+        case Isa::avx512: return avx512;
         case Isa::avx512_vnni: return avx512 && f.avx512_vnni && f.avx512_vbmi;
-        default:               return false;
+        default: return false;
     }
 #elif defined(__aarch64__)
     const lm_cpu_features & f = lm_cpu_get_features();
     switch (isa) {
-        case Isa::scalar:  return true;
-        case Isa::neon:    return f.neon;
+        case Isa::scalar: return true;
+        case Isa::neon: return f.neon;
         case Isa::dotprod: return f.neon && f.dotprod;
-        case Isa::i8mm:    return f.neon && f.dotprod && f.matmul_int8;
-        default:           return false;
+        case Isa::i8mm: return f.neon && f.dotprod && f.matmul_int8;
+        default: return false;
     }
 #else
     return isa == Isa::scalar;
@@ -112,13 +112,13 @@ bool cpu_supports(Isa isa) {
 // position in the chain (scalar 0), chain() which one it is.
 int rank(Isa isa) {
     switch (isa) {
-        case Isa::scalar:      return 0;
-        case Isa::avx2:        return 1;
-        case Isa::avx512:      return 2;
+        case Isa::scalar: return 0;
+        case Isa::avx2: return 1;
+        case Isa::avx512: return 2;
         case Isa::avx512_vnni: return 3;
-        case Isa::neon:        return 1;
-        case Isa::dotprod:     return 2;
-        case Isa::i8mm:        return 3;
+        case Isa::neon: return 1;
+        case Isa::dotprod: return 2;
+        case Isa::i8mm: return 3;
     }
     return 0;
 }
@@ -167,9 +167,7 @@ void fill_level(KernelSet & k, Isa isa) {
             arm::fill_dotprod_qdot(k);
             arm::fill_dotprod_rowdot_x8(k);
             break;
-        case Isa::i8mm:
-            arm::fill_i8mm_gemm(k);
-            break;
+        case Isa::i8mm: arm::fill_i8mm_gemm(k); break;
 #endif
         default: break;
     }
@@ -181,7 +179,7 @@ KernelSet build(Isa top) {
     for (int i = 0; i <= (int) top; ++i) {
         if (i == 0 || chain((Isa) i) == chain(top)) fill_level(k, (Isa) i);
     }
-    k.isa  = top;
+    k.isa = top;
     k.name = isa_name(top);
     return k;
 }
@@ -204,7 +202,7 @@ Isa best_isa() {
 
 struct Sets {
     KernelSet level[kIsaCount];
-    bool      ok[kIsaCount];
+    bool ok[kIsaCount];
     KernelSet best;
     Sets() : level{}, ok{} {
         for (int i = 0; i < kIsaCount; ++i) {
@@ -224,13 +222,13 @@ const Sets & sets() {
 
 const char * isa_name(Isa isa) {
     switch (isa) {
-        case Isa::scalar:      return "scalar";
-        case Isa::avx2:        return "avx2";
-        case Isa::avx512:      return "avx512";
+        case Isa::scalar: return "scalar";
+        case Isa::avx2: return "avx2";
+        case Isa::avx512: return "avx512";
         case Isa::avx512_vnni: return "avx512_vnni";
-        case Isa::neon:        return "neon";
-        case Isa::dotprod:     return "dotprod";
-        case Isa::i8mm:        return "i8mm";
+        case Isa::neon: return "neon";
+        case Isa::dotprod: return "dotprod";
+        case Isa::i8mm: return "i8mm";
     }
     return "?";
 }

@@ -103,17 +103,17 @@ struct AttnF16 {
 };
 
 struct KernelSet {
-    Isa          isa;
+    Isa isa;
     const char * name;
-    VecMath      math;
-    AttnF16      attn_f16;
+    VecMath math;
+    AttnF16 attn_f16;
     // by weight type (F32, F16, BF16, Q*): dot with one vec_dot_type row, nrc == 1
     lm_ggml_vec_dot_t vec_dot[LM_GGML_TYPE_COUNT];
     // by vec_dot_type (F16, BF16, Q8_0, Q8_1, Q8_K): F32 activation row -> that type
     lm_ggml_from_float_t from_float[LM_GGML_TYPE_COUNT];
     // by weight type; NULL where this level (and the ones below) has none
     const RowDot * rowdot[LM_GGML_TYPE_COUNT];
-    const Gemm *   gemm[LM_GGML_TYPE_COUNT];
+    const Gemm * gemm[LM_GGML_TYPE_COUNT];
     // by weight type, for repacked weights; NULL: this level does not repack the type
     const RowDotX8 * rowdot_x8[LM_GGML_TYPE_COUNT];
 };

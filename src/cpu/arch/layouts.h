@@ -131,10 +131,10 @@ constexpr size_t kQ8GroupBytes = 192; // one group of 2 blocks
 
 static inline size_t rowdot_q4_size(int64_t k) { return (size_t) ((k / kQK + 3) / 4) * kQ4GroupBytes; }
 static inline size_t rowdot_q8_size(int64_t k) { return (size_t) ((k / kQK + 1) / 2) * kQ8GroupBytes; }
-constexpr int64_t kQKK         = 256; // values per K-quant super-block
-constexpr size_t  kKGroupBytes = 320; // one Q4_K super-block's activation group
+constexpr int64_t kQKK = 256;        // values per K-quant super-block
+constexpr size_t kKGroupBytes = 320; // one Q4_K super-block's activation group
 static inline size_t rowdot_k_size(int64_t k) { return (size_t) (k / kQKK) * kKGroupBytes; }
-constexpr size_t  kK6GroupBytes = 384; // one Q6_K super-block's activation group
+constexpr size_t kK6GroupBytes = 384; // one Q6_K super-block's activation group
 static inline size_t rowdot_k6_size(int64_t k) { return (size_t) (k / kQKK) * kK6GroupBytes; }
 
 // RowDotX8: rows per repacked group, activation row bytes
@@ -142,9 +142,9 @@ constexpr int64_t kX8Rows = 8;
 static inline size_t rowdot_x8_act_size(int64_t k) { return ((size_t) (k / kQK) * (32 + 8) + 63) & ~(size_t) 63; }
 
 // Gemm rows and panels
-constexpr int64_t kPanelRows       = 32;
-constexpr int64_t kGroupRows       = 16;
-constexpr size_t  kPanelBlockBytes = 640; // one block of one 16-row group
+constexpr int64_t kPanelRows = 32;
+constexpr int64_t kGroupRows = 16;
+constexpr size_t kPanelBlockBytes = 640; // one block of one 16-row group
 
 static inline size_t pad64(size_t n) { return (n + 63) & ~(size_t) 63; }
 
@@ -153,9 +153,9 @@ static inline size_t pad64(size_t n) { return (n + 63) & ~(size_t) 63; }
 // every ISA's packer give the same bytes.
 static inline float act_block_q8(const float * x, int n, int8_t * q) {
     float amax = 0.0f;
-    bool  nan  = false; // a NaN input must reach the product (fmax would drop it)
+    bool nan = false; // a NaN input must reach the product (fmax would drop it)
     for (int i = 0; i < n; ++i) {
-        nan  = nan || std::isnan(x[i]);
+        nan = nan || std::isnan(x[i]);
         amax = std::fmax(amax, std::fabs(x[i]));
     }
     if (nan) {
@@ -171,12 +171,11 @@ static inline float act_block_q8(const float * x, int n, int8_t * q) {
     return amax / 127.0f;
 }
 // kV: values per block (32, or 16 for Q6_K)
-template <int kV>
-static constexpr size_t panel_block_bytes() { return 16 * (size_t) kV + 128; }
-template <int kV>
-static inline size_t gemm_qv_act_size(int64_t k) { return pad64((size_t) k + (size_t) (k / kV) * 12); }
-template <int kV>
-static inline size_t gemm_qv_panel_size(int64_t k) {
+template <int kV> static constexpr size_t panel_block_bytes() { return 16 * (size_t) kV + 128; }
+template <int kV> static inline size_t gemm_qv_act_size(int64_t k) {
+    return pad64((size_t) k + (size_t) (k / kV) * 12);
+}
+template <int kV> static inline size_t gemm_qv_panel_size(int64_t k) {
     return (size_t) (k / kV) * (size_t) (kPanelRows / kGroupRows) * panel_block_bytes<kV>();
 }
 static inline size_t gemm_q_act_size(int64_t k) { return gemm_qv_act_size<32>(k); }

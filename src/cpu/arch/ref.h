@@ -17,10 +17,10 @@ void convert_row_bf16(const float * x, void * y, int64_t k);
 
 // ---------------------------------------------------------------- vector math (VecMath)
 float exp_sum(int64_t n, const float * x, float shift, float * y);
-void  silu(int64_t n, const float * x, float * y);
+void silu(int64_t n, const float * x, float * y);
 float scale_mask_max(int64_t n, const float * x, float scale, const float * m32, const uint16_t * m16, float slope,
                      float * y);
-void  scale(int64_t n, float * y, float s);
+void scale(int64_t n, float * y, float s);
 
 // ---------------------------------------------------------------- attention (AttnF16)
 void attn_f16_scores(int64_t d, int64_t n, const void * k, size_t ldk, const float * q, int64_t g, float * s);

@@ -16,9 +16,7 @@ constexpr int QK = 32;
 
 // x86's float -> int32 conversion (cvtps2dq): round half to even (nearbyint
 // in the default mode); NaN and out-of-range values give INT32_MIN.
-int32_t cvt_x86(float t) {
-    return t >= -2147483648.0f && t < 2147483648.0f ? (int32_t) std::nearbyint(t) : INT32_MIN;
-}
+int32_t cvt_x86(float t) { return t >= -2147483648.0f && t < 2147483648.0f ? (int32_t) std::nearbyint(t) : INT32_MIN; }
 
 // One block the way the x86 SIMD code quantizes it (layouts.h); returns d
 // (unrounded) and the sum of the levels (int32, wrapping like the vectors').

@@ -20,8 +20,7 @@ constexpr int64_t kGroups = kPanelRows / kGroupRows;
 float f16(lm_half h) { return lm_ggml_compute_fp16_to_fp32(h); }
 
 // ---------------------------------------------------------------- activation rows
-template <int kOffset, bool kMin>
-void pack_act_q(const float * x, void * vact, int64_t k) {
+template <int kOffset, bool kMin> void pack_act_q(const float * x, void * vact, int64_t k) {
     const int64_t nb = k / kQK;
     auto * q = static_cast<int8_t *>(vact);
     auto * d = reinterpret_cast<float *>(q + k);
@@ -43,14 +42,14 @@ void pack_act_q(const float * x, void * vact, int64_t k) {
 // Block b of one weight row as 32 unsigned levels (value order), scale and minimum.
 struct Levels {
     uint8_t v[32];
-    float   d, m;
+    float d, m;
 };
 
 Levels levels_q4_0(const void * row, int64_t b) {
     const auto & x = static_cast<const lm_block_q4_0 *>(row)[b];
     Levels l{};
     for (int j = 0; j < 16; ++j) {
-        l.v[j]      = x.qs[j] & 15;
+        l.v[j] = x.qs[j] & 15;
         l.v[j + 16] = x.qs[j] >> 4;
     }
     l.d = f16(x.d);
@@ -61,7 +60,7 @@ Levels levels_q4_1(const void * row, int64_t b) {
     const auto & x = static_cast<const lm_block_q4_1 *>(row)[b];
     Levels l{};
     for (int j = 0; j < 16; ++j) {
-        l.v[j]      = x.qs[j] & 15;
+        l.v[j] = x.qs[j] & 15;
         l.v[j + 16] = x.qs[j] >> 4;
     }
     l.d = f16(x.d);
@@ -69,12 +68,11 @@ Levels levels_q4_1(const void * row, int64_t b) {
     return l;
 }
 
-template <typename Block>
-void levels_q5(const Block & x, Levels & l) {
+template <typename Block> void levels_q5(const Block & x, Levels & l) {
     uint32_t qh;
     std::memcpy(&qh, x.qh, sizeof(qh));
     for (int j = 0; j < 16; ++j) {
-        l.v[j]      = (uint8_t) ((x.qs[j] & 15) | (((qh >> j) & 1u) << 4));
+        l.v[j] = (uint8_t) ((x.qs[j] & 15) | (((qh >> j) & 1u) << 4));
         l.v[j + 16] = (uint8_t) ((x.qs[j] >> 4) | (((qh >> (j + 16)) & 1u) << 4));
     }
 }
@@ -109,7 +107,7 @@ Levels levels_iq4_nl(const void * row, int64_t b) {
     const auto & x = static_cast<const lm_block_iq4_nl *>(row)[b];
     Levels l{};
     for (int j = 0; j < 16; ++j) {
-        l.v[j]      = (uint8_t) (lm_quant_kvalues_iq4nl[x.qs[j] & 15] + 128);
+        l.v[j] = (uint8_t) (lm_quant_kvalues_iq4nl[x.qs[j] & 15] + 128);
         l.v[j + 16] = (uint8_t) (lm_quant_kvalues_iq4nl[x.qs[j] >> 4] + 128);
     }
     l.d = f16(x.d);
@@ -123,14 +121,14 @@ void pack_panel_q(const void * w, size_t ldw, int64_t m, int64_t k, void * vpane
     for (int64_t b = 0; b < k / kQK; ++b) {
         for (int64_t g = 0; g < kGroups; ++g) {
             uint8_t * pb = panel + (b * kGroups + g) * kPanelBlockBytes;
-            auto *    d  = reinterpret_cast<float *>(pb + 512);
-            auto *    mn = d + 16;
+            auto * d = reinterpret_cast<float *>(pb + 512);
+            auto * mn = d + 16;
             for (int64_t r = 0; r < kGroupRows && g * kGroupRows + r < m; ++r) {
                 const Levels l = Decode(static_cast<const char *>(w) + (g * kGroupRows + r) * ldw, b);
                 for (int t = 0; t < 8; ++t) {
                     std::memcpy(pb + 64 * t + 4 * r, l.v + 4 * t, 4);
                 }
-                d[r]  = l.d;
+                d[r] = l.d;
                 mn[r] = l.m;
             }
         }
@@ -145,12 +143,24 @@ void gemm_pack_act_q5_0(const float * x, void * act, int64_t k) { pack_act_q<16,
 void gemm_pack_act_q5_1(const float * x, void * act, int64_t k) { pack_act_q<0, true>(x, act, k); }
 void gemm_pack_act_q8_0(const float * x, void * act, int64_t k) { pack_act_q<128, false>(x, act, k); }
 
-void gemm_pack_panel_q4_0(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_q<levels_q4_0>(w, ldw, m, k, p); }
-void gemm_pack_panel_q4_1(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_q<levels_q4_1>(w, ldw, m, k, p); }
-void gemm_pack_panel_q5_0(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_q<levels_q5_0>(w, ldw, m, k, p); }
-void gemm_pack_panel_q5_1(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_q<levels_q5_1>(w, ldw, m, k, p); }
-void gemm_pack_panel_q8_0(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_q<levels_q8_0>(w, ldw, m, k, p); }
-void gemm_pack_panel_iq4_nl(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_q<levels_iq4_nl>(w, ldw, m, k, p); }
+void gemm_pack_panel_q4_0(const void * w, size_t ldw, int64_t m, int64_t k, void * p) {
+    pack_panel_q<levels_q4_0>(w, ldw, m, k, p);
+}
+void gemm_pack_panel_q4_1(const void * w, size_t ldw, int64_t m, int64_t k, void * p) {
+    pack_panel_q<levels_q4_1>(w, ldw, m, k, p);
+}
+void gemm_pack_panel_q5_0(const void * w, size_t ldw, int64_t m, int64_t k, void * p) {
+    pack_panel_q<levels_q5_0>(w, ldw, m, k, p);
+}
+void gemm_pack_panel_q5_1(const void * w, size_t ldw, int64_t m, int64_t k, void * p) {
+    pack_panel_q<levels_q5_1>(w, ldw, m, k, p);
+}
+void gemm_pack_panel_q8_0(const void * w, size_t ldw, int64_t m, int64_t k, void * p) {
+    pack_panel_q<levels_q8_0>(w, ldw, m, k, p);
+}
+void gemm_pack_panel_iq4_nl(const void * w, size_t ldw, int64_t m, int64_t k, void * p) {
+    pack_panel_q<levels_iq4_nl>(w, ldw, m, k, p);
+}
 
 namespace {
 
@@ -160,8 +170,8 @@ template <int kV>
 void compute_q(const void * vpanel, int64_t m, int64_t k, const void * vact, size_t lda, int64_t n, float * dst,
                size_t ldd) {
     constexpr size_t kBlock = panel_block_bytes<kV>();
-    const auto *     panel  = static_cast<const uint8_t *>(vpanel);
-    const int64_t    nb     = k / kV;
+    const auto * panel = static_cast<const uint8_t *>(vpanel);
+    const int64_t nb = k / kV;
     for (int64_t j = 0; j < n; ++j) {
         const auto * q = static_cast<const int8_t *>(vact) + j * lda;
         const auto * d = reinterpret_cast<const float *>(q + k);
@@ -169,10 +179,10 @@ void compute_q(const void * vpanel, int64_t m, int64_t k, const void * vact, siz
         const auto * c = reinterpret_cast<const int32_t *>(s + nb);
         for (int64_t i = 0; i < m; ++i) {
             const int64_t g = i / kGroupRows, r = i % kGroupRows;
-            float         acc = 0;
+            float acc = 0;
             for (int64_t b = 0; b < nb; ++b) {
                 const uint8_t * pb = panel + (b * kGroups + g) * kBlock;
-                int             isum = 0;
+                int isum = 0;
                 for (int t = 0; t < kV / 4; ++t) {
                     for (int u = 0; u < 4; ++u) isum += pb[64 * t + 4 * r + u] * q[b * kV + 4 * t + u];
                 }
@@ -186,10 +196,12 @@ void compute_q(const void * vpanel, int64_t m, int64_t k, const void * vact, siz
 
 } // namespace
 
-void gemm_compute_q(const void * p, int64_t m, int64_t k, const void * a, size_t lda, int64_t n, float * d, size_t ldd) {
+void gemm_compute_q(const void * p, int64_t m, int64_t k, const void * a, size_t lda, int64_t n, float * d,
+                    size_t ldd) {
     compute_q<32>(p, m, k, a, lda, n, d, ldd);
 }
-void gemm_compute_q16(const void * p, int64_t m, int64_t k, const void * a, size_t lda, int64_t n, float * d, size_t ldd) {
+void gemm_compute_q16(const void * p, int64_t m, int64_t k, const void * a, size_t lda, int64_t n, float * d,
+                      size_t ldd) {
     compute_q<16>(p, m, k, a, lda, n, d, ldd);
 }
 
@@ -219,8 +231,12 @@ float load_f32(float v) { return v; }
 
 } // namespace
 
-void gemm_pack_panel_f32(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_f<float, load_f32>(w, ldw, m, k, p); }
-void gemm_pack_panel_f16(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel_f<lm_half, f16>(w, ldw, m, k, p); }
+void gemm_pack_panel_f32(const void * w, size_t ldw, int64_t m, int64_t k, void * p) {
+    pack_panel_f<float, load_f32>(w, ldw, m, k, p);
+}
+void gemm_pack_panel_f16(const void * w, size_t ldw, int64_t m, int64_t k, void * p) {
+    pack_panel_f<lm_half, f16>(w, ldw, m, k, p);
+}
 
 void gemm_compute_f(const void * vpanel, int64_t m, int64_t k, const void * vact, size_t lda, int64_t n, float * dst,
                     size_t ldd) {
@@ -235,14 +251,22 @@ void gemm_compute_f(const void * vpanel, int64_t m, int64_t k, const void * vact
     }
 }
 
-const Gemm kGemmQ4_0 = {kPanelRows, gemm_q_act_size, gemm_pack_act_q4_0, gemm_q_panel_size, gemm_pack_panel_q4_0, gemm_compute_q};
-const Gemm kGemmQ4_1 = {kPanelRows, gemm_q_act_size, gemm_pack_act_q4_1, gemm_q_panel_size, gemm_pack_panel_q4_1, gemm_compute_q};
-const Gemm kGemmQ5_0 = {kPanelRows, gemm_q_act_size, gemm_pack_act_q5_0, gemm_q_panel_size, gemm_pack_panel_q5_0, gemm_compute_q};
-const Gemm kGemmQ5_1 = {kPanelRows, gemm_q_act_size, gemm_pack_act_q5_1, gemm_q_panel_size, gemm_pack_panel_q5_1, gemm_compute_q};
-const Gemm kGemmQ8_0 = {kPanelRows, gemm_q_act_size, gemm_pack_act_q8_0, gemm_q_panel_size, gemm_pack_panel_q8_0, gemm_compute_q};
-const Gemm kGemmIQ4_NL = {kPanelRows, gemm_q_act_size, gemm_pack_act_q8_0, gemm_q_panel_size, gemm_pack_panel_iq4_nl, gemm_compute_q};
-const Gemm kGemmF32  = {kPanelRows, gemm_f_act_size, gemm_pack_act_f32, gemm_f_panel_size, gemm_pack_panel_f32, gemm_compute_f};
-const Gemm kGemmF16  = {kPanelRows, gemm_f_act_size, gemm_pack_act_f16, gemm_f_panel_size, gemm_pack_panel_f16, gemm_compute_f};
+const Gemm kGemmQ4_0 = {kPanelRows,        gemm_q_act_size,      gemm_pack_act_q4_0,
+                        gemm_q_panel_size, gemm_pack_panel_q4_0, gemm_compute_q};
+const Gemm kGemmQ4_1 = {kPanelRows,        gemm_q_act_size,      gemm_pack_act_q4_1,
+                        gemm_q_panel_size, gemm_pack_panel_q4_1, gemm_compute_q};
+const Gemm kGemmQ5_0 = {kPanelRows,        gemm_q_act_size,      gemm_pack_act_q5_0,
+                        gemm_q_panel_size, gemm_pack_panel_q5_0, gemm_compute_q};
+const Gemm kGemmQ5_1 = {kPanelRows,        gemm_q_act_size,      gemm_pack_act_q5_1,
+                        gemm_q_panel_size, gemm_pack_panel_q5_1, gemm_compute_q};
+const Gemm kGemmQ8_0 = {kPanelRows,        gemm_q_act_size,      gemm_pack_act_q8_0,
+                        gemm_q_panel_size, gemm_pack_panel_q8_0, gemm_compute_q};
+const Gemm kGemmIQ4_NL = {kPanelRows,        gemm_q_act_size,        gemm_pack_act_q8_0,
+                          gemm_q_panel_size, gemm_pack_panel_iq4_nl, gemm_compute_q};
+const Gemm kGemmF32 = {kPanelRows,        gemm_f_act_size,     gemm_pack_act_f32,
+                       gemm_f_panel_size, gemm_pack_panel_f32, gemm_compute_f};
+const Gemm kGemmF16 = {kPanelRows,        gemm_f_act_size,     gemm_pack_act_f16,
+                       gemm_f_panel_size, gemm_pack_panel_f16, gemm_compute_f};
 
 namespace {
 

@@ -21,8 +21,8 @@ float f16(lm_half h) { return lm_ggml_compute_fp16_to_fp32(h); }
 // One block's levels (ggml x86 rounding, see ref_act.cpp), F16-rounded d and q8_1's s.
 struct QBlock {
     int8_t q[32];
-    float  d, s;
-    int    sum;
+    float d, s;
+    int sum;
 };
 
 QBlock quantize(const float * x) {
@@ -30,21 +30,20 @@ QBlock quantize(const float * x) {
     quantize_row_q8_1(x, &b, kQK);
     QBlock r;
     std::memcpy(r.q, b.qs, sizeof(r.q));
-    r.d   = f16(b.d);
-    r.s   = f16(b.s);
+    r.d = f16(b.d);
+    r.s = f16(b.s);
     r.sum = 0;
     for (int8_t v : r.q) r.sum += v;
     return r;
 }
 
 // Q4_0 and Q4_1 rows: groups of 4 blocks
-template <bool kMin>
-void pack_q4(const float * x, void * vact, int64_t k) {
+template <bool kMin> void pack_q4(const float * x, void * vact, int64_t k) {
     const int64_t nb = k / kQK;
-    auto *        out = static_cast<uint8_t *>(vact);
+    auto * out = static_cast<uint8_t *>(vact);
     std::memset(out, 0, rowdot_q4_size(k));
     for (int64_t b = 0; b < nb; ++b) {
-        uint8_t * g  = out + (b / 4) * kQ4GroupBytes;
+        uint8_t * g = out + (b / 4) * kQ4GroupBytes;
         const int bi = (int) (b % 4);
         const QBlock q = quantize(x + b * kQK);
         std::memcpy(g + 16 * bi, q.q, 16);
@@ -52,7 +51,7 @@ void pack_q4(const float * x, void * vact, int64_t k) {
         auto * dy = reinterpret_cast<float *>(g + 128);
         if constexpr (kMin) {
             const int slot = 2 * ((bi % 2) * 2 + bi / 2); // d0 s0 d2 s2 d1 s1 d3 s3
-            reinterpret_cast<float *>(g + 256)[slot]     = q.d;
+            reinterpret_cast<float *>(g + 256)[slot] = q.d;
             reinterpret_cast<float *>(g + 256)[slot + 1] = q.s;
         }
         for (int l = 4 * bi; l < 4 * bi + 4; ++l) {
@@ -61,7 +60,7 @@ void pack_q4(const float * x, void * vact, int64_t k) {
                 reinterpret_cast<float *>(g + 192)[l] = q.s / 4;
             } else {
                 const int j = 4 * (l % 4); // lane l multiplies values j..j+3 and 16+j..16+j+3
-                int       s = 0;
+                int s = 0;
                 for (int i = 0; i < 4; ++i) s += q.q[j + i] + q.q[16 + j + i];
                 reinterpret_cast<int32_t *>(g + 192)[l] = 8 * s;
             }
@@ -71,8 +70,8 @@ void pack_q4(const float * x, void * vact, int64_t k) {
 
 // the activation levels of block b of a packed Q4 row, in value order
 void unpack_q4_act(const uint8_t * act, int64_t b, int8_t * q, float * d, float * s) {
-    const uint8_t * g  = act + (b / 4) * kQ4GroupBytes;
-    const int       bi = (int) (b % 4);
+    const uint8_t * g = act + (b / 4) * kQ4GroupBytes;
+    const int bi = (int) (b % 4);
     std::memcpy(q, g + 16 * bi, 16);
     std::memcpy(q + 16, g + 64 + 16 * bi, 16);
     *d = reinterpret_cast<const float *>(g + 128)[4 * bi];
@@ -86,10 +85,10 @@ void rowdot_pack_q4_1(const float * x, void * act, int64_t k) { pack_q4<true>(x,
 
 void rowdot_pack_q8_0(const float * x, void * vact, int64_t k) {
     const int64_t nb = k / kQK;
-    auto *        out = static_cast<uint8_t *>(vact);
+    auto * out = static_cast<uint8_t *>(vact);
     std::memset(out, 0, rowdot_q8_size(k));
     for (int64_t b = 0; b < nb; ++b) {
-        uint8_t * g  = out + (b / 2) * kQ8GroupBytes;
+        uint8_t * g = out + (b / 2) * kQ8GroupBytes;
         const int bi = (int) (b % 2);
         const QBlock q = quantize(x + b * kQK);
         std::memcpy(g + 32 * bi, q.q, 32);
@@ -104,11 +103,11 @@ void rowdot_pack_q8_0(const float * x, void * vact, int64_t k) {
 void rowdot_q4_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
     const auto * act = static_cast<const uint8_t *>(vact);
     for (int64_t r = 0; r < m; ++r) {
-        const auto * x   = reinterpret_cast<const lm_block_q4_0 *>(static_cast<const char *>(w) + r * ldw);
-        float        acc = 0;
+        const auto * x = reinterpret_cast<const lm_block_q4_0 *>(static_cast<const char *>(w) + r * ldw);
+        float acc = 0;
         for (int64_t b = 0; b < k / kQK; ++b) {
             int8_t q[32];
-            float  d, s;
+            float d, s;
             unpack_q4_act(act, b, q, &d, &s);
             int isum = 0;
             for (int j = 0; j < 16; ++j) {
@@ -123,11 +122,11 @@ void rowdot_q4_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
 void rowdot_q4_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
     const auto * act = static_cast<const uint8_t *>(vact);
     for (int64_t r = 0; r < m; ++r) {
-        const auto * x   = reinterpret_cast<const lm_block_q4_1 *>(static_cast<const char *>(w) + r * ldw);
-        float        acc = 0;
+        const auto * x = reinterpret_cast<const lm_block_q4_1 *>(static_cast<const char *>(w) + r * ldw);
+        float acc = 0;
         for (int64_t b = 0; b < k / kQK; ++b) {
             int8_t q[32];
-            float  d, s;
+            float d, s;
             unpack_q4_act(act, b, q, &d, &s);
             int isum = 0;
             for (int j = 0; j < 16; ++j) {
@@ -143,11 +142,11 @@ void rowdot_q4_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
 void rowdot_q5_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
     const auto * act = static_cast<const uint8_t *>(vact);
     for (int64_t r = 0; r < m; ++r) {
-        const auto * x   = reinterpret_cast<const lm_block_q5_0 *>(static_cast<const char *>(w) + r * ldw);
-        float        acc = 0;
+        const auto * x = reinterpret_cast<const lm_block_q5_0 *>(static_cast<const char *>(w) + r * ldw);
+        float acc = 0;
         for (int64_t b = 0; b < k / kQK; ++b) {
             int8_t q[32];
-            float  d, s;
+            float d, s;
             unpack_q4_act(act, b, q, &d, &s);
             uint32_t qh;
             std::memcpy(&qh, x[b].qh, sizeof(qh));
@@ -166,11 +165,11 @@ void rowdot_q5_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
 void rowdot_q5_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
     const auto * act = static_cast<const uint8_t *>(vact);
     for (int64_t r = 0; r < m; ++r) {
-        const auto * x   = reinterpret_cast<const lm_block_q5_1 *>(static_cast<const char *>(w) + r * ldw);
-        float        acc = 0;
+        const auto * x = reinterpret_cast<const lm_block_q5_1 *>(static_cast<const char *>(w) + r * ldw);
+        float acc = 0;
         for (int64_t b = 0; b < k / kQK; ++b) {
             int8_t q[32];
-            float  d, s;
+            float d, s;
             unpack_q4_act(act, b, q, &d, &s);
             uint32_t qh;
             std::memcpy(&qh, x[b].qh, sizeof(qh));
@@ -189,15 +188,16 @@ void rowdot_q5_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
 void rowdot_iq4_nl(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
     const auto * act = static_cast<const uint8_t *>(vact);
     for (int64_t r = 0; r < m; ++r) {
-        const auto * x   = reinterpret_cast<const lm_block_iq4_nl *>(static_cast<const char *>(w) + r * ldw);
-        float        acc = 0;
+        const auto * x = reinterpret_cast<const lm_block_iq4_nl *>(static_cast<const char *>(w) + r * ldw);
+        float acc = 0;
         for (int64_t b = 0; b < k / kQK; ++b) {
             int8_t q[32];
-            float  d, s;
+            float d, s;
             unpack_q4_act(act, b, q, &d, &s);
             int isum = 0;
             for (int j = 0; j < 16; ++j) {
-                isum += lm_quant_kvalues_iq4nl[x[b].qs[j] & 15] * q[j] + lm_quant_kvalues_iq4nl[x[b].qs[j] >> 4] * q[j + 16];
+                isum += lm_quant_kvalues_iq4nl[x[b].qs[j] & 15] * q[j] +
+                        lm_quant_kvalues_iq4nl[x[b].qs[j] >> 4] * q[j + 16];
             }
             acc += f16(x[b].d) * d * (float) isum;
         }
@@ -208,13 +208,13 @@ void rowdot_iq4_nl(int64_t k, int64_t m, const void * w, size_t ldw, const void 
 void rowdot_q8_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
     const auto * act = static_cast<const uint8_t *>(vact);
     for (int64_t r = 0; r < m; ++r) {
-        const auto * x   = reinterpret_cast<const lm_block_q8_0 *>(static_cast<const char *>(w) + r * ldw);
-        float        acc = 0;
+        const auto * x = reinterpret_cast<const lm_block_q8_0 *>(static_cast<const char *>(w) + r * ldw);
+        float acc = 0;
         for (int64_t b = 0; b < k / kQK; ++b) {
             const uint8_t * g = act + (b / 2) * kQ8GroupBytes;
-            const auto *    q = reinterpret_cast<const int8_t *>(g + 32 * (b % 2));
-            const float     d = reinterpret_cast<const float *>(g + 64)[8 * (b % 2)];
-            int             isum = 0;
+            const auto * q = reinterpret_cast<const int8_t *>(g + 32 * (b % 2));
+            const float d = reinterpret_cast<const float *>(g + 64)[8 * (b % 2)];
+            int isum = 0;
             for (int j = 0; j < 32; ++j) isum += x[b].qs[j] * q[j];
             acc += f16(x[b].d) * d * (float) isum;
         }

@@ -43,12 +43,12 @@ void rowdot_pack_q4_K(const float * x, void * vact, int64_t k) {
 void rowdot_q4_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
     const auto * act = static_cast<const uint8_t *>(vact);
     for (int64_t r = 0; r < m; ++r) {
-        const auto * x   = reinterpret_cast<const lm_block_q4_K *>(static_cast<const char *>(w) + r * ldw);
-        float        acc = 0;
+        const auto * x = reinterpret_cast<const lm_block_q4_K *>(static_cast<const char *>(w) + r * ldw);
+        float acc = 0;
         for (int64_t sb = 0; sb < k / kQKK; ++sb) {
-            const uint8_t * g  = act + sb * kKGroupBytes;
-            const auto *    bs = reinterpret_cast<const int32_t *>(g + 256);
-            float           dy;
+            const uint8_t * g = act + sb * kKGroupBytes;
+            const auto * bs = reinterpret_cast<const int32_t *>(g + 256);
+            float dy;
             std::memcpy(&dy, g + 288, sizeof(float));
             int isum = 0, msum = 0;
             for (int s = 0; s < 8; ++s) {
@@ -56,7 +56,7 @@ void rowdot_q4_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
                 lm_quant::get_scale_min_k4(s, x[sb].scales, &sc, &mn);
                 int dot = 0;
                 for (int i = 0; i < 32; ++i) {
-                    const int v  = 32 * s + i; // its nibble: low (s even) or high half of qs[32 (s / 2) + i]
+                    const int v = 32 * s + i; // its nibble: low (s even) or high half of qs[32 (s / 2) + i]
                     const int qw = (x[sb].qs[32 * (s / 2) + i] >> (4 * (s % 2))) & 15;
                     dot += qw * (int8_t) g[packed_pos(v)];
                 }
@@ -87,13 +87,13 @@ void rowdot_pack_q6_K(const float * x, void * vact, int64_t k) {
 void rowdot_q6_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
     const auto * act = static_cast<const uint8_t *>(vact);
     for (int64_t r = 0; r < m; ++r) {
-        const auto * x   = reinterpret_cast<const lm_block_q6_K *>(static_cast<const char *>(w) + r * ldw);
-        float        acc = 0;
+        const auto * x = reinterpret_cast<const lm_block_q6_K *>(static_cast<const char *>(w) + r * ldw);
+        float acc = 0;
         for (int64_t sb = 0; sb < k / kQKK; ++sb) {
-            const uint8_t * g  = act + sb * kK6GroupBytes;
-            const auto *    q  = reinterpret_cast<const int8_t *>(g);
-            const auto *    bs = reinterpret_cast<const int32_t *>(g + 256);
-            float           dy;
+            const uint8_t * g = act + sb * kK6GroupBytes;
+            const auto * q = reinterpret_cast<const int8_t *>(g);
+            const auto * bs = reinterpret_cast<const int32_t *>(g + 256);
+            float dy;
             std::memcpy(&dy, g + 320, sizeof(float));
             int isum = 0;
             for (int grp = 0; grp < 16; ++grp) {
@@ -102,8 +102,8 @@ void rowdot_q6_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
                     // value v: half n = v / 128; in it l = v % 32, quarter j = (v % 128) / 32
                     const int n = v / 128, l = v % 32, j = (v % 128) / 32;
                     const uint8_t ql = x[sb].ql[64 * n + l + 32 * (j % 2)];
-                    const int     lo = j < 2 ? (ql & 15) : (ql >> 4);
-                    const int     hi = (x[sb].qh[32 * n + l] >> (2 * j)) & 3;
+                    const int lo = j < 2 ? (ql & 15) : (ql >> 4);
+                    const int hi = (x[sb].qh[32 * n + l] >> (2 * j)) & 3;
                     dot += (lo | hi << 4) * q[v];
                 }
                 isum += x[sb].scales[grp] * (dot - 32 * bs[grp]);

@@ -25,7 +25,7 @@ bool format_of(lm_ggml_type type, Format * f) {
 // levels + 32 t + 4 r.
 void pack_unit(const Format & f, int64_t b, const uint8_t * rows, size_t ldw, uint8_t * unit) {
     uint8_t * hdr = unit + header_offset(f, b);
-    uint8_t * lv  = unit + levels_offset(f, b);
+    uint8_t * lv = unit + levels_offset(f, b);
     for (int r = 0; r < kX8Rows; ++r) {
         const uint8_t * src = rows + r * ldw;
         for (int i = 0; i < f.fields; ++i) std::memcpy(hdr + 16 * i + 2 * r, src + 2 * i, 2);
@@ -35,7 +35,7 @@ void pack_unit(const Format & f, int64_t b, const uint8_t * rows, size_t ldw, ui
 
 void unpack_unit(const Format & f, int64_t b, const uint8_t * unit, uint8_t * rows, size_t ldw) {
     const uint8_t * hdr = unit + header_offset(f, b);
-    const uint8_t * lv  = unit + levels_offset(f, b);
+    const uint8_t * lv = unit + levels_offset(f, b);
     for (int r = 0; r < kX8Rows; ++r) {
         uint8_t * dst = rows + r * ldw;
         for (int i = 0; i < f.fields; ++i) std::memcpy(dst + 2 * i, hdr + 16 * i + 2 * r, 2);
@@ -44,23 +44,25 @@ void unpack_unit(const Format & f, int64_t b, const uint8_t * unit, uint8_t * ro
 }
 
 void pack_group(const Format & f, int64_t k, const void * rows, size_t ldw, void * group) {
-    const auto * in  = static_cast<const uint8_t *>(rows);
-    auto *       out = static_cast<uint8_t *>(group);
-    for (int64_t b = 0; b < k / kQK; ++b) pack_unit(f, b, in + b * f.block_bytes, ldw, out + b * kX8Rows * f.block_bytes);
+    const auto * in = static_cast<const uint8_t *>(rows);
+    auto * out = static_cast<uint8_t *>(group);
+    for (int64_t b = 0; b < k / kQK; ++b)
+        pack_unit(f, b, in + b * f.block_bytes, ldw, out + b * kX8Rows * f.block_bytes);
 }
 
 void unpack_group(const Format & f, int64_t k, const void * group, void * rows, size_t ldw) {
-    const auto * in  = static_cast<const uint8_t *>(group);
-    auto *       out = static_cast<uint8_t *>(rows);
-    for (int64_t b = 0; b < k / kQK; ++b) unpack_unit(f, b, in + b * kX8Rows * f.block_bytes, out + b * f.block_bytes, ldw);
+    const auto * in = static_cast<const uint8_t *>(group);
+    auto * out = static_cast<uint8_t *>(rows);
+    for (int64_t b = 0; b < k / kQK; ++b)
+        unpack_unit(f, b, in + b * kX8Rows * f.block_bytes, out + b * f.block_bytes, ldw);
 }
 
 void gather_block(const Format & f, int64_t k, const void * group, int r, int64_t b, void * out) {
     (void) k;
     const auto * unit = static_cast<const uint8_t *>(group) + b * kX8Rows * f.block_bytes;
-    const auto * hdr  = unit + header_offset(f, b);
-    const auto * lv   = unit + levels_offset(f, b);
-    auto *       dst  = static_cast<uint8_t *>(out);
+    const auto * hdr = unit + header_offset(f, b);
+    const auto * lv = unit + levels_offset(f, b);
+    auto * dst = static_cast<uint8_t *>(out);
     for (int i = 0; i < f.fields; ++i) std::memcpy(dst + 2 * i, hdr + 16 * i + 2 * r, 2);
     for (int t = 0; t < f.chunks; ++t) std::memcpy(dst + 2 * f.fields + 4 * t, lv + 32 * t + 4 * r, 4);
 }
@@ -69,12 +71,11 @@ namespace {
 
 enum class Kind { q4_0, q4_1 };
 
-template <Kind kKind>
-void pack_act(const float * x, void * vact, int64_t k) {
-    const int64_t nb  = k / kQK;
-    auto *        out = static_cast<uint8_t *>(vact);
-    auto *        d   = reinterpret_cast<float *>(out + nb * 32);
-    float *       s   = d + nb;
+template <Kind kKind> void pack_act(const float * x, void * vact, int64_t k) {
+    const int64_t nb = k / kQK;
+    auto * out = static_cast<uint8_t *>(vact);
+    auto * d = reinterpret_cast<float *>(out + nb * 32);
+    float * s = d + nb;
     for (int64_t b = 0; b < nb; ++b) {
         lm_block_q8_1 q;
         ref::quantize_row_q8_1(x + b * kQK, &q, kQK);

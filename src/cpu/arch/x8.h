@@ -16,8 +16,8 @@ namespace lmggml::cpu::arch::x8 {
 // Block geometry of a type with an x8 layout.
 struct Format {
     size_t block_bytes; // bytes of one block of one row (ggml's type size)
-    int    fields;      // F16 header fields: d (Q4_0), d and m (Q4_1)
-    int    chunks;      // 4-byte chunks of levels per block
+    int fields;         // F16 header fields: d (Q4_0), d and m (Q4_1)
+    int chunks;         // 4-byte chunks of levels per block
     // Q4_0 units (144 bytes) are an odd number of 16-byte halves: the
     // header comes after the levels in even units and before them in odd
     // ones, so that every 32-byte level load is aligned.
@@ -25,8 +25,12 @@ struct Format {
 };
 
 // Offsets in unit b of its header (16 * fields bytes) and of its levels.
-inline size_t header_offset(const Format & f, int64_t b) { return f.alternate && b % 2 == 0 ? 32 * (size_t) f.chunks : 0; }
-inline size_t levels_offset(const Format & f, int64_t b) { return f.alternate && b % 2 == 0 ? 0 : 16 * (size_t) f.fields; }
+inline size_t header_offset(const Format & f, int64_t b) {
+    return f.alternate && b % 2 == 0 ? 32 * (size_t) f.chunks : 0;
+}
+inline size_t levels_offset(const Format & f, int64_t b) {
+    return f.alternate && b % 2 == 0 ? 0 : 16 * (size_t) f.fields;
+}
 
 // False for types without an x8 layout.
 bool format_of(lm_ggml_type type, Format * f);

@@ -12,13 +12,13 @@ namespace lmggml::cpu::cv {
 
 // ew_conv_transpose.cpp
 // CONV_TRANSPOSE_1D: a (K, OC, IC) F16/F32, b (IL, IC) F32 -> (OL, OC) F32
-void   conv_transpose_1d_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+void conv_transpose_1d_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
 size_t conv_transpose_1d_work_size(const lm_ggml_tensor * dst, int n_threads);
-bool   conv_transpose_1d_supports(const lm_ggml_tensor * dst);
+bool conv_transpose_1d_supports(const lm_ggml_tensor * dst);
 // CONV_TRANSPOSE_2D: a (KW, KH, OC, IC) F16, b (IW, IH, IC, N) F32 -> (OW, OH, OC, N) F32
-void   conv_transpose_2d_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+void conv_transpose_2d_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
 size_t conv_transpose_2d_work_size(const lm_ggml_tensor * dst, int n_threads);
-bool   conv_transpose_2d_supports(const lm_ggml_tensor * dst);
+bool conv_transpose_2d_supports(const lm_ggml_tensor * dst);
 
 // ew_window.cpp
 void pad_reflect_1d_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);

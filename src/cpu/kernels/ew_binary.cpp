@@ -32,10 +32,18 @@ bool binary_supported(const lm_ggml_tensor * dst) {
 
 } // namespace
 
-void add_forward(const lm_cpu_params * p, lm_ggml_tensor * d) { zip_rows(p, d, [](float x, float y) { return x + y; }); }
-void sub_forward(const lm_cpu_params * p, lm_ggml_tensor * d) { zip_rows(p, d, [](float x, float y) { return x - y; }); }
-void mul_forward(const lm_cpu_params * p, lm_ggml_tensor * d) { zip_rows(p, d, [](float x, float y) { return x * y; }); }
-void div_forward(const lm_cpu_params * p, lm_ggml_tensor * d) { zip_rows(p, d, [](float x, float y) { return x / y; }); }
+void add_forward(const lm_cpu_params * p, lm_ggml_tensor * d) {
+    zip_rows(p, d, [](float x, float y) { return x + y; });
+}
+void sub_forward(const lm_cpu_params * p, lm_ggml_tensor * d) {
+    zip_rows(p, d, [](float x, float y) { return x - y; });
+}
+void mul_forward(const lm_cpu_params * p, lm_ggml_tensor * d) {
+    zip_rows(p, d, [](float x, float y) { return x * y; });
+}
+void div_forward(const lm_cpu_params * p, lm_ggml_tensor * d) {
+    zip_rows(p, d, [](float x, float y) { return x / y; });
+}
 
 bool add_supports(const lm_ggml_tensor * d) { return binary_supported(d); }
 bool sub_supports(const lm_ggml_tensor * d) { return binary_supported(d); }
@@ -50,8 +58,8 @@ void add1_forward(const lm_cpu_params * p, lm_ggml_tensor * d) {
 
 bool add1_supports(const lm_ggml_tensor * d) {
     const lm_ggml_tensor * b = d->src[1];
-    return map_supported(d) && b && is_float_type(b->type) &&
-           b->ne[0] == 1 && b->ne[1] == 1 && b->ne[2] == 1 && b->ne[3] == 1;
+    return map_supported(d) && b && is_float_type(b->type) && b->ne[0] == 1 && b->ne[1] == 1 && b->ne[2] == 1 &&
+           b->ne[3] == 1;
 }
 
 } // namespace lm_cpu_ew

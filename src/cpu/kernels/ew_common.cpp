@@ -8,8 +8,7 @@ namespace lm_cpu_ew {
 
 namespace {
 
-template <size_t N>
-void copy_units_fixed(const char * src, size_t ss, char * dst, size_t ds, int64_t n) {
+template <size_t N> void copy_units_fixed(const char * src, size_t ss, char * dst, size_t ds, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
         std::memcpy(dst + i * ds, src + i * ss, N);
     }
@@ -28,18 +27,19 @@ void load_run(lm_ggml_type t, const char * src, size_t stride, int64_t n, float 
             break;
         case LM_GGML_TYPE_F16:
             for (int64_t i = 0; i < n; ++i) {
-                lm_ggml_fp16_t h; std::memcpy(&h, src + i * stride, sizeof(h));
+                lm_ggml_fp16_t h;
+                std::memcpy(&h, src + i * stride, sizeof(h));
                 out[i] = lm_ggml_compute_fp16_to_fp32(h);
             }
             break;
         case LM_GGML_TYPE_BF16:
             for (int64_t i = 0; i < n; ++i) {
-                lm_ggml_bf16_t h; std::memcpy(&h, src + i * stride, sizeof(h));
+                lm_ggml_bf16_t h;
+                std::memcpy(&h, src + i * stride, sizeof(h));
                 out[i] = lm_ggml_compute_bf16_to_fp32(h);
             }
             break;
-        default:
-            LM_GGML_ABORT("load_run: type %d is not a float type", (int) t);
+        default: LM_GGML_ABORT("load_run: type %d is not a float type", (int) t);
     }
 }
 
@@ -73,13 +73,12 @@ void store_run(lm_ggml_type t, char * dst, size_t stride, int64_t n, const float
                 std::memcpy(dst + i * stride, &h, sizeof(h));
             }
             break;
-        default:
-            LM_GGML_ABORT("store_run: type %d is not a float type", (int) t);
+        default: LM_GGML_ABORT("store_run: type %d is not a float type", (int) t);
     }
 }
 
-void copy_run(lm_ggml_type st, const char * src, size_t s_stride,
-              lm_ggml_type dt, char * dst, size_t d_stride, int64_t n, size_t unit) {
+void copy_run(lm_ggml_type st, const char * src, size_t s_stride, lm_ggml_type dt, char * dst, size_t d_stride,
+              int64_t n, size_t unit) {
     if (n <= 0) {
         return;
     }
@@ -92,10 +91,10 @@ void copy_run(lm_ggml_type st, const char * src, size_t s_stride,
             return;
         }
         switch (unit) {
-            case 1:  copy_units_fixed<1>(src, s_stride, dst, d_stride, n); break;
-            case 2:  copy_units_fixed<2>(src, s_stride, dst, d_stride, n); break;
-            case 4:  copy_units_fixed<4>(src, s_stride, dst, d_stride, n); break;
-            case 8:  copy_units_fixed<8>(src, s_stride, dst, d_stride, n); break;
+            case 1: copy_units_fixed<1>(src, s_stride, dst, d_stride, n); break;
+            case 2: copy_units_fixed<2>(src, s_stride, dst, d_stride, n); break;
+            case 4: copy_units_fixed<4>(src, s_stride, dst, d_stride, n); break;
+            case 8: copy_units_fixed<8>(src, s_stride, dst, d_stride, n); break;
             default:
                 for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * d_stride, src + i * s_stride, unit);
                 break;
@@ -118,7 +117,7 @@ namespace {
 // instead of n one-element rows. Only for types with one element per unit.
 lm_ggml_tensor squeezed(const lm_ggml_tensor * t) {
     lm_ggml_tensor s = *t;
-    int            n = 0;
+    int n = 0;
     for (int i = 0; i < LM_GGML_MAX_DIMS; ++i) {
         if (t->ne[i] == 1) {
             continue;
@@ -134,7 +133,7 @@ lm_ggml_tensor squeezed(const lm_ggml_tensor * t) {
     if (n == 0) {
         s.ne[0] = 1;
         s.nb[0] = lm_ggml_type_size(t->type);
-        n       = 1;
+        n = 1;
     }
     for (int i = n; i < LM_GGML_MAX_DIMS; ++i) {
         s.ne[i] = 1;
@@ -146,14 +145,14 @@ lm_ggml_tensor squeezed(const lm_ggml_tensor * t) {
 } // namespace
 
 void copy_flat_range(const lm_ggml_tensor * src_in, lm_ggml_tensor * dst_in, int64_t f0, int64_t f1) {
-    const bool     scalar_units = lm_ggml_blck_size(src_in->type) == 1 && lm_ggml_blck_size(dst_in->type) == 1;
+    const bool scalar_units = lm_ggml_blck_size(src_in->type) == 1 && lm_ggml_blck_size(dst_in->type) == 1;
     lm_ggml_tensor src_s{}, dst_s{};
     if (scalar_units) {
         src_s = squeezed(src_in);
         dst_s = squeezed(dst_in);
     }
     const lm_ggml_tensor * src = scalar_units ? &src_s : src_in;
-    lm_ggml_tensor *       dst = scalar_units ? &dst_s : dst_in;
+    lm_ggml_tensor * dst = scalar_units ? &dst_s : dst_in;
     const int64_t us = units_per_row(src); // units per src row
     const int64_t ud = units_per_row(dst); // units per dst row
     if (us == 0 || ud == 0) {
@@ -173,7 +172,7 @@ void copy_flat_range(const lm_ggml_tensor * src_in, lm_ggml_tensor * dst_in, int
         const RowIdx s = row_idx(sr, src->ne);
         const RowIdx d = row_idx(dr, dst->ne);
         const char * sp = row_ptr(src, s.i1, s.i2, s.i3) + si * src->nb[0];
-        char *       dp = row_ptr_mut(dst, d.i1, d.i2, d.i3) + di * dst->nb[0];
+        char * dp = row_ptr_mut(dst, d.i1, d.i2, d.i3) + di * dst->nb[0];
         copy_run(src->type, sp, src->nb[0], dst->type, dp, dst->nb[0], n, unit);
         f += n;
     }

@@ -21,9 +21,7 @@ using lm_cpu::Range;
 using lm_cpu::split;
 
 // Rows of a tensor: every index combination of dims 1..3.
-inline int64_t nrows(const lm_ggml_tensor * t) {
-    return t->ne[1] * t->ne[2] * t->ne[3];
-}
+inline int64_t nrows(const lm_ggml_tensor * t) { return t->ne[1] * t->ne[2] * t->ne[3]; }
 
 inline bool is_empty(const lm_ggml_tensor * t) {
     return t->ne[0] == 0 || t->ne[1] == 0 || t->ne[2] == 0 || t->ne[3] == 0;
@@ -39,7 +37,7 @@ struct RowIdx {
 };
 inline RowIdx row_idx(int64_t ir, const int64_t * ne) {
     const int64_t i3 = ir / (ne[1] * ne[2]);
-    const int64_t r  = ir - i3 * ne[1] * ne[2];
+    const int64_t r = ir - i3 * ne[1] * ne[2];
     const int64_t i2 = r / ne[1];
     return {r - i2 * ne[1], i2, i3};
 }
@@ -56,22 +54,23 @@ inline bool is_float_type(lm_ggml_type t) {
     return t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16;
 }
 
-inline size_t float_type_size(lm_ggml_type t) {
-    return t == LM_GGML_TYPE_F32 ? 4 : 2;
-}
+inline size_t float_type_size(lm_ggml_type t) { return t == LM_GGML_TYPE_F32 ? 4 : 2; }
 
 inline float load_one(lm_ggml_type t, const char * p) {
     switch (t) {
         case LM_GGML_TYPE_F16: {
-            lm_ggml_fp16_t h; std::memcpy(&h, p, sizeof(h));
+            lm_ggml_fp16_t h;
+            std::memcpy(&h, p, sizeof(h));
             return lm_ggml_compute_fp16_to_fp32(h);
         }
         case LM_GGML_TYPE_BF16: {
-            lm_ggml_bf16_t h; std::memcpy(&h, p, sizeof(h));
+            lm_ggml_bf16_t h;
+            std::memcpy(&h, p, sizeof(h));
             return lm_ggml_compute_bf16_to_fp32(h);
         }
         default: {
-            float f; std::memcpy(&f, p, sizeof(f));
+            float f;
+            std::memcpy(&f, p, sizeof(f));
             return f;
         }
     }
@@ -87,9 +86,7 @@ inline void store_one(lm_ggml_type t, char * p, float v) {
             const lm_ggml_bf16_t h = lm_ggml_compute_fp32_to_bf16(v);
             std::memcpy(p, &h, sizeof(h));
         } break;
-        default:
-            std::memcpy(p, &v, sizeof(v));
-            break;
+        default: std::memcpy(p, &v, sizeof(v)); break;
     }
 }
 
@@ -100,8 +97,8 @@ void store_run(lm_ggml_type t, char * dst, size_t stride, int64_t n, const float
 
 // Copies n elements between two strided runs: byte copies of `unit` bytes
 // when the types match, float conversion otherwise (both float types).
-void copy_run(lm_ggml_type st, const char * src, size_t s_stride,
-              lm_ggml_type dt, char * dst, size_t d_stride, int64_t n, size_t unit);
+void copy_run(lm_ggml_type st, const char * src, size_t s_stride, lm_ggml_type dt, char * dst, size_t d_stride,
+              int64_t n, size_t unit);
 
 // Copies flat (row-major) elements [f0, f1) of src into the same flat
 // positions of dst, which may have a different shape and layout (DUP/CPY
@@ -109,8 +106,6 @@ void copy_run(lm_ggml_type st, const char * src, size_t s_stride,
 void copy_flat_range(const lm_ggml_tensor * src, lm_ggml_tensor * dst, int64_t f0, int64_t f1);
 
 // Units (elements, or blocks of a block type) per row and in total.
-inline int64_t units_per_row(const lm_ggml_tensor * t) {
-    return t->ne[0] / lm_ggml_blck_size(t->type);
-}
+inline int64_t units_per_row(const lm_ggml_tensor * t) { return t->ne[0] / lm_ggml_blck_size(t->type); }
 
 } // namespace lm_cpu_ew

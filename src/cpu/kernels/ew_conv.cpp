@@ -22,7 +22,7 @@ Im2colShape im2col_shape(const lm_ggml_tensor * dst) {
     const bool is_2d = lm_ggml_get_op_params_i32(dst, 6) == 1;
     Im2colShape s;
     s.is_2d = is_2d;
-    s.N  = is_2d ? x->ne[3] : x->ne[2];
+    s.N = is_2d ? x->ne[3] : x->ne[2];
     s.IC = is_2d ? x->ne[2] : x->ne[1];
     s.IH = is_2d ? x->ne[1] : 1;
     s.IW = x->ne[0];
@@ -35,7 +35,7 @@ Im2colShape im2col_shape(const lm_ggml_tensor * dst) {
 
 struct Im2colStrides {
     int64_t s0, s1, p0, p1, d0, d1;
-    size_t  xw, xh, xc, xn; // input strides by role (bytes)
+    size_t xw, xh, xc, xn; // input strides by role (bytes)
 };
 
 // im2col_forward for F32 in and packed F32 out: a kernel row outside the
@@ -44,11 +44,11 @@ struct Im2colStrides {
 void im2col_rows_f32(const lm_ggml_tensor * x, lm_ggml_tensor * dst, const Im2colShape & sh, const Im2colStrides & t,
                      Range r) {
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
-        const RowIdx  i   = row_idx(ir, dst->ne);
+        const RowIdx i = row_idx(ir, dst->ne);
         const int64_t iow = i.i1;
         const int64_t ioh = sh.is_2d ? i.i2 : 0;
-        const int64_t in  = sh.is_2d ? i.i3 : i.i2;
-        float *       d   = reinterpret_cast<float *>(row_ptr_mut(dst, i.i1, i.i2, i.i3));
+        const int64_t in = sh.is_2d ? i.i3 : i.i2;
+        float * d = reinterpret_cast<float *>(row_ptr_mut(dst, i.i1, i.i2, i.i3));
         for (int64_t iic = 0; iic < sh.IC; ++iic) {
             const char * plane = static_cast<const char *>(x->data) + in * t.xn + iic * t.xc;
             for (int64_t ikh = 0; ikh < sh.KH; ++ikh, d += sh.KW) {
@@ -97,7 +97,7 @@ void im2col_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
         const RowIdx i = row_idx(ir, dst->ne);
         const int64_t iow = i.i1;
         const int64_t ioh = sh.is_2d ? i.i2 : 0;
-        const int64_t in  = sh.is_2d ? i.i3 : i.i2;
+        const int64_t in = sh.is_2d ? i.i3 : i.i2;
         char * d = row_ptr_mut(dst, i.i1, i.i2, i.i3);
         for (int64_t iic = 0; iic < sh.IC; ++iic) {
             const char * plane = static_cast<const char *>(x->data) + in * xn + iic * xc;
@@ -143,7 +143,7 @@ void pool_1d_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const RowIdx i = row_idx(ir, dst->ne);
         const char * s = row_ptr(a, i.i1, i.i2, i.i3);
-        char *       d = row_ptr_mut(dst, i.i1, i.i2, i.i3);
+        char * d = row_ptr_mut(dst, i.i1, i.i2, i.i3);
         for (int64_t o = 0; o < dst->ne[0]; ++o) {
             float acc = is_max ? -FLT_MAX : 0.0f;
             for (int64_t ki = 0; ki < k0; ++ki) {
@@ -166,9 +166,9 @@ bool pool_1d_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * a = dst->src[0];
     const int32_t op = lm_ggml_get_op_params_i32(dst, 0);
     return a && is_float_type(a->type) && is_float_type(dst->type) &&
-           (op == LM_GGML_OP_POOL_MAX || op == LM_GGML_OP_POOL_AVG) &&
-           lm_ggml_get_op_params_i32(dst, 1) > 0 && lm_ggml_get_op_params_i32(dst, 2) > 0 &&
-           dst->ne[1] == a->ne[1] && dst->ne[2] == a->ne[2] && dst->ne[3] == a->ne[3];
+           (op == LM_GGML_OP_POOL_MAX || op == LM_GGML_OP_POOL_AVG) && lm_ggml_get_op_params_i32(dst, 1) > 0 &&
+           lm_ggml_get_op_params_i32(dst, 2) > 0 && dst->ne[1] == a->ne[1] && dst->ne[2] == a->ne[2] &&
+           dst->ne[3] == a->ne[3];
 }
 
 // ---------------------------------------------------------------- POOL_2D
@@ -182,11 +182,11 @@ void pool_2d_rows_f32(const lm_ggml_tensor * a, lm_ggml_tensor * dst, Range r, i
                       int64_t s1, int64_t p0, int64_t p1) {
     const float area = static_cast<float>(k0 * k1);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
-        const RowIdx  i  = row_idx(ir, dst->ne);
+        const RowIdx i = row_idx(ir, dst->ne);
         const int64_t y0 = i.i1 * s1 - p1;
         const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min<int64_t>(y0 + k1, a->ne[1]);
-        const char *  s  = row_ptr(a, 0, i.i2, i.i3);
-        float *       d  = reinterpret_cast<float *>(row_ptr_mut(dst, i.i1, i.i2, i.i3));
+        const char * s = row_ptr(a, 0, i.i2, i.i3);
+        float * d = reinterpret_cast<float *>(row_ptr_mut(dst, i.i1, i.i2, i.i3));
         for (int64_t ox = 0; ox < dst->ne[0]; ++ox) {
             const int64_t x0 = ox * s0 - p0;
             const int64_t xa = std::max<int64_t>(x0, 0), xb = std::min<int64_t>(x0 + k0, a->ne[0]);
@@ -259,10 +259,9 @@ bool pool_2d_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * a = dst->src[0];
     const int32_t op = lm_ggml_get_op_params_i32(dst, 0);
     return a && is_float_type(a->type) && is_float_type(dst->type) &&
-           (op == LM_GGML_OP_POOL_MAX || op == LM_GGML_OP_POOL_AVG) &&
-           lm_ggml_get_op_params_i32(dst, 1) > 0 && lm_ggml_get_op_params_i32(dst, 2) > 0 &&
-           lm_ggml_get_op_params_i32(dst, 3) > 0 && lm_ggml_get_op_params_i32(dst, 4) > 0 &&
-           dst->ne[2] == a->ne[2] && dst->ne[3] == a->ne[3];
+           (op == LM_GGML_OP_POOL_MAX || op == LM_GGML_OP_POOL_AVG) && lm_ggml_get_op_params_i32(dst, 1) > 0 &&
+           lm_ggml_get_op_params_i32(dst, 2) > 0 && lm_ggml_get_op_params_i32(dst, 3) > 0 &&
+           lm_ggml_get_op_params_i32(dst, 4) > 0 && dst->ne[2] == a->ne[2] && dst->ne[3] == a->ne[3];
 }
 
 } // namespace lm_cpu_ew

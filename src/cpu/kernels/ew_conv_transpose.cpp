@@ -36,9 +36,7 @@ inline float input_value(float v, bool half) {
     return half ? lm_ggml_compute_fp16_to_fp32(lm_ggml_compute_fp32_to_fp16(v)) : v;
 }
 
-bool packed_dim0(const lm_ggml_tensor * t) {
-    return t->nb[0] == lm_ggml_type_size(t->type);
-}
+bool packed_dim0(const lm_ggml_tensor * t) { return t->nb[0] == lm_ggml_type_size(t->type); }
 
 } // namespace
 
@@ -64,8 +62,7 @@ bool conv_transpose_1d_supports(const lm_ggml_tensor * dst) {
     const int32_t s0 = lm_ggml_get_op_params_i32(dst, 0);
     return s0 > 0 && lm_ggml_get_op_params_i32(dst, 1) == 0 && lm_ggml_get_op_params_i32(dst, 2) == 1 &&
            a->ne[3] == 1 && b->ne[2] == 1 && b->ne[3] == 1 && a->ne[2] == b->ne[1] &&
-           dst->ne[0] == (b->ne[0] - 1) * s0 + a->ne[0] && dst->ne[1] == a->ne[1] && dst->ne[2] == 1 &&
-           dst->ne[3] == 1;
+           dst->ne[0] == (b->ne[0] - 1) * s0 + a->ne[0] && dst->ne[1] == a->ne[1] && dst->ne[2] == 1 && dst->ne[3] == 1;
 }
 
 void conv_transpose_1d_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {

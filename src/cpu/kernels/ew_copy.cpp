@@ -17,13 +17,9 @@ namespace lm_cpu_ew {
 
 namespace {
 
-int64_t nelements(const lm_ggml_tensor * t) {
-    return t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
-}
+int64_t nelements(const lm_ggml_tensor * t) { return t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3]; }
 
-bool known_type(lm_ggml_type t) {
-    return t >= 0 && t < LM_GGML_TYPE_COUNT && lm_ggml_type_size(t) > 0;
-}
+bool known_type(lm_ggml_type t) { return t >= 0 && t < LM_GGML_TYPE_COUNT && lm_ggml_type_size(t) > 0; }
 
 // Rows packed back to back with no gaps (dims of size 1 may have any stride).
 bool is_packed(const lm_ggml_tensor * t) {
@@ -72,22 +68,21 @@ bool view_op_supported(const lm_ggml_tensor * dst) {
     }
     const ViewParams v = view_params(dst);
     const int64_t esz = static_cast<int64_t>(lm_ggml_type_size(dst->type));
-    if (v.nb1 < 0 || v.nb2 < 0 || v.nb3 < 0 || v.offset < 0 ||
-        v.nb1 % esz || v.nb2 % esz || v.nb3 % esz || v.offset % esz) {
+    if (v.nb1 < 0 || v.nb2 < 0 || v.nb3 < 0 || v.offset < 0 || v.nb1 % esz || v.nb2 % esz || v.nb3 % esz ||
+        v.offset % esz) {
         return false;
     }
     if (is_empty(b)) {
         return true;
     }
-    const int64_t last = v.offset + (b->ne[0] - 1) * esz + (b->ne[1] - 1) * v.nb1 + (b->ne[2] - 1) * v.nb2 +
-                         (b->ne[3] - 1) * v.nb3;
+    const int64_t last =
+        v.offset + (b->ne[0] - 1) * esz + (b->ne[1] - 1) * v.nb1 + (b->ne[2] - 1) * v.nb2 + (b->ne[3] - 1) * v.nb3;
     return last + esz <= nelements(dst) * esz;
 }
 
 // Calls fn(lo, hi, src1_row_ptr) for each piece of a src1 row that lands in
 // dst elements [r.begin, r.end): dst elements lo..hi-1, src1 starting at ptr.
-template <class F>
-void for_each_view_piece(const lm_ggml_tensor * dst, Range r, const F & fn) {
+template <class F> void for_each_view_piece(const lm_ggml_tensor * dst, Range r, const F & fn) {
     const lm_ggml_tensor * b = dst->src[1];
     const ViewParams v = view_params(dst);
     const int64_t esz = static_cast<int64_t>(lm_ggml_type_size(dst->type));
@@ -119,7 +114,7 @@ void dup_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     if (src->type == dst->type && is_packed(src) && is_packed(dst)) {
         const size_t ts = lm_ggml_type_size(dst->type);
         const char * s = static_cast<const char *>(src->data) + r.begin * ts;
-        char *       d = static_cast<char *>(dst->data) + r.begin * ts;
+        char * d = static_cast<char *>(dst->data) + r.begin * ts;
         if (s != d) {
             std::memmove(d, s, (r.end - r.begin) * ts);
         }
@@ -156,9 +151,7 @@ void set_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     });
 }
 
-bool set_supports(const lm_ggml_tensor * dst) {
-    return view_op_supported(dst);
-}
+bool set_supports(const lm_ggml_tensor * dst) { return view_op_supported(dst); }
 
 // ---------------------------------------------------------------- ACC
 void acc_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {

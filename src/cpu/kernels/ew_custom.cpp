@@ -30,9 +30,7 @@ int tasks_of(int n_tasks, int nth) {
     return n_tasks == LM_GGML_N_TASKS_MAX || n_tasks > nth ? nth : std::max(n_tasks, 1);
 }
 
-bool f32_rows(const lm_ggml_tensor * t) {
-    return t->type == LM_GGML_TYPE_F32 && t->nb[0] == sizeof(float);
-}
+bool f32_rows(const lm_ggml_tensor * t) { return t->type == LM_GGML_TYPE_F32 && t->nb[0] == sizeof(float); }
 
 char * row(const lm_ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3) {
     return (char *) t->data + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
@@ -78,9 +76,7 @@ void map_binary_forward(const lm_cpu_params * /*params*/, lm_ggml_tensor * dst) 
 
 // ---------------------------------------------------------------- MAP_CUSTOMn_F32
 // The function decides which types it handles.
-bool any_types(const lm_ggml_tensor * /*dst*/) {
-    return true;
-}
+bool any_types(const lm_ggml_tensor * /*dst*/) { return true; }
 
 void custom1_f32_forward(const lm_cpu_params * /*params*/, lm_ggml_tensor * dst) {
     fun_of<lm_ggml_custom1_op_f32_t>(dst)(dst, dst->src[0]);
@@ -97,24 +93,24 @@ void custom3_f32_forward(const lm_cpu_params * /*params*/, lm_ggml_tensor * dst)
 
 // ---------------------------------------------------------------- MAP_CUSTOMn
 void custom1_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const auto p   = params_of<lmggml::Custom1Params>(dst);
-    const int  nth = tasks_of(p.n_tasks, params->nth);
+    const auto p = params_of<lmggml::Custom1Params>(dst);
+    const int nth = tasks_of(p.n_tasks, params->nth);
     if (params->ith < nth) {
         p.fun(dst, dst->src[0], params->ith, nth, p.userdata);
     }
 }
 
 void custom2_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const auto p   = params_of<lmggml::Custom2Params>(dst);
-    const int  nth = tasks_of(p.n_tasks, params->nth);
+    const auto p = params_of<lmggml::Custom2Params>(dst);
+    const int nth = tasks_of(p.n_tasks, params->nth);
     if (params->ith < nth) {
         p.fun(dst, dst->src[0], dst->src[1], params->ith, nth, p.userdata);
     }
 }
 
 void custom3_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const auto p   = params_of<lmggml::Custom3Params>(dst);
-    const int  nth = tasks_of(p.n_tasks, params->nth);
+    const auto p = params_of<lmggml::Custom3Params>(dst);
+    const int nth = tasks_of(p.n_tasks, params->nth);
     if (params->ith < nth) {
         p.fun(dst, dst->src[0], dst->src[1], dst->src[2], params->ith, nth, p.userdata);
     }
@@ -131,10 +127,8 @@ bool lm_cpu_op_calls_user(enum lm_ggml_op op) {
         case LM_GGML_OP_MAP_CUSTOM3_F32:
         case LM_GGML_OP_MAP_CUSTOM1:
         case LM_GGML_OP_MAP_CUSTOM2:
-        case LM_GGML_OP_MAP_CUSTOM3:
-            return true;
-        default:
-            return false;
+        case LM_GGML_OP_MAP_CUSTOM3: return true;
+        default: return false;
     }
 }
 
@@ -144,9 +138,7 @@ int lm_cpu_custom_n_tasks(const struct lm_ggml_tensor * node, int n_threads) {
     switch (node->op) {
         case LM_GGML_OP_MAP_CUSTOM1:
         case LM_GGML_OP_MAP_CUSTOM2:
-        case LM_GGML_OP_MAP_CUSTOM3:
-            return tasks_of(params_of<lmggml::Custom1Params>(node).n_tasks, n_threads);
-        default:
-            return 0;
+        case LM_GGML_OP_MAP_CUSTOM3: return tasks_of(params_of<lmggml::Custom1Params>(node).n_tasks, n_threads);
+        default: return 0;
     }
 }

@@ -13,7 +13,7 @@ namespace lm_cpu_ew {
 // f32[0]=start [1]=stop [2]=step; dst[i] = start + step*i (no src).
 void arange_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const float start = lm_ggml_get_op_params_f32(dst, 0);
-    const float step  = lm_ggml_get_op_params_f32(dst, 2);
+    const float step = lm_ggml_get_op_params_f32(dst, 2);
     const Range r = split(dst->ne[0], params->ith, params->nth);
     char * d = static_cast<char *>(dst->data);
     for (int64_t i = r.begin; i < r.end; ++i) {
@@ -32,7 +32,7 @@ bool arange_supports(const lm_ggml_tensor * dst) {
 // is 0.
 void timestep_embedding_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const lm_ggml_tensor * t = dst->src[0];
-    const int dim  = lm_ggml_get_op_params_i32(dst, 0);
+    const int dim = lm_ggml_get_op_params_i32(dst, 0);
     const int half = dim / 2;
     const float neg_log_period = -std::log(static_cast<float>(lm_ggml_get_op_params_i32(dst, 1)));
     const Range r = split(t->ne[0], params->ith, params->nth);
@@ -54,9 +54,8 @@ void timestep_embedding_forward(const lm_cpu_params * params, lm_ggml_tensor * d
 bool timestep_embedding_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * t = dst->src[0];
     const int dim = lm_ggml_get_op_params_i32(dst, 0);
-    return t && is_float_type(t->type) && is_float_type(dst->type) && dim >= 0 &&
-           dst->ne[0] == dim + (dim % 2) && dst->ne[1] == t->ne[0] && dst->ne[2] == 1 && dst->ne[3] == 1 &&
-           lm_ggml_get_op_params_i32(dst, 1) > 0;
+    return t && is_float_type(t->type) && is_float_type(dst->type) && dim >= 0 && dst->ne[0] == dim + (dim % 2) &&
+           dst->ne[1] == t->ne[0] && dst->ne[2] == 1 && dst->ne[3] == 1 && lm_ggml_get_op_params_i32(dst, 1) > 0;
 }
 
 // ---------------------------------------------------------------- GROUP_NORM
@@ -71,8 +70,7 @@ struct GroupBlock {
 };
 
 // Calls fn(channel, i1) for every row of one (group, i3) block.
-template <class F>
-void for_block_rows(const GroupBlock & g, const F & fn) {
+template <class F> void for_block_rows(const GroupBlock & g, const F & fn) {
     for (int64_t c = g.c0; c < g.c1; ++c) {
         for (int64_t i1 = 0; i1 < g.src->ne[1]; ++i1) {
             fn(c, i1);
@@ -130,7 +128,7 @@ void group_norm_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
 
         for_block_rows(blk, [&](int64_t c, int64_t i1) {
             const char * x = row_ptr(a, i1, c, blk.i3);
-            char *       y = row_ptr_mut(dst, i1, c, blk.i3);
+            char * y = row_ptr_mut(dst, i1, c, blk.i3);
             for (int64_t k0 = 0; k0 < ne00; k0 += kChunk) {
                 const int64_t m = std::min<int64_t>(kChunk, ne00 - k0);
                 load_run(a->type, x + k0 * anb0, anb0, m, buf);

@@ -38,7 +38,7 @@ void repeat_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const RowIdx i = row_idx(ir, dst->ne);
         const char * s = row_ptr(a, i.i1 % a->ne[1], i.i2 % a->ne[2], i.i3 % a->ne[3]);
-        char *       d = row_ptr_mut(dst, i.i1, i.i2, i.i3);
+        char * d = row_ptr_mut(dst, i.i1, i.i2, i.i3);
         for (int64_t k0 = 0; k0 < dst->ne[0]; k0 += ne00) {
             copy_run(a->type, s, a->nb[0], dst->type, d + k0 * dst->nb[0], dst->nb[0], ne00, esz);
         }
@@ -72,8 +72,8 @@ void concat_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
         char * d = row_ptr_mut(dst, i.i1, i.i2, i.i3);
         if (dim == 0) {
             copy_run(a->type, row_ptr(a, i.i1, i.i2, i.i3), a->nb[0], dst->type, d, dst->nb[0], a->ne[0], esz);
-            copy_run(b->type, row_ptr(b, i.i1, i.i2, i.i3), b->nb[0], dst->type, d + a->ne[0] * dst->nb[0],
-                     dst->nb[0], b->ne[0], esz);
+            copy_run(b->type, row_ptr(b, i.i1, i.i2, i.i3), b->nb[0], dst->type, d + a->ne[0] * dst->nb[0], dst->nb[0],
+                     b->ne[0], esz);
             continue;
         }
         int64_t c[4] = {0, i.i1, i.i2, i.i3};
@@ -90,7 +90,8 @@ bool concat_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * a = dst->src[0];
     const lm_ggml_tensor * b = dst->src[1];
     const int dim = lm_ggml_get_op_params_i32(dst, 0);
-    if (!a || !b || dim < 0 || dim >= LM_GGML_MAX_DIMS || !movable(a->type, dst->type) || !movable(b->type, dst->type)) {
+    if (!a || !b || dim < 0 || dim >= LM_GGML_MAX_DIMS || !movable(a->type, dst->type) ||
+        !movable(b->type, dst->type)) {
         return false;
     }
     for (int i = 0; i < LM_GGML_MAX_DIMS; ++i) {
@@ -111,7 +112,8 @@ void get_rows_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const RowIdx i = row_idx(ir, dst->ne);
         int32_t id;
-        std::memcpy(&id, static_cast<const char *>(ids->data) + i.i1 * ids->nb[0] + i.i2 * ids->nb[1] + i.i3 * ids->nb[2],
+        std::memcpy(&id,
+                    static_cast<const char *>(ids->data) + i.i1 * ids->nb[0] + i.i2 * ids->nb[1] + i.i3 * ids->nb[2],
                     sizeof(id));
         // an id outside the table is a caller bug that would read out of bounds
         LM_GGML_ASSERT(id >= 0 && id < a->ne[1]);
@@ -123,9 +125,9 @@ void get_rows_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
 bool get_rows_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * a = dst->src[0];
     const lm_ggml_tensor * ids = dst->src[1];
-    return a && ids && ids->type == LM_GGML_TYPE_I32 && movable(a->type, dst->type) &&
-           dst->ne[0] == a->ne[0] && dst->ne[1] == ids->ne[0] && dst->ne[2] == ids->ne[1] &&
-           dst->ne[3] == ids->ne[2] && ids->ne[3] == 1 && a->ne[2] == ids->ne[1] && a->ne[3] == ids->ne[2];
+    return a && ids && ids->type == LM_GGML_TYPE_I32 && movable(a->type, dst->type) && dst->ne[0] == a->ne[0] &&
+           dst->ne[1] == ids->ne[0] && dst->ne[2] == ids->ne[1] && dst->ne[3] == ids->ne[2] && ids->ne[3] == 1 &&
+           a->ne[2] == ids->ne[1] && a->ne[3] == ids->ne[2];
 }
 
 // ---------------------------------------------------------------- PAD
@@ -171,7 +173,7 @@ void upscale_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
         const int64_t j2 = static_cast<int64_t>(static_cast<float>(i.i2) / sf[2]);
         const int64_t j3 = static_cast<int64_t>(static_cast<float>(i.i3) / sf[3]);
         const char * s = row_ptr(a, j1, j2, j3);
-        char *       d = row_ptr_mut(dst, i.i1, i.i2, i.i3);
+        char * d = row_ptr_mut(dst, i.i1, i.i2, i.i3);
         for (int64_t i0 = 0; i0 < dst->ne[0]; ++i0) {
             const int64_t j0 = static_cast<int64_t>(static_cast<float>(i0) / sf[0]);
             copy_run(a->type, s + j0 * a->nb[0], a->nb[0], dst->type, d + i0 * dst->nb[0], dst->nb[0], 1, esz);

@@ -21,8 +21,8 @@ void for_row_parts(const lm_cpu_params * params, int64_t nrows, int64_t ne0, boo
         return;
     }
     const int64_t segs = (params->nth + nrows - 1) / nrows;
-    const int64_t len  = ((ne0 + segs - 1) / segs + 15) / 16 * 16;
-    const Range   r    = split(nrows * segs, params->ith, params->nth);
+    const int64_t len = ((ne0 + segs - 1) / segs + 15) / 16 * 16;
+    const Range r = split(nrows * segs, params->ith, params->nth);
     for (int64_t u = r.begin; u < r.end; ++u) {
         const int64_t k0 = (u % segs) * len;
         if (k0 < ne0) fn(u / segs, k0, std::min(ne0, k0 + len));
@@ -31,15 +31,15 @@ void for_row_parts(const lm_cpu_params * params, int64_t nrows, int64_t ne0, boo
 
 // y = fn(x) by rows: fn(n, x, y) handles n contiguous floats (a vector
 // kernel of arch/kernels.h, or map_rows' element loop); y may alias x.
-template <class RowFn>
-void map_rows_vec(const lm_cpu_params * params, lm_ggml_tensor * dst, RowFn fn) {
+template <class RowFn> void map_rows_vec(const lm_cpu_params * params, lm_ggml_tensor * dst, RowFn fn) {
     const lm_ggml_tensor * src = dst->src[0];
     const int64_t ne0 = dst->ne[0];
     const size_t snb0 = src->nb[0];
     const size_t dnb0 = dst->nb[0];
-    const bool plain = src->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
-                       snb0 == sizeof(float) && dnb0 == sizeof(float);
-    if (plain && lm_ggml_is_contiguous(src) && lm_ggml_is_contiguous(dst)) { // one run: no per-row overhead on short rows
+    const bool plain = src->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 && snb0 == sizeof(float) &&
+                       dnb0 == sizeof(float);
+    if (plain && lm_ggml_is_contiguous(src) &&
+        lm_ggml_is_contiguous(dst)) { // one run: no per-row overhead on short rows
         for_row_parts(params, 1, lm_ggml_nelements(dst), true, [&](int64_t, int64_t k0, int64_t k1) {
             fn(k1 - k0, static_cast<const float *>(src->data) + k0, static_cast<float *>(dst->data) + k0);
         });
@@ -50,7 +50,7 @@ void map_rows_vec(const lm_cpu_params * params, lm_ggml_tensor * dst, RowFn fn) 
     for_row_parts(params, nrows(dst), ne0, plain, [&](int64_t ir, int64_t k0, int64_t k1) {
         const RowIdx i = row_idx(ir, dst->ne);
         const char * s = row_ptr(src, i.i1, i.i2, i.i3);
-        char *       d = row_ptr_mut(dst, i.i1, i.i2, i.i3);
+        char * d = row_ptr_mut(dst, i.i1, i.i2, i.i3);
         if (plain) {
             fn(k1 - k0, reinterpret_cast<const float *>(s) + k0, reinterpret_cast<float *>(d) + k0);
             return;
@@ -65,19 +65,17 @@ void map_rows_vec(const lm_cpu_params * params, lm_ggml_tensor * dst, RowFn fn) 
 }
 
 // y = f(x) for every element; dst and src0 have the same shape.
-template <class F>
-void map_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
+template <class F> void map_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
     map_rows_vec(params, dst, [&f](int64_t n, const float * x, float * y) {
         for (int64_t k = 0; k < n; ++k) y[k] = f(x[k]);
     });
 }
 
 // y = f(a, b) with src1 repeated over src0 in every dim (ggml_can_repeat).
-template <class F>
-void zip_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
+template <class F> void zip_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
     const lm_ggml_tensor * a = dst->src[0];
     const lm_ggml_tensor * b = dst->src[1];
-    const int64_t ne0  = dst->ne[0];
+    const int64_t ne0 = dst->ne[0];
     const int64_t ne10 = b->ne[0];
     const size_t anb0 = a->nb[0];
     const size_t bnb0 = b->nb[0];
@@ -89,7 +87,7 @@ void zip_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
         lm_ggml_is_contiguous(dst)) { // one run: no per-row overhead on short rows
         const float * x = static_cast<const float *>(a->data);
         const float * y = static_cast<const float *>(b->data);
-        float *       z = static_cast<float *>(dst->data);
+        float * z = static_cast<float *>(dst->data);
         for_row_parts(params, 1, lm_ggml_nelements(dst), true, [&](int64_t, int64_t k0, int64_t k1) {
             for (int64_t k = k0; k < k1; ++k) z[k] = f(x[k], y[k]);
         });
@@ -102,9 +100,9 @@ void zip_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
         const int64_t n = ne0 * dst->ne[1];
         for (int64_t pl = r.begin; pl < r.end; ++pl) {
             const int64_t i2 = pl % dst->ne[2], i3 = pl / dst->ne[2];
-            const float * x  = reinterpret_cast<const float *>(row_ptr(a, 0, i2, i3));
-            const float   v  = *reinterpret_cast<const float *>(row_ptr(b, 0, i2 % b->ne[2], i3 % b->ne[3]));
-            float *       z  = reinterpret_cast<float *>(row_ptr_mut(dst, 0, i2, i3));
+            const float * x = reinterpret_cast<const float *>(row_ptr(a, 0, i2, i3));
+            const float v = *reinterpret_cast<const float *>(row_ptr(b, 0, i2 % b->ne[2], i3 % b->ne[3]));
+            float * z = reinterpret_cast<float *>(row_ptr_mut(dst, 0, i2, i3));
             for (int64_t k = 0; k < n; ++k) z[k] = f(x[k], v);
         }
         return;
@@ -117,11 +115,11 @@ void zip_rows(const lm_cpu_params * params, lm_ggml_tensor * dst, const F & f) {
         const RowIdx i = row_idx(ir, dst->ne);
         const char * ap = row_ptr(a, i.i1, i.i2, i.i3);
         const char * bp = row_ptr(b, i.i1 % b->ne[1], i.i2 % b->ne[2], i.i3 % b->ne[3]);
-        char *       dp = row_ptr_mut(dst, i.i1, i.i2, i.i3);
+        char * dp = row_ptr_mut(dst, i.i1, i.i2, i.i3);
         if (plain) {
             const float * x = reinterpret_cast<const float *>(ap);
             const float * y = reinterpret_cast<const float *>(bp);
-            float *       z = reinterpret_cast<float *>(dp);
+            float * z = reinterpret_cast<float *>(dp);
             if (ne10 == ne0) {
                 for (int64_t k = p0; k < p1; ++k) z[k] = f(x[k], y[k]);
                 return;

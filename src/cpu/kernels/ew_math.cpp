@@ -9,17 +9,27 @@
 
 namespace lm_cpu_ew {
 
-void sqr_forward(const lm_cpu_params * p, lm_ggml_tensor * d)  { map_rows(p, d, [](float x) { return x * x; }); }
-void sqrt_forward(const lm_cpu_params * p, lm_ggml_tensor * d) { map_rows(p, d, [](float x) { return std::sqrt(x); }); }
-void log_forward(const lm_cpu_params * p, lm_ggml_tensor * d)  { map_rows(p, d, [](float x) { return std::log(x); }); }
-void sin_forward(const lm_cpu_params * p, lm_ggml_tensor * d)  { map_rows(p, d, [](float x) { return std::sin(x); }); }
-void cos_forward(const lm_cpu_params * p, lm_ggml_tensor * d)  { map_rows(p, d, [](float x) { return std::cos(x); }); }
+void sqr_forward(const lm_cpu_params * p, lm_ggml_tensor * d) {
+    map_rows(p, d, [](float x) { return x * x; });
+}
+void sqrt_forward(const lm_cpu_params * p, lm_ggml_tensor * d) {
+    map_rows(p, d, [](float x) { return std::sqrt(x); });
+}
+void log_forward(const lm_cpu_params * p, lm_ggml_tensor * d) {
+    map_rows(p, d, [](float x) { return std::log(x); });
+}
+void sin_forward(const lm_cpu_params * p, lm_ggml_tensor * d) {
+    map_rows(p, d, [](float x) { return std::sin(x); });
+}
+void cos_forward(const lm_cpu_params * p, lm_ggml_tensor * d) {
+    map_rows(p, d, [](float x) { return std::cos(x); });
+}
 
-bool sqr_supports(const lm_ggml_tensor * d)  { return map_supported(d); }
+bool sqr_supports(const lm_ggml_tensor * d) { return map_supported(d); }
 bool sqrt_supports(const lm_ggml_tensor * d) { return map_supported(d); }
-bool log_supports(const lm_ggml_tensor * d)  { return map_supported(d); }
-bool sin_supports(const lm_ggml_tensor * d)  { return map_supported(d); }
-bool cos_supports(const lm_ggml_tensor * d)  { return map_supported(d); }
+bool log_supports(const lm_ggml_tensor * d) { return map_supported(d); }
+bool sin_supports(const lm_ggml_tensor * d) { return map_supported(d); }
+bool cos_supports(const lm_ggml_tensor * d) { return map_supported(d); }
 
 void scale_forward(const lm_cpu_params * p, lm_ggml_tensor * d) {
     const float s = lm_ggml_get_op_params_f32(d, 0);

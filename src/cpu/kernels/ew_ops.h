@@ -9,8 +9,8 @@
 
 namespace lm_cpu_ew {
 
-#define LM_CPU_EW_OP(name)                                                          \
-    void name##_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);       \
+#define LM_CPU_EW_OP(name)                                                                                             \
+    void name##_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);                                           \
     bool name##_supports(const lm_ggml_tensor * dst);
 
 // ew_copy.cpp: DUP, CPY, CONT (one kernel), SET, ACC

@@ -28,19 +28,16 @@ double row_sum(lm_ggml_type t, const char * p, size_t stride, int64_t n) {
     return s;
 }
 
-bool is_i32_out(const lm_ggml_tensor * dst) {
-    return dst->type == LM_GGML_TYPE_I32;
-}
+bool is_i32_out(const lm_ggml_tensor * dst) { return dst->type == LM_GGML_TYPE_I32; }
 
 // dst has src's rows collapsed to one element: [1, ne1, ne2, ne3]
 bool row_reduce_supported(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * a = dst->src[0];
-    return a && is_float_type(a->type) && is_float_type(dst->type) && dst->ne[0] == 1 &&
-           dst->ne[1] == a->ne[1] && dst->ne[2] == a->ne[2] && dst->ne[3] == a->ne[3];
+    return a && is_float_type(a->type) && is_float_type(dst->type) && dst->ne[0] == 1 && dst->ne[1] == a->ne[1] &&
+           dst->ne[2] == a->ne[2] && dst->ne[3] == a->ne[3];
 }
 
-template <class Finish>
-void row_reduce(const lm_cpu_params * params, lm_ggml_tensor * dst, const Finish & finish) {
+template <class Finish> void row_reduce(const lm_cpu_params * params, lm_ggml_tensor * dst, const Finish & finish) {
     const lm_ggml_tensor * a = dst->src[0];
     const Range r = split(nrows(a), params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
@@ -69,8 +66,8 @@ void sum_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
 
 bool sum_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * a = dst->src[0];
-    return a && is_float_type(a->type) && is_float_type(dst->type) &&
-           dst->ne[0] == 1 && dst->ne[1] == 1 && dst->ne[2] == 1 && dst->ne[3] == 1;
+    return a && is_float_type(a->type) && is_float_type(dst->type) && dst->ne[0] == 1 && dst->ne[1] == 1 &&
+           dst->ne[2] == 1 && dst->ne[3] == 1;
 }
 
 // ---------------------------------------------------------------- SUM_ROWS, MEAN
@@ -78,9 +75,7 @@ void sum_rows_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     row_reduce(params, dst, [](double s) { return static_cast<float>(s); });
 }
 
-bool sum_rows_supports(const lm_ggml_tensor * dst) {
-    return row_reduce_supported(dst);
-}
+bool sum_rows_supports(const lm_ggml_tensor * dst) { return row_reduce_supported(dst); }
 
 void mean_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     // ggml rounds the sum to float, then divides in float
@@ -88,9 +83,7 @@ void mean_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     row_reduce(params, dst, [n](double s) { return static_cast<float>(s) / n; });
 }
 
-bool mean_supports(const lm_ggml_tensor * dst) {
-    return row_reduce_supported(dst);
-}
+bool mean_supports(const lm_ggml_tensor * dst) { return row_reduce_supported(dst); }
 
 // ---------------------------------------------------------------- ARGMAX
 // Index of the maximum of each row of a matrix. Ties go to the last
@@ -119,9 +112,8 @@ void argmax_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
 
 bool argmax_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * a = dst->src[0];
-    return a && is_float_type(a->type) && is_i32_out(dst) && a->ne[2] == 1 && a->ne[3] == 1 &&
-           dst->ne[0] == a->ne[1] && dst->ne[1] == 1 && dst->ne[2] == 1 && dst->ne[3] == 1 &&
-           a->ne[0] <= INT32_MAX;
+    return a && is_float_type(a->type) && is_i32_out(dst) && a->ne[2] == 1 && a->ne[3] == 1 && dst->ne[0] == a->ne[1] &&
+           dst->ne[1] == 1 && dst->ne[2] == 1 && dst->ne[3] == 1 && a->ne[0] <= INT32_MAX;
 }
 
 // ---------------------------------------------------------------- ARGSORT
@@ -159,9 +151,8 @@ void argsort_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
 bool argsort_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * a = dst->src[0];
     const int32_t order = lm_ggml_get_op_params_i32(dst, 0);
-    return a && is_float_type(a->type) && is_i32_out(dst) && same_shape(a, dst) &&
-           dst->nb[0] == sizeof(int32_t) && a->ne[0] <= INT32_MAX &&
-           (order == LM_GGML_SORT_ORDER_ASC || order == LM_GGML_SORT_ORDER_DESC);
+    return a && is_float_type(a->type) && is_i32_out(dst) && same_shape(a, dst) && dst->nb[0] == sizeof(int32_t) &&
+           a->ne[0] <= INT32_MAX && (order == LM_GGML_SORT_ORDER_ASC || order == LM_GGML_SORT_ORDER_DESC);
 }
 
 } // namespace lm_cpu_ew

@@ -20,9 +20,7 @@ struct Row {
 inline Row row_at(const lm_ggml_tensor * t, int64_t ir) {
     return {ir % t->ne[1], (ir / t->ne[1]) % t->ne[2], ir / (t->ne[1] * t->ne[2])};
 }
-inline int64_t n_rows(const lm_ggml_tensor * t) {
-    return t->ne[1] * t->ne[2] * t->ne[3];
-}
+inline int64_t n_rows(const lm_ggml_tensor * t) { return t->ne[1] * t->ne[2] * t->ne[3]; }
 
 inline float f32_at(const lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
     return *(const float *) (row_of(t, i1, i2, i3) + i0 * t->nb[0]);
@@ -30,8 +28,7 @@ inline float f32_at(const lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2
 
 bool f32_pair(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * s = dst->src[0];
-    return s != nullptr && s->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
-           dst->nb[0] == sizeof(float);
+    return s != nullptr && s->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 && dst->nb[0] == sizeof(float);
 }
 
 } // namespace
@@ -52,7 +49,7 @@ bool pad_reflect_1d_supports(const lm_ggml_tensor * dst) {
 void pad_reflect_1d_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const lm_ggml_tensor * s = dst->src[0];
     const int64_t p0 = lm_ggml_get_op_params_i32(dst, 0);
-    const int64_t n  = s->ne[0];
+    const int64_t n = s->ne[0];
     const Range r = split(n_rows(dst), params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const Row w = row_at(dst, ir);
@@ -75,7 +72,7 @@ bool win_part_supports(const lm_ggml_tensor * dst) {
     }
     const lm_ggml_tensor * s = dst->src[0];
     const int32_t npx = lm_ggml_get_op_params_i32(dst, 0), npy = lm_ggml_get_op_params_i32(dst, 1);
-    const int32_t w   = lm_ggml_get_op_params_i32(dst, 2);
+    const int32_t w = lm_ggml_get_op_params_i32(dst, 2);
     return w > 0 && s->ne[3] == 1 && dst->ne[0] == s->ne[0] && dst->ne[1] == w && dst->ne[2] == w &&
            dst->ne[3] == (int64_t) npx * npy && (int64_t) npx * w >= s->ne[1] && (int64_t) npy * w >= s->ne[2];
 }
@@ -83,7 +80,7 @@ bool win_part_supports(const lm_ggml_tensor * dst) {
 void win_part_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const lm_ggml_tensor * s = dst->src[0];
     const int64_t npx = lm_ggml_get_op_params_i32(dst, 0);
-    const int64_t w   = lm_ggml_get_op_params_i32(dst, 2);
+    const int64_t w = lm_ggml_get_op_params_i32(dst, 2);
     const Range r = split(n_rows(dst), params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const Row d = row_at(dst, ir);
@@ -117,7 +114,7 @@ bool win_unpart_supports(const lm_ggml_tensor * dst) {
 
 void win_unpart_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const lm_ggml_tensor * s = dst->src[0];
-    const int64_t w   = lm_ggml_get_op_params_i32(dst, 0);
+    const int64_t w = lm_ggml_get_op_params_i32(dst, 0);
     const int64_t npx = (dst->ne[1] + w - 1) / w;
     const Range r = split(dst->ne[1] * dst->ne[2], params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
@@ -136,8 +133,8 @@ bool get_rel_pos_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * s = dst->src[0];
     // ggml's CPU also takes BF16 but copies its bits into the F16 result,
     // which is not a meaningful value; only F16 is accepted here
-    return s != nullptr && s->type == LM_GGML_TYPE_F16 && dst->type == LM_GGML_TYPE_F16 &&
-           dst->ne[0] == s->ne[0] && dst->ne[1] == dst->ne[2] && s->ne[1] == 2 * dst->ne[1] - 1 && dst->ne[3] == 1;
+    return s != nullptr && s->type == LM_GGML_TYPE_F16 && dst->type == LM_GGML_TYPE_F16 && dst->ne[0] == s->ne[0] &&
+           dst->ne[1] == dst->ne[2] && s->ne[1] == 2 * dst->ne[1] - 1 && dst->ne[3] == 1;
 }
 
 void get_rel_pos_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
@@ -159,7 +156,7 @@ void get_rel_pos_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
 // of dst is a's plus ph[u, qw, qh, b] + pw[v, qw, qh, b]. In place when
 // dst aliases a (op_params i32 [0]=1); every element is read before it is written.
 bool add_rel_pos_supports(const lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * a  = dst->src[0];
+    const lm_ggml_tensor * a = dst->src[0];
     const lm_ggml_tensor * pw = dst->src[1];
     const lm_ggml_tensor * ph = dst->src[2];
     if (!f32_pair(dst) || pw == nullptr || ph == nullptr || pw->type != LM_GGML_TYPE_F32 ||
@@ -171,7 +168,7 @@ bool add_rel_pos_supports(const lm_ggml_tensor * dst) {
 }
 
 void add_rel_pos_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * a  = dst->src[0];
+    const lm_ggml_tensor * a = dst->src[0];
     const lm_ggml_tensor * pw = dst->src[1];
     const lm_ggml_tensor * ph = dst->src[2];
     const int64_t K = pw->ne[0], QW = pw->ne[1];

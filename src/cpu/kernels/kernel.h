@@ -8,14 +8,14 @@
 
 #include <stdint.h>
 
-struct lm_cpu_barrier;     // owned by the threadpool
-struct lm_cpu_chunk_slot;  // one per thread of a graph compute (graph walk)
+struct lm_cpu_barrier;    // owned by the threadpool
+struct lm_cpu_chunk_slot; // one per thread of a graph compute (graph walk)
 
 struct lm_cpu_params {
-    int    ith;     // this thread, 0 <= ith < nth
-    int    nth;     // threads working on this node
-    size_t wsize;   // bytes of shared scratch, as asked for by work_size()
-    void * wdata;   // shared scratch (64-byte aligned), the same pointer for every thread
+    int ith;      // this thread, 0 <= ith < nth
+    int nth;      // threads working on this node
+    size_t wsize; // bytes of shared scratch, as asked for by work_size()
+    void * wdata; // shared scratch (64-byte aligned), the same pointer for every thread
     struct lm_cpu_barrier * barrier;
     struct lm_cpu_chunk_slot * chunks; // nth slots for lm_cpu_chunks_*; NULL: static shares
     uint32_t node_seq;                 // distinct for every node of one graph compute, > 0
@@ -35,12 +35,14 @@ void lm_cpu_barrier_wait(const struct lm_cpu_params * params);
 struct lm_cpu_chunk_iter {
     int64_t next, end; // static mode: what is left of the own share
     int64_t max_take;
-    int     victim;    // threads stolen from so far
-    int     dynamic;   // 0: static shares (no slots, one thread, or too many chunks)
+    int victim;  // threads stolen from so far
+    int dynamic; // 0: static shares (no slots, one thread, or too many chunks)
 };
-void lm_cpu_chunks_begin(const struct lm_cpu_params * params, int64_t n, int64_t max_take, struct lm_cpu_chunk_iter * it);
+void lm_cpu_chunks_begin(const struct lm_cpu_params * params, int64_t n, int64_t max_take,
+                         struct lm_cpu_chunk_iter * it);
 // Next run of chunks [*begin, *end); false when every chunk is taken.
-int  lm_cpu_chunks_next(const struct lm_cpu_params * params, struct lm_cpu_chunk_iter * it, int64_t * begin, int64_t * end);
+int lm_cpu_chunks_next(const struct lm_cpu_params * params, struct lm_cpu_chunk_iter * it, int64_t * begin,
+                       int64_t * end);
 
 // Every thread calls forward(params, dst) for the same node; each does its share.
 typedef void (*lm_cpu_forward_fn)(const struct lm_cpu_params * params, struct lm_ggml_tensor * dst);
@@ -54,22 +56,20 @@ typedef bool (*lm_cpu_supports_fn)(const struct lm_ggml_tensor * dst);
 typedef bool (*lm_cpu_private_scratch_fn)(const struct lm_ggml_tensor * dst, int n_threads);
 
 struct lm_cpu_op_desc {
-    lm_cpu_forward_fn   forward;    // NULL: op not implemented on CPU
-    lm_cpu_work_size_fn work_size;  // optional
-    lm_cpu_supports_fn  supports;   // optional: NULL means every type combination works
-    bool                single_thread; // run with nth = 1 (cheap or inherently serial ops)
+    lm_cpu_forward_fn forward;     // NULL: op not implemented on CPU
+    lm_cpu_work_size_fn work_size; // optional
+    lm_cpu_supports_fn supports;   // optional: NULL means every type combination works
+    bool single_thread;            // run with nth = 1 (cheap or inherently serial ops)
     // A few operations per element: a small node (lm_cpu_node_n_tasks) runs
     // on one thread, cheaper than splitting it and meeting at a barrier.
-    bool                light;
+    bool light;
     lm_cpu_private_scratch_fn private_scratch; // optional: NULL means shared scratch
 };
 
 // This thread's own slice of the scratch: every thread gets an equal,
 // line-aligned part of wsize (the same slices for every node of a graph, so
 // nodes using only these need no barrier between them for their scratch).
-static inline size_t lm_cpu_scratch_slice(size_t wsize, int nth) {
-    return (wsize / (size_t) nth) & ~(size_t) 63;
-}
+static inline size_t lm_cpu_scratch_slice(size_t wsize, int nth) { return (wsize / (size_t) nth) & ~(size_t) 63; }
 static inline void * lm_cpu_thread_scratch(const struct lm_cpu_params * params) {
     return (char *) params->wdata + (size_t) params->ith * lm_cpu_scratch_slice(params->wsize, params->nth);
 }

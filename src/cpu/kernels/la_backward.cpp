@@ -22,12 +22,8 @@ inline RowIdx row_idx(const lm_ggml_tensor * t, int64_t ir) {
     return {ir % t->ne[1], (ir / t->ne[1]) % t->ne[2], ir / (t->ne[1] * t->ne[2])};
 }
 
-inline const float * frow(const lm_ggml_tensor * t, RowIdx r) {
-    return (const float *) row_of(t, r.i1, r.i2, r.i3);
-}
-inline float * frow(lm_ggml_tensor * t, RowIdx r) {
-    return (float *) row_of(t, r.i1, r.i2, r.i3);
-}
+inline const float * frow(const lm_ggml_tensor * t, RowIdx r) { return (const float *) row_of(t, r.i1, r.i2, r.i3); }
+inline float * frow(lm_ggml_tensor * t, RowIdx r) { return (float *) row_of(t, r.i1, r.i2, r.i3); }
 
 // dst and srcs[0..n) F32, packed, same shape
 bool same_shape_f32(const lm_ggml_tensor * dst, int n) {
@@ -44,7 +40,7 @@ bool same_shape_f32(const lm_ggml_tensor * dst, int n) {
 
 // sum of x[0..n) in kLanes partial sums (vectorises without -ffast-math)
 float sum_f32(int64_t n, const float * x) {
-    float   acc[kLanes] = {};
+    float acc[kLanes] = {};
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
         for (int j = 0; j < kLanes; ++j) {
@@ -92,14 +88,14 @@ void repeat_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const int64_t ne0 = dst->ne[0];
     const int64_t nr2 = src->ne[2] / dst->ne[2];
     const int64_t nr3 = src->ne[3] / dst->ne[3];
-    const bool    runs = dst->ne[1] == 1 && src->nb[1] == (size_t) src->ne[0] * sizeof(float);
-    const int64_t n1   = runs ? 1 : src->ne[1] / dst->ne[1]; // pieces per plane
-    const int64_t len  = runs ? src->ne[0] * src->ne[1] : src->ne[0]; // floats per piece
+    const bool runs = dst->ne[1] == 1 && src->nb[1] == (size_t) src->ne[0] * sizeof(float);
+    const int64_t n1 = runs ? 1 : src->ne[1] / dst->ne[1];           // pieces per plane
+    const int64_t len = runs ? src->ne[0] * src->ne[1] : src->ne[0]; // floats per piece
 
     const Range r = split(lm_ggml_nrows(dst), params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const RowIdx k = row_idx(dst, ir);
-        float *      y = frow(dst, k);
+        float * y = frow(dst, k);
         std::fill(y, y + ne0, 0.0f);
         for (int64_t i3 = 0; i3 < nr3; ++i3) {
             for (int64_t i2 = 0; i2 < nr2; ++i2) {
@@ -122,21 +118,19 @@ void repeat_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
 }
 
 // ---------------------------------------------------------------- SILU_BACK
-bool silu_back_supports(const lm_ggml_tensor * dst) {
-    return same_shape_f32(dst, 2);
-}
+bool silu_back_supports(const lm_ggml_tensor * dst) { return same_shape_f32(dst, 2); }
 
 // d/dx x*s(x) = s * (1 + x * (1 - s)), s the logistic sigmoid
 void silu_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const lm_ggml_tensor * dy = dst->src[0];
-    const lm_ggml_tensor * x  = dst->src[1];
-    const int64_t          n  = dst->ne[0];
-    const Range            r  = split(lm_ggml_nrows(dst), params->ith, params->nth);
+    const lm_ggml_tensor * x = dst->src[1];
+    const int64_t n = dst->ne[0];
+    const Range r = split(lm_ggml_nrows(dst), params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
-        const RowIdx  k  = row_idx(dst, ir);
-        const float * g  = frow(dy, k);
+        const RowIdx k = row_idx(dst, ir);
+        const float * g = frow(dy, k);
         const float * xr = frow(x, k);
-        float *       y  = frow(dst, k);
+        float * y = frow(dst, k);
         for (int64_t i = 0; i < n; ++i) {
             const float s = 1.0f / (1.0f + expf(-xr[i]));
             y[i] = g[i] * s * (1.0f + xr[i] * (1.0f - s));
@@ -145,30 +139,28 @@ void silu_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
 }
 
 // ---------------------------------------------------------------- RMS_NORM_BACK
-bool rms_norm_back_supports(const lm_ggml_tensor * dst) {
-    return same_shape_f32(dst, 2);
-}
+bool rms_norm_back_supports(const lm_ggml_tensor * dst) { return same_shape_f32(dst, 2); }
 
 // y = x * r with r = (mean(x^2) + eps)^-1/2 gives
 // dx = r * (dy - x * dot(x, dy) / (sum(x^2) + n*eps))
 void rms_norm_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * dy  = dst->src[0];
-    const lm_ggml_tensor * x   = dst->src[1];
-    const double           eps = lm_ggml_get_op_params_f32(dst, 0);
-    const int64_t          n   = dst->ne[0];
-    const Range            r   = split(lm_ggml_nrows(dst), params->ith, params->nth);
+    const lm_ggml_tensor * dy = dst->src[0];
+    const lm_ggml_tensor * x = dst->src[1];
+    const double eps = lm_ggml_get_op_params_f32(dst, 0);
+    const int64_t n = dst->ne[0];
+    const Range r = split(lm_ggml_nrows(dst), params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
-        const RowIdx  k  = row_idx(dst, ir);
-        const float * g  = frow(dy, k);
+        const RowIdx k = row_idx(dst, ir);
+        const float * g = frow(dy, k);
         const float * xr = frow(x, k);
-        float *       y  = frow(dst, k);
+        float * y = frow(dst, k);
         double sum_xx = 0.0, sum_xg = 0.0;
         for (int64_t i = 0; i < n; ++i) {
             sum_xx += (double) xr[i] * xr[i];
             sum_xg += (double) xr[i] * g[i];
         }
         const double rrms = 1.0 / std::sqrt(sum_xx / (double) n + eps);
-        const double c    = sum_xg / (sum_xx + (double) n * eps);
+        const double c = sum_xg / (sum_xx + (double) n * eps);
         for (int64_t i = 0; i < n; ++i) {
             y[i] = (float) (rrms * ((double) g[i] - (double) xr[i] * c));
         }
@@ -181,19 +173,19 @@ bool get_rows_back_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * ids = dst->src[1];
     return src != nullptr && ids != nullptr && packed_f32(dst) &&
            (src->type == LM_GGML_TYPE_F32 || src->type == LM_GGML_TYPE_F16) &&
-           src->nb[0] == lm_ggml_type_size(src->type) && ids->type == LM_GGML_TYPE_I32 &&
-           src->ne[0] == dst->ne[0] && src->ne[1] >= lm_ggml_nelements(ids) && src->ne[2] == 1 && src->ne[3] == 1 &&
-           dst->ne[2] == 1 && dst->ne[3] == 1;
+           src->nb[0] == lm_ggml_type_size(src->type) && ids->type == LM_GGML_TYPE_I32 && src->ne[0] == dst->ne[0] &&
+           src->ne[1] >= lm_ggml_nelements(ids) && src->ne[2] == 1 && src->ne[3] == 1 && dst->ne[2] == 1 &&
+           dst->ne[3] == 1;
 }
 
 // Each thread owns a range of dst rows and adds, in id order, every source
 // row whose id falls in it (ids may repeat). Ids outside dst are skipped.
 void get_rows_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * src   = dst->src[0];
-    const lm_ggml_tensor * ids   = dst->src[1];
-    const int64_t          nc    = dst->ne[0];
-    const int64_t          n_ids = lm_ggml_nelements(ids);
-    const Range            r     = split(dst->ne[1], params->ith, params->nth);
+    const lm_ggml_tensor * src = dst->src[0];
+    const lm_ggml_tensor * ids = dst->src[1];
+    const int64_t nc = dst->ne[0];
+    const int64_t n_ids = lm_ggml_nelements(ids);
+    const Range r = split(dst->ne[1], params->ith, params->nth);
     for (int64_t i1 = r.begin; i1 < r.end; ++i1) {
         float * y = (float *) row_of(dst, i1, 0, 0);
         std::fill(y, y + nc, 0.0f);
@@ -201,7 +193,8 @@ void get_rows_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     for (int64_t i = 0; i < n_ids; ++i) {
         // ids is a vector: element i along its one non-trivial dim
         const int64_t i0 = i % ids->ne[0], i1 = (i / ids->ne[0]) % ids->ne[1];
-        const int64_t i2 = (i / (ids->ne[0] * ids->ne[1])) % ids->ne[2], i3 = i / (ids->ne[0] * ids->ne[1] * ids->ne[2]);
+        const int64_t i2 = (i / (ids->ne[0] * ids->ne[1])) % ids->ne[2],
+                      i3 = i / (ids->ne[0] * ids->ne[1] * ids->ne[2]);
         const int64_t id = *(const int32_t *) ((const char *) ids->data + i0 * ids->nb[0] + i1 * ids->nb[1] +
                                                i2 * ids->nb[2] + i3 * ids->nb[3]);
         if (id < r.begin || id >= r.end) {
@@ -226,22 +219,20 @@ void get_rows_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
 // The mask and ALiBi slope of the forward op only shift its input, so
 // max_bias does not change the gradient (ggml's CPU refuses max_bias != 0;
 // this kernel computes the same formula for any value).
-bool soft_max_back_supports(const lm_ggml_tensor * dst) {
-    return same_shape_f32(dst, 2);
-}
+bool soft_max_back_supports(const lm_ggml_tensor * dst) { return same_shape_f32(dst, 2); }
 
 // y = softmax(scale * x + ...) gives dx = scale * y * (dy - dot(y, dy))
 void soft_max_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * dy    = dst->src[0];
-    const lm_ggml_tensor * y     = dst->src[1];
-    const float            scale = lm_ggml_get_op_params_f32(dst, 0);
-    const int64_t          n     = dst->ne[0];
-    const Range            r     = split(lm_ggml_nrows(dst), params->ith, params->nth);
+    const lm_ggml_tensor * dy = dst->src[0];
+    const lm_ggml_tensor * y = dst->src[1];
+    const float scale = lm_ggml_get_op_params_f32(dst, 0);
+    const int64_t n = dst->ne[0];
+    const Range r = split(lm_ggml_nrows(dst), params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
-        const RowIdx  k  = row_idx(dst, ir);
-        const float * g  = frow(dy, k);
+        const RowIdx k = row_idx(dst, ir);
+        const float * g = frow(dy, k);
         const float * yr = frow(y, k);
-        float *       dx = frow(dst, k); // may be g's memory (in place)
+        float * dx = frow(dst, k); // may be g's memory (in place)
         double dot = 0.0;
         for (int64_t i = 0; i < n; ++i) {
             dot += (double) yr[i] * g[i];
@@ -267,17 +258,17 @@ size_t cross_entropy_loss_work_size(const lm_ggml_tensor * /*dst*/, int n_thread
 
 // loss = -1/nr * sum over rows of sum_i b_i * log softmax(a)_i
 void cross_entropy_loss_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * a  = dst->src[0];
-    const lm_ggml_tensor * b  = dst->src[1];
-    const int64_t          n  = a->ne[0];
-    const int64_t          nr = lm_ggml_nrows(a);
-    const Range            r  = split(nr, params->ith, params->nth);
+    const lm_ggml_tensor * a = dst->src[0];
+    const lm_ggml_tensor * b = dst->src[1];
+    const int64_t n = a->ne[0];
+    const int64_t nr = lm_ggml_nrows(a);
+    const Range r = split(nr, params->ith, params->nth);
     double part = 0.0;
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
-        const RowIdx    k  = row_idx(a, ir);
-        const float *   ar = frow(a, k);
-        const float *   br = frow(b, k);
-        const LogSumExp l  = log_sum_exp(n, ar);
+        const RowIdx k = row_idx(a, ir);
+        const float * ar = frow(a, k);
+        const float * br = frow(b, k);
+        const LogSumExp l = log_sum_exp(n, ar);
         for (int64_t i = 0; i < n; ++i) {
             part += (double) br[i] * ((double) ar[i] - l.max - l.log_sum);
         }
@@ -304,18 +295,18 @@ bool cross_entropy_loss_back_supports(const lm_ggml_tensor * dst) {
 
 // d loss / d a = (softmax(a) - b) * grad / nr
 void cross_entropy_loss_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * a  = dst->src[1];
-    const lm_ggml_tensor * b  = dst->src[2];
-    const int64_t          n  = a->ne[0];
-    const int64_t          nr = lm_ggml_nrows(a);
-    const double           d  = (double) *(const float *) dst->src[0]->data / (double) nr;
-    const Range            r  = split(nr, params->ith, params->nth);
+    const lm_ggml_tensor * a = dst->src[1];
+    const lm_ggml_tensor * b = dst->src[2];
+    const int64_t n = a->ne[0];
+    const int64_t nr = lm_ggml_nrows(a);
+    const double d = (double) *(const float *) dst->src[0]->data / (double) nr;
+    const Range r = split(nr, params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
-        const RowIdx    k  = row_idx(a, ir);
-        const float *   ar = frow(a, k);
-        const float *   br = frow(b, k);
-        float *         y  = frow(dst, k);
-        const LogSumExp l  = log_sum_exp(n, ar);
+        const RowIdx k = row_idx(a, ir);
+        const float * ar = frow(a, k);
+        const float * br = frow(b, k);
+        float * y = frow(dst, k);
+        const LogSumExp l = log_sum_exp(n, ar);
         for (int64_t i = 0; i < n; ++i) {
             const double p = std::exp((double) ar[i] - l.max - l.log_sum);
             y[i] = (float) ((p - (double) br[i]) * d);
@@ -326,8 +317,8 @@ void cross_entropy_loss_back_forward(const lm_cpu_params * params, lm_ggml_tenso
 // ---------------------------------------------------------------- OPT_STEP_ADAMW
 bool opt_step_adamw_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * p = dst->src[4];
-    return same_shape_f32(dst, 4) && p != nullptr &&
-           p->type == LM_GGML_TYPE_F32 && lm_ggml_nelements(p) == 7 && lm_ggml_is_contiguous(p);
+    return same_shape_f32(dst, 4) && p != nullptr && p->type == LM_GGML_TYPE_F32 && lm_ggml_nelements(p) == 7 &&
+           lm_ggml_is_contiguous(p);
 }
 
 // m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
@@ -335,23 +326,23 @@ bool opt_step_adamw_supports(const lm_ggml_tensor * dst) {
 // (beta1h, beta2h: the bias corrections, computed by the caller per step)
 void opt_step_adamw_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const float * p = (const float *) dst->src[4]->data;
-    AdamW         a;
-    a.alpha  = p[0];
-    a.beta1  = p[1];
-    a.beta2  = p[2];
-    a.eps    = p[3];
+    AdamW a;
+    a.alpha = p[0];
+    a.beta1 = p[1];
+    a.beta2 = p[2];
+    a.eps = p[3];
     a.beta1h = p[5];
     a.beta2h = p[6];
-    a.keep   = 1.0f - a.alpha * p[4]; // decoupled weight decay
+    a.keep = 1.0f - a.alpha * p[4]; // decoupled weight decay
 
     // reads the weights from src0 and writes dst: the same memory, as the
     // op's result is a view of its parameter
     const lm_ggml_tensor * wt = dst->src[0];
     const lm_ggml_tensor * gt = dst->src[1];
-    lm_ggml_tensor *       mt = dst->src[2];
-    lm_ggml_tensor *       vt = dst->src[3];
-    const int64_t          n  = dst->ne[0];
-    const Range            r  = split(lm_ggml_nrows(dst), params->ith, params->nth);
+    lm_ggml_tensor * mt = dst->src[2];
+    lm_ggml_tensor * vt = dst->src[3];
+    const int64_t n = dst->ne[0];
+    const Range r = split(lm_ggml_nrows(dst), params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const RowIdx k = row_idx(dst, ir);
         adamw_row(a, n, frow(wt, k), frow(dst, k), frow(gt, k), frow(mt, k), frow(vt, k));

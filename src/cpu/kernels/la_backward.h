@@ -30,20 +30,20 @@ void soft_max_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
 bool soft_max_back_supports(const lm_ggml_tensor * dst);
 
 // CROSS_ENTROPY_LOSS (scalar) and CROSS_ENTROPY_LOSS_BACK
-void   cross_entropy_loss_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+void cross_entropy_loss_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
 size_t cross_entropy_loss_work_size(const lm_ggml_tensor * dst, int n_threads);
-bool   cross_entropy_loss_supports(const lm_ggml_tensor * dst);
-void   cross_entropy_loss_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
-bool   cross_entropy_loss_back_supports(const lm_ggml_tensor * dst);
+bool cross_entropy_loss_supports(const lm_ggml_tensor * dst);
+void cross_entropy_loss_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+bool cross_entropy_loss_back_supports(const lm_ggml_tensor * dst);
 
 // OPT_STEP_ADAMW: updates src0 (= dst's memory), src2 (m) and src3 (v)
 void opt_step_adamw_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
 bool opt_step_adamw_supports(const lm_ggml_tensor * dst);
 
 // ROPE_BACK: the inverse rotation of ROPE with the same parameters
-void   rope_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+void rope_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
 size_t rope_back_work_size(const lm_ggml_tensor * dst, int n_threads);
-bool   rope_back_supports(const lm_ggml_tensor * dst);
+bool rope_back_supports(const lm_ggml_tensor * dst);
 
 // IM2COL_BACK: dst = sum of im2col's gradient over the columns each input element fed
 void im2col_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
@@ -54,8 +54,8 @@ void pool_2d_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
 bool pool_2d_back_supports(const lm_ggml_tensor * dst);
 
 // FLASH_ATTN_BACK: grad q, k, v of softmax(q.k / sqrt(D)) v in one F32 vector
-void   flash_attn_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+void flash_attn_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
 size_t flash_attn_back_work_size(const lm_ggml_tensor * dst, int n_threads);
-bool   flash_attn_back_supports(const lm_ggml_tensor * dst);
+bool flash_attn_back_supports(const lm_ggml_tensor * dst);
 
 } // namespace lmggml::cpu::la

@@ -20,7 +20,7 @@ namespace {
 // The ROPE node with the same parameters whose input is dst itself.
 lm_ggml_tensor forward_view(lm_ggml_tensor * dst) {
     lm_ggml_tensor f = *dst;
-    f.op     = LM_GGML_OP_ROPE;
+    f.op = LM_GGML_OP_ROPE;
     f.src[0] = dst;
     return f;
 }
@@ -28,8 +28,7 @@ lm_ggml_tensor forward_view(lm_ggml_tensor * dst) {
 // Negates the second element of each pair ROPE rotates in one row. Pairs:
 // normal (2k, 2k+1), NeoX and M-RoPE (k, k + n_dims/2) for k < n_dims/2;
 // vision (k, k + n_dims) for k < n_dims.
-template <typename Bits>
-void negate_second(Bits * row, int64_t ne0, int n_dims, int mode) {
+template <typename Bits> void negate_second(Bits * row, int64_t ne0, int n_dims, int mode) {
     constexpr Bits sign = (Bits) ((Bits) 1 << (8 * sizeof(Bits) - 1));
     if (mode == LM_GGML_ROPE_TYPE_VISION) {
         for (int64_t k = 0; k < n_dims && k + n_dims < ne0; ++k) {
@@ -52,8 +51,8 @@ void reflect_rows(const lm_ggml_tensor * src, lm_ggml_tensor * dst, Range r, int
     const int64_t ne0 = dst->ne[0];
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const int64_t i1 = ir % dst->ne[1], i2 = (ir / dst->ne[1]) % dst->ne[2], i3 = ir / (dst->ne[1] * dst->ne[2]);
-        Bits *        y  = (Bits *) row_of(dst, i1, i2, i3);
-        const Bits *  x  = (const Bits *) row_of(src, i1, i2, i3);
+        Bits * y = (Bits *) row_of(dst, i1, i2, i3);
+        const Bits * x = (const Bits *) row_of(src, i1, i2, i3);
         if (x != y) {
             memmove(y, x, (size_t) ne0 * sizeof(Bits));
         }
@@ -63,7 +62,7 @@ void reflect_rows(const lm_ggml_tensor * src, lm_ggml_tensor * dst, Range r, int
 
 void reflect(const lm_ggml_tensor * src, lm_ggml_tensor * dst, Range r) {
     const int n_dims = lm_ggml_get_op_params_i32(dst, 1);
-    const int mode   = lm_ggml_get_op_params_i32(dst, 2);
+    const int mode = lm_ggml_get_op_params_i32(dst, 2);
     if (dst->type == LM_GGML_TYPE_F16) {
         reflect_rows<uint16_t>(src, dst, r, n_dims, mode);
     } else {
@@ -73,28 +72,28 @@ void reflect(const lm_ggml_tensor * src, lm_ggml_tensor * dst, Range r) {
 
 // ---------------------------------------------------------------- IM2COL_BACK
 struct Im2colGeom {
-    bool    is_2d;
-    int     s0, s1, p0, p1, d0, d1;
-    int64_t IW, IH, IC, N;  // dst: 2D (IW, IH, IC, N), 1D (IW, IC, N)
-    int64_t KW, KH;         // from the conv kernel (src1)
-    int64_t OW, OH;         // from the gradient (src0)
+    bool is_2d;
+    int s0, s1, p0, p1, d0, d1;
+    int64_t IW, IH, IC, N; // dst: 2D (IW, IH, IC, N), 1D (IW, IC, N)
+    int64_t KW, KH;        // from the conv kernel (src1)
+    int64_t OW, OH;        // from the gradient (src0)
 };
 
 Im2colGeom im2col_geom(const lm_ggml_tensor * dst) {
     Im2colGeom g{};
-    g.s0    = lm_ggml_get_op_params_i32(dst, 0);
-    g.s1    = lm_ggml_get_op_params_i32(dst, 1);
-    g.p0    = lm_ggml_get_op_params_i32(dst, 2);
-    g.p1    = lm_ggml_get_op_params_i32(dst, 3);
-    g.d0    = lm_ggml_get_op_params_i32(dst, 4);
-    g.d1    = lm_ggml_get_op_params_i32(dst, 5);
+    g.s0 = lm_ggml_get_op_params_i32(dst, 0);
+    g.s1 = lm_ggml_get_op_params_i32(dst, 1);
+    g.p0 = lm_ggml_get_op_params_i32(dst, 2);
+    g.p1 = lm_ggml_get_op_params_i32(dst, 3);
+    g.d0 = lm_ggml_get_op_params_i32(dst, 4);
+    g.d1 = lm_ggml_get_op_params_i32(dst, 5);
     g.is_2d = lm_ggml_get_op_params_i32(dst, 6) == 1;
     const lm_ggml_tensor * grad = dst->src[0];
     const lm_ggml_tensor * kern = dst->src[1];
     g.IW = dst->ne[0];
     g.IH = g.is_2d ? dst->ne[1] : 1;
     g.IC = g.is_2d ? dst->ne[2] : dst->ne[1];
-    g.N  = g.is_2d ? dst->ne[3] : dst->ne[2];
+    g.N = g.is_2d ? dst->ne[3] : dst->ne[2];
     g.KW = kern->ne[0];
     g.KH = g.is_2d ? kern->ne[1] : 1;
     g.OW = grad->ne[1];
@@ -156,8 +155,8 @@ bool im2col_back_supports(const lm_ggml_tensor * dst) {
 // column (c*KH + kh)*KW + kw at the output position that tap serves.
 void im2col_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const lm_ggml_tensor * grad = dst->src[0];
-    const Im2colGeom       g    = im2col_geom(dst);
-    const Range            r    = split(g.IH * g.IC * g.N, params->ith, params->nth);
+    const Im2colGeom g = im2col_geom(dst);
+    const Range r = split(g.IH * g.IC * g.N, params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const int64_t ih = ir % g.IH, c = (ir / g.IH) % g.IC, n = ir / (g.IH * g.IC);
         float * y = g.is_2d ? (float *) row_of(dst, ih, c, n) : (float *) row_of(dst, c, n, 0);
@@ -174,7 +173,7 @@ void im2col_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
                         continue;
                     }
                     const int64_t col = (c * g.KH + kh) * g.KW + kw;
-                    const char *  base = g.is_2d ? row_of(grad, ow, oh, n) : row_of(grad, ow, n, 0);
+                    const char * base = g.is_2d ? row_of(grad, ow, oh, n) : row_of(grad, ow, n, 0);
                     sum += *(const float *) (base + col * grad->nb[0]);
                 }
             }
@@ -186,12 +185,11 @@ void im2col_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
 // ---------------------------------------------------------------- POOL_2D_BACK
 bool pool_2d_back_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * grad = dst->src[0];
-    const lm_ggml_tensor * xf   = dst->src[1];
+    const lm_ggml_tensor * xf = dst->src[1];
     if (grad == nullptr || xf == nullptr || grad->type != LM_GGML_TYPE_F32 || grad->nb[0] != sizeof(float) ||
         dst->type != LM_GGML_TYPE_F32 || dst->nb[0] != sizeof(float) ||
-        (xf->type != LM_GGML_TYPE_F32 && xf->type != LM_GGML_TYPE_F16) ||
-        xf->nb[0] != lm_ggml_type_size(xf->type) || !lm_ggml_are_same_shape(xf, dst) ||
-        grad->ne[2] != dst->ne[2] || grad->ne[3] != dst->ne[3]) {
+        (xf->type != LM_GGML_TYPE_F32 && xf->type != LM_GGML_TYPE_F16) || xf->nb[0] != lm_ggml_type_size(xf->type) ||
+        !lm_ggml_are_same_shape(xf, dst) || grad->ne[2] != dst->ne[2] || grad->ne[3] != dst->ne[3]) {
         return false;
     }
     const int32_t op = lm_ggml_get_op_params_i32(dst, 0);
@@ -241,18 +239,18 @@ void pool_back_plane(const PoolBack & q, int64_t W, int64_t H, char * y, size_t 
                 }
                 continue;
             }
-            float   best = -FLT_MAX;
+            float best = -FLT_MAX;
             int64_t bx = -1, by = -1;
             for (int64_t iy = ya; iy < yb; ++iy) {
                 const X * xr = (const X *) (x + iy * ldx);
                 // masks, not branches: the winner is data-dependent, a branch
                 // mispredicts (and the compiler turns plain selects into one)
                 for (int64_t ix = xa; ix < xb; ++ix) {
-                    const float   v  = val(xr, ix);
+                    const float v = val(xr, ix);
                     const int64_t gt = -(int64_t) (v > best); // all ones where v wins
-                    best             = v > best ? v : best;
-                    bx               = (ix & gt) | (bx & ~gt);
-                    by               = (iy & gt) | (by & ~gt);
+                    best = v > best ? v : best;
+                    bx = (ix & gt) | (bx & ~gt);
+                    by = (iy & gt) | (by & ~gt);
                 }
             }
             if (bx >= 0) {
@@ -270,8 +268,8 @@ void pool_back_plane(const PoolBack & q, int64_t W, int64_t H, char * y, size_t 
 // largest element (values <= -FLT_MAX never win, as in ggml).
 void pool_2d_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const lm_ggml_tensor * grad = dst->src[0];
-    const lm_ggml_tensor * xf   = dst->src[1];
-    PoolBack               q;
+    const lm_ggml_tensor * xf = dst->src[1];
+    PoolBack q;
     q.op = lm_ggml_get_op_params_i32(dst, 0);
     q.k0 = lm_ggml_get_op_params_i32(dst, 1), q.k1 = lm_ggml_get_op_params_i32(dst, 2);
     q.s0 = lm_ggml_get_op_params_i32(dst, 3), q.s1 = lm_ggml_get_op_params_i32(dst, 4);
@@ -281,9 +279,9 @@ void pool_2d_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const Range r = split(dst->ne[2] * dst->ne[3], params->ith, params->nth);
     for (int64_t pl = r.begin; pl < r.end; ++pl) {
         const int64_t i2 = pl % dst->ne[2], i3 = pl / dst->ne[2];
-        char *        y  = row_of(dst, 0, i2, i3);
-        const char *  g  = row_of(grad, 0, i2, i3);
-        const char *  x  = row_of(xf, 0, i2, i3);
+        char * y = row_of(dst, 0, i2, i3);
+        const char * g = row_of(grad, 0, i2, i3);
+        const char * x = row_of(xf, 0, i2, i3);
         if (xf->type == LM_GGML_TYPE_F16) {
             pool_back_plane<lm_ggml_fp16_t>(q, dst->ne[0], dst->ne[1], y, dst->nb[1], grad->ne[0], grad->ne[1], g,
                                             grad->nb[1], x, xf->nb[1]);

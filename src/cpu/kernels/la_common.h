@@ -44,8 +44,8 @@ inline char * row_of(lm_ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3) {
 // Branch-free widening (exact for every input, NaN and subnormals included),
 // so loops that convert on the fly still vectorise.
 inline float fp16_to_f32(lm_ggml_fp16_t h) {
-    const uint32_t w     = (uint32_t) h << 16;
-    const uint32_t sign  = w & 0x80000000u;
+    const uint32_t w = (uint32_t) h << 16;
+    const uint32_t sign = w & 0x80000000u;
     const uint32_t two_w = w + w; // exponent and mantissa at the top, sign dropped
     // normal, Inf, NaN: place the fields, then rebias the exponent by 2^-112
     const float normal = std::bit_cast<float>((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
@@ -53,13 +53,11 @@ inline float fp16_to_f32(lm_ggml_fp16_t h) {
     const float subnormal = std::bit_cast<float>((two_w >> 17) | (126u << 23)) - 0.5f;
     // select without a branch (a conditional here stops vectorisation)
     const uint32_t is_sub = 0u - (uint32_t) (two_w < (1u << 27));
-    const uint32_t mag    = (std::bit_cast<uint32_t>(subnormal) & is_sub) | (std::bit_cast<uint32_t>(normal) & ~is_sub);
+    const uint32_t mag = (std::bit_cast<uint32_t>(subnormal) & is_sub) | (std::bit_cast<uint32_t>(normal) & ~is_sub);
     return std::bit_cast<float>(sign | mag);
 }
 
-inline float bf16_to_f32(uint16_t b) {
-    return std::bit_cast<float>((uint32_t) b << 16);
-}
+inline float bf16_to_f32(uint16_t b) { return std::bit_cast<float>((uint32_t) b << 16); }
 
 // ---------------------------------------------------------------- float primitives
 // Reductions keep kLanes independent partial sums: the compiler maps them to

@@ -20,11 +20,11 @@ struct AttnGrads {
 };
 
 AttnGrads grads_of(lm_ggml_tensor * dst) {
-    const size_t nq     = (size_t) lm_ggml_nelements(dst->src[0]);
-    const size_t nk     = (size_t) lm_ggml_nelements(dst->src[1]);
+    const size_t nq = (size_t) lm_ggml_nelements(dst->src[0]);
+    const size_t nk = (size_t) lm_ggml_nelements(dst->src[1]);
     const size_t offs_k = LM_GGML_PAD(nq * sizeof(float), LM_GGML_MEM_ALIGN);
     const size_t offs_v = offs_k + LM_GGML_PAD(nk * sizeof(float), LM_GGML_MEM_ALIGN);
-    char *       base   = (char *) dst->data;
+    char * base = (char *) dst->data;
     return {(float *) base, (float *) (base + offs_k), (float *) (base + offs_v)};
 }
 
@@ -48,12 +48,12 @@ bool flash_attn_back_supports(const lm_ggml_tensor * dst) {
         return false;
     }
     const int64_t D = q->ne[0], N = q->ne[1], M = k->ne[1];
-    const size_t  need = LM_GGML_PAD((size_t) lm_ggml_nelements(q) * 4, LM_GGML_MEM_ALIGN) +
+    const size_t need = LM_GGML_PAD((size_t) lm_ggml_nelements(q) * 4, LM_GGML_MEM_ALIGN) +
                         LM_GGML_PAD((size_t) lm_ggml_nelements(k) * 4, LM_GGML_MEM_ALIGN) +
                         (size_t) lm_ggml_nelements(v) * 4;
-    return k->ne[0] == D && v->ne[0] == M && v->ne[1] == D && d->ne[0] == D && d->ne[1] == N &&
-           v->ne[2] == k->ne[2] && k->ne[3] == q->ne[3] && v->ne[3] == q->ne[3] && d->ne[2] == q->ne[2] &&
-           d->ne[3] == q->ne[3] && k->ne[2] > 0 && q->ne[2] % k->ne[2] == 0 && M >= N && lm_ggml_nbytes(dst) >= need;
+    return k->ne[0] == D && v->ne[0] == M && v->ne[1] == D && d->ne[0] == D && d->ne[1] == N && v->ne[2] == k->ne[2] &&
+           k->ne[3] == q->ne[3] && v->ne[3] == q->ne[3] && d->ne[2] == q->ne[2] && d->ne[3] == q->ne[3] &&
+           k->ne[2] > 0 && q->ne[2] % k->ne[2] == 0 && M >= N && lm_ggml_nbytes(dst) >= need;
 }
 
 // two rows of M floats per thread (scores, probabilities)
@@ -66,31 +66,31 @@ void flash_attn_back_forward(const lm_cpu_params * params, lm_ggml_tensor * dst)
     const lm_ggml_tensor * k = dst->src[1];
     const lm_ggml_tensor * v = dst->src[2];
     const lm_ggml_tensor * d = dst->src[3];
-    const bool    masked = lm_ggml_get_op_params_i32(dst, 0) != 0;
+    const bool masked = lm_ggml_get_op_params_i32(dst, 0) != 0;
     const int64_t D = q->ne[0], N = q->ne[1], M = k->ne[1];
     const int64_t H = q->ne[2], Hkv = k->ne[2], B = q->ne[3];
-    const float   scale = 1.0f / sqrtf((float) D);
+    const float scale = 1.0f / sqrtf((float) D);
 
     // every thread adds into memory that starts at zero (padding included)
     const Range z = split((int64_t) lm_ggml_nbytes(dst), params->ith, params->nth);
     memset((char *) dst->data + z.begin, 0, (size_t) (z.end - z.begin));
     sync(params);
 
-    const AttnGrads g   = grads_of(dst);
-    float *         S   = (float *) lm_cpu_thread_scratch(params); // scores, then their gradient
-    float *         SM  = S + pad_line((size_t) M * sizeof(float)) / sizeof(float);
-    const Range     r   = split(Hkv * B, params->ith, params->nth);
+    const AttnGrads g = grads_of(dst);
+    float * S = (float *) lm_cpu_thread_scratch(params); // scores, then their gradient
+    float * SM = S + pad_line((size_t) M * sizeof(float)) / sizeof(float);
+    const Range r = split(Hkv * B, params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const int64_t hk = ir % Hkv, b = ir / Hkv;
         for (int64_t hq = hk; hq < H; hq += Hkv) { // the query heads that read kv head hk
             for (int64_t i = 0; i < N; ++i) {
                 const int64_t n_keys = masked ? M - N + i + 1 : M;
-                const float * qi     = at(q, 0, i, hq, b);
-                const float * di     = at(d, 0, i, hq, b);
+                const float * qi = at(q, 0, i, hq, b);
+                const float * di = at(d, 0, i, hq, b);
                 float mx = -INFINITY;
                 for (int64_t j = 0; j < n_keys; ++j) {
                     S[j] = scale * dot_f32(D, at(k, 0, j, hk, b), qi);
-                    mx   = std::max(mx, S[j]);
+                    mx = std::max(mx, S[j]);
                 }
                 double sum = 0.0;
                 for (int64_t j = 0; j < n_keys; ++j) {

@@ -19,19 +19,19 @@
 namespace lmggml::cpu::la {
 namespace {
 
-constexpr int64_t kTile        = 256; // keys per scores tile
-constexpr int64_t kMinSegKeys  = 64;  // keys per segment at least when a unit's keys are split
-constexpr int64_t kMinUnits    = 8;   // below this many units, split their keys
+constexpr int64_t kTile = 256;      // keys per scores tile
+constexpr int64_t kMinSegKeys = 64; // keys per segment at least when a unit's keys are split
+constexpr int64_t kMinUnits = 8;    // below this many units, split their keys
 
 struct Dims {
     int64_t g, D, n_q, n_kv, n_kvh, units;
     explicit Dims(const lm_ggml_tensor * dst) {
         const lm_ggml_tensor * q = dst->src[0];
         const lm_ggml_tensor * k = dst->src[1];
-        g     = q->ne[2] / k->ne[2];
-        D     = q->ne[0];
-        n_q   = q->ne[1];
-        n_kv  = k->ne[1];
+        g = q->ne[2] / k->ne[2];
+        D = q->ne[0];
+        n_q = q->ne[1];
+        n_kv = k->ne[1];
         n_kvh = k->ne[2];
         units = q->ne[3] * n_q * n_kvh;
     }
@@ -76,7 +76,7 @@ struct Attend {
     const lm_ggml_tensor * v;
     const lm_ggml_tensor * mask;
     const arch::KernelSet & kern;
-    Dims  dims;
+    Dims dims;
     float scale, max_bias, softcap;
 
     explicit Attend(const lm_ggml_tensor * d)
@@ -94,17 +94,17 @@ struct Attend {
     // M and S (g) at part; qb (g*D) and sc (g*kTile) are scratch.
     void partial(int64_t u, int64_t j_begin, int64_t j_end, float * qb, float * sc, float * part) const {
         const int64_t g = dims.g, D = dims.D;
-        int64_t       ik2, iq1, iq3;
+        int64_t ik2, iq1, iq3;
         unit_index(u, &ik2, &iq1, &iq3);
         const int64_t ik3 = iq3 / (q->ne[3] / k->ne[3]);
-        float *       acc = part;
-        float *       M   = part + g * D;
-        float *       S   = M + g;
+        float * acc = part;
+        float * M = part + g * D;
+        float * S = M + g;
         std::fill_n(acc, g * D, 0.0f);
         std::fill_n(M, g, -INFINITY);
         std::fill_n(S, g, 0.0f);
         const char * mrow = mask != nullptr ? (const char *) mask->data + iq1 * mask->nb[1] : nullptr;
-        j_end             = std::min(j_end, visible_keys(mask, mrow, dims.n_kv));
+        j_end = std::min(j_end, visible_keys(mask, mrow, dims.n_kv));
         if (j_begin >= j_end) {
             return;
         }
@@ -117,16 +117,16 @@ struct Attend {
             bool any = false;
             for (int64_t t = 0; t < g; ++t) {
                 float * st = sc + t * nt;
-                float   s1 = scale;
+                float s1 = scale;
                 if (softcap != 0.0f) { // s = softcap * tanh(q.k * scale / softcap), before the mask
                     for (int64_t j = 0; j < nt; ++j) st[j] = softcap * tanhf(st[j] * (scale / softcap));
                     s1 = 1.0f;
                 }
-                const bool       f16 = mask != nullptr && mask->type == LM_GGML_TYPE_F16;
-                const float *    m32 = mask != nullptr && !f16 ? (const float *) mrow + j0 : nullptr;
+                const bool f16 = mask != nullptr && mask->type == LM_GGML_TYPE_F16;
+                const float * m32 = mask != nullptr && !f16 ? (const float *) mrow + j0 : nullptr;
                 const uint16_t * m16 = f16 ? (const uint16_t *) mrow + j0 : nullptr;
-                const float      slope = flash_attn_slope(max_bias, q->ne[2], ik2 * g + t);
-                const float      mx    = kern.math.scale_mask_max(nt, st, s1, m32, m16, slope, st);
+                const float slope = flash_attn_slope(max_bias, q->ne[2], ik2 * g + t);
+                const float mx = kern.math.scale_mask_max(nt, st, s1, m32, m16, slope, st);
                 if (mx == -INFINITY) { // every key of the tile masked for this query
                     std::fill_n(st, nt, 0.0f);
                     continue;
@@ -151,17 +151,17 @@ struct Attend {
     // dst rows of unit u from its nseg partials, nseg apart from parts
     void finish(int64_t u, const float * parts, int64_t nseg) const {
         const int64_t g = dims.g, D = dims.D, pf = dims.partial_floats();
-        int64_t       ik2, iq1, iq3;
+        int64_t ik2, iq1, iq3;
         unit_index(u, &ik2, &iq1, &iq3);
         for (int64_t t = 0; t < g; ++t) {
             float m = -INFINITY;
             for (int64_t s = 0; s < nseg; ++s) m = std::max(m, parts[s * pf + g * D + t]);
             float * out = (float *) row_of(dst, ik2 * g + t, iq1, iq3);
-            float   sum = 0.0f;
+            float sum = 0.0f;
             std::fill_n(out, D, 0.0f);
             for (int64_t s = 0; s < nseg; ++s) {
-                const float * p  = parts + s * pf;
-                const float   ms = p[g * D + t];
+                const float * p = parts + s * pf;
+                const float ms = p[g * D + t];
                 if (ms == -INFINITY) {
                     continue; // no visible key in this segment
                 }
@@ -181,8 +181,8 @@ bool flash_attn_f16_path(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * q = dst->src[0];
     const lm_ggml_tensor * k = dst->src[1];
     const lm_ggml_tensor * v = dst->src[2];
-    return k->type == LM_GGML_TYPE_F16 && v->type == LM_GGML_TYPE_F16 && q->ne[0] % 8 == 0 &&
-           k->ne[2] == v->ne[2] && k->ne[3] == v->ne[3];
+    return k->type == LM_GGML_TYPE_F16 && v->type == LM_GGML_TYPE_F16 && q->ne[0] % 8 == 0 && k->ne[2] == v->ne[2] &&
+           k->ne[3] == v->ne[3];
 }
 
 size_t flash_attn_f16_work_size(const lm_ggml_tensor * dst, int n_threads) {
@@ -196,14 +196,14 @@ bool flash_attn_f16_private_scratch(const lm_ggml_tensor * dst, int n_threads) {
 }
 
 void flash_attn_f16_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const Attend  a(dst);
-    const Dims &  d    = a.dims;
+    const Attend a(dst);
+    const Dims & d = a.dims;
     const int64_t segs = d.segments();
     // this thread's rows: its own slice when unsplit, else after the shared partials
-    char *  mine = segs == 1 ? (char *) lm_cpu_thread_scratch(params)
-                             : (char *) params->wdata + d.partials_bytes(segs) + (size_t) params->ith * d.per_thread();
-    float * qb   = (float *) mine;
-    float * sc   = qb + d.g * d.D;
+    char * mine = segs == 1 ? (char *) lm_cpu_thread_scratch(params)
+                            : (char *) params->wdata + d.partials_bytes(segs) + (size_t) params->ith * d.per_thread();
+    float * qb = (float *) mine;
+    float * sc = qb + d.g * d.D;
     float * part = sc + d.g * kTile;
 
     lm_cpu_chunk_iter it;
@@ -217,8 +217,8 @@ void flash_attn_f16_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) 
         }
         return;
     }
-    float *       parts = (float *) params->wdata; // units x segs partials
-    const int64_t per   = (d.n_kv + segs - 1) / segs;
+    float * parts = (float *) params->wdata; // units x segs partials
+    const int64_t per = (d.n_kv + segs - 1) / segs;
     for (int64_t i0, i1; lm_cpu_chunks_next(params, &it, &i0, &i1);) {
         for (int64_t i = i0; i < i1; ++i) {
             const int64_t s = i % segs;

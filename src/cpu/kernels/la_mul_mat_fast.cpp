@@ -32,8 +32,8 @@ int64_t n_b_rows(const lm_ggml_tensor * b) { return b->ne[1] * b->ne[2] * b->ne[
 // A few activation rows (generation, attention of one token) are packed by
 // every thread into its own copy: repeating that tiny work is cheaper than
 // the barrier it saves.
-constexpr int64_t kPrivateRows  = 4;
-constexpr size_t  kPrivateBytes = 4096;
+constexpr int64_t kPrivateRows = 4;
+constexpr size_t kPrivateBytes = 4096;
 
 size_t act_row_bytes(const FastPath & f, int64_t k);
 
@@ -57,7 +57,9 @@ size_t unpacked_panel_bytes(const FastPath & f, const lm_ggml_tensor * a) {
 
 // Packs rows r of b (flat index ir = (i3*ne2 + i2)*ne1 + i1).
 void pack_b(const FastPath & f, const lm_ggml_tensor * b, Range r, char * out, size_t row) {
-    const auto pack = f.kind == FastPath::gemm ? f.gm->pack_act : f.kind == FastPath::x8 ? f.rx->pack_act : f.rd->pack_act;
+    const auto pack = f.kind == FastPath::gemm ? f.gm->pack_act
+                      : f.kind == FastPath::x8 ? f.rx->pack_act
+                                               : f.rd->pack_act;
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const int64_t i3 = ir / (b->ne[1] * b->ne[2]);
         const int64_t i2 = (ir / b->ne[1]) % b->ne[2];
@@ -69,32 +71,32 @@ void pack_b(const FastPath & f, const lm_ggml_tensor * b, Range r, char * out, s
 // unpacked: NULL, or room for a panel's rows when a is repacked
 void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::Gemm & gm, const char * act, size_t row,
               char * panel, char * unpacked) {
-    const lm_ggml_tensor * a  = dst->src[0];
-    const lm_ggml_tensor * b  = dst->src[1];
-    const int64_t          k  = a->ne[0];
-    const int64_t          n1 = b->ne[1];
-    const int64_t          r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+    const lm_ggml_tensor * a = dst->src[0];
+    const lm_ggml_tensor * b = dst->src[1];
+    const int64_t k = a->ne[0];
+    const int64_t n1 = b->ne[1];
+    const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
 
-    const int64_t planes  = b->ne[2] * b->ne[3];
-    const int64_t panels  = (a->ne[1] + gm.panel_rows - 1) / gm.panel_rows;
-    const int64_t target  = 4 * (int64_t) params->nth; // enough items to balance the threads
-    int64_t       nsplit  = (target + planes * panels - 1) / (planes * panels);
-    nsplit                = std::max<int64_t>(1, std::min<int64_t>(nsplit, n1 / 16));
-    const int64_t per     = (n1 + nsplit - 1) / nsplit;
-    const Range   items   = split(planes * panels * nsplit, params->ith, params->nth);
+    const int64_t planes = b->ne[2] * b->ne[3];
+    const int64_t panels = (a->ne[1] + gm.panel_rows - 1) / gm.panel_rows;
+    const int64_t target = 4 * (int64_t) params->nth; // enough items to balance the threads
+    int64_t nsplit = (target + planes * panels - 1) / (planes * panels);
+    nsplit = std::max<int64_t>(1, std::min<int64_t>(nsplit, n1 / 16));
+    const int64_t per = (n1 + nsplit - 1) / nsplit;
+    const Range items = split(planes * panels * nsplit, params->ith, params->nth);
 
     const char * packed = nullptr; // the weight rows now in this thread's panel
     for (int64_t it = items.begin; it < items.end; ++it) {
-        const int64_t s     = it % nsplit;
-        const int64_t p     = (it / nsplit) % panels;
+        const int64_t s = it % nsplit;
+        const int64_t p = (it / nsplit) % panels;
         const int64_t plane = it / (nsplit * panels);
         const int64_t i2 = plane % b->ne[2], i3 = plane / b->ne[2];
         const int64_t c0 = s * per, c1 = std::min(n1, c0 + per);
         if (c0 >= c1) continue;
 
         const int64_t row0 = p * gm.panel_rows;
-        const int64_t m    = std::min(gm.panel_rows, a->ne[1] - row0);
-        const char *  w    = row_of(a, row0, i2 / r2, i3 / r3);
+        const int64_t m = std::min(gm.panel_rows, a->ne[1] - row0);
+        const char * w = row_of(a, row0, i2 / r2, i3 / r3);
         if (w != packed) {
             if (unpacked != nullptr) { // m is whole groups: panels start at multiples of 8 rows
                 arch::x8::Format fmt;
@@ -110,7 +112,7 @@ void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::Ge
             packed = w;
         }
         const char * x = act + ((i3 * b->ne[2] + i2) * n1 + c0) * (int64_t) row;
-        float *      d = (float *) row_of(dst, c0, i2, i3) + row0;
+        float * d = (float *) row_of(dst, c0, i2, i3) + row0;
         gm.compute(panel, m, k, x, row, c1 - c0, d, dst->nb[1] / sizeof(float));
     }
 }
@@ -128,10 +130,10 @@ void for_each_run(const lm_cpu_params * params, const lm_ggml_tensor * b, int64_
     for (int64_t c0, c1; lm_cpu_chunks_next(params, &it, &c0, &c1);) {
         while (c0 < c1) {
             const int64_t plane = c0 / per_plane;
-            const int64_t last  = std::min(c1, (plane + 1) * per_plane);
+            const int64_t last = std::min(c1, (plane + 1) * per_plane);
             fn(plane % b->ne[2], plane / b->ne[2], c0 % per_plane, last - plane * per_plane, c0 != prev);
             prev = last % per_plane == 0 ? -1 : last; // planes need not follow each other in memory
-            c0   = last;
+            c0 = last;
         }
     }
 }
@@ -147,39 +149,41 @@ void prefetch_start(const char * w, size_t bytes) {
 
 void run_rowdot(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::RowDot & rd, const char * act,
                 size_t row) {
-    constexpr int64_t      kRows = 16; // weight rows per chunk
-    constexpr int64_t      kTake = 4;  // chunks dotted with all columns before moving on
-    const lm_ggml_tensor * a     = dst->src[0];
-    const lm_ggml_tensor * b     = dst->src[1];
-    const int64_t          r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+    constexpr int64_t kRows = 16; // weight rows per chunk
+    constexpr int64_t kTake = 4;  // chunks dotted with all columns before moving on
+    const lm_ggml_tensor * a = dst->src[0];
+    const lm_ggml_tensor * b = dst->src[1];
+    const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     for_each_run(params, b, (a->ne[1] + kRows - 1) / kRows, kTake,
                  [&](int64_t i2, int64_t i3, int64_t c0, int64_t c1, bool cold) {
-        const int64_t t0 = c0 * kRows;
-        const int64_t m  = std::min(c1 * kRows, a->ne[1]) - t0;
-        const char *  w  = row_of(a, t0, i2 / r2, i3 / r3);
-        if (cold) prefetch_start(w, (size_t) m * a->nb[1]);
-        for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
-            const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
-            rd.dot_rows(a->ne[0], m, w, a->nb[1], x, (float *) row_of(dst, i1, i2, i3) + t0);
-        }
-    });
+                     const int64_t t0 = c0 * kRows;
+                     const int64_t m = std::min(c1 * kRows, a->ne[1]) - t0;
+                     const char * w = row_of(a, t0, i2 / r2, i3 / r3);
+                     if (cold) prefetch_start(w, (size_t) m * a->nb[1]);
+                     for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
+                         const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
+                         rd.dot_rows(a->ne[0], m, w, a->nb[1], x, (float *) row_of(dst, i1, i2, i3) + t0);
+                     }
+                 });
 }
 
-void run_x8(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::RowDotX8 & rx, const char * act, size_t row) {
-    constexpr int64_t      kTake = 8; // 8-row groups (one chunk each) dotted with all columns before moving on
-    const lm_ggml_tensor * a     = dst->src[0];
-    const lm_ggml_tensor * b     = dst->src[1];
-    const int64_t          r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-    const size_t           group = arch::layout::kX8Rows * a->nb[1];
+void run_x8(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::RowDotX8 & rx, const char * act,
+            size_t row) {
+    constexpr int64_t kTake = 8; // 8-row groups (one chunk each) dotted with all columns before moving on
+    const lm_ggml_tensor * a = dst->src[0];
+    const lm_ggml_tensor * b = dst->src[1];
+    const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+    const size_t group = arch::layout::kX8Rows * a->nb[1];
     for_each_run(params, b, a->ne[1] / arch::layout::kX8Rows, kTake,
                  [&](int64_t i2, int64_t i3, int64_t g0, int64_t g1, bool cold) {
-        const char * w = row_of(a, 0, i2 / r2, i3 / r3) + g0 * group;
-        if (cold) prefetch_start(w, (size_t) (g1 - g0) * group);
-        for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
-            const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
-            rx.dot_groups(a->ne[0], g1 - g0, w, x, (float *) row_of(dst, i1, i2, i3) + g0 * arch::layout::kX8Rows);
-        }
-    });
+                     const char * w = row_of(a, 0, i2 / r2, i3 / r3) + g0 * group;
+                     if (cold) prefetch_start(w, (size_t) (g1 - g0) * group);
+                     for (int64_t i1 = 0; i1 < b->ne[1]; ++i1) {
+                         const char * x = act + ((i3 * b->ne[2] + i2) * b->ne[1] + i1) * (int64_t) row;
+                         rx.dot_groups(a->ne[0], g1 - g0, w, x,
+                                       (float *) row_of(dst, i1, i2, i3) + g0 * arch::layout::kX8Rows);
+                     }
+                 });
 }
 
 } // namespace
@@ -187,7 +191,7 @@ void run_x8(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::RowD
 FastPath fast_path_for(const Plan & p, const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * a = dst->src[0];
     const lm_ggml_tensor * b = dst->src[1];
-    FastPath               f;
+    FastPath f;
     const arch::KernelSet & ks = arch::kernels();
     if (lm_cpu_is_repacked(a)) { // its bytes are only readable by these paths
         if (b->type != LM_GGML_TYPE_F32) {
@@ -196,10 +200,10 @@ FastPath fast_path_for(const Plan & p, const lm_ggml_tensor * dst) {
         f.repacked = true;
         if (ks.gemm[a->type] != nullptr && b->ne[1] >= kGemmMinCols) {
             f.kind = FastPath::gemm;
-            f.gm   = ks.gemm[a->type];
+            f.gm = ks.gemm[a->type];
         } else {
             f.kind = FastPath::x8;
-            f.rx   = ks.rowdot_x8[a->type];
+            f.rx = ks.rowdot_x8[a->type];
         }
         return f;
     }
@@ -209,18 +213,18 @@ FastPath fast_path_for(const Plan & p, const lm_ggml_tensor * dst) {
     }
     if (ks.gemm[a->type] != nullptr && b->ne[1] >= kGemmMinCols) {
         f.kind = FastPath::gemm;
-        f.gm   = ks.gemm[a->type];
+        f.gm = ks.gemm[a->type];
     } else if (ks.rowdot[a->type] != nullptr) {
         f.kind = FastPath::rowdot;
-        f.rd   = ks.rowdot[a->type];
+        f.rd = ks.rowdot[a->type];
     }
     return f;
 }
 
 size_t fast_work_size(const FastPath & f, const lm_ggml_tensor * dst, int n_threads) {
     const lm_ggml_tensor * b = dst->src[1];
-    const int64_t          k = b->ne[0];
-    size_t                 s = pad_line(act_row_bytes(f, k) * (size_t) n_b_rows(b));
+    const int64_t k = b->ne[0];
+    size_t s = pad_line(act_row_bytes(f, k) * (size_t) n_b_rows(b));
     if (private_pack(f, b)) {
         s *= (size_t) n_threads;
     }
@@ -230,15 +234,13 @@ size_t fast_work_size(const FastPath & f, const lm_ggml_tensor * dst, int n_thre
     return s;
 }
 
-bool fast_private_scratch(const FastPath & f, const lm_ggml_tensor * dst) {
-    return private_pack(f, dst->src[1]);
-}
+bool fast_private_scratch(const FastPath & f, const lm_ggml_tensor * dst) { return private_pack(f, dst->src[1]); }
 
 void fast_forward(const lm_cpu_params * params, lm_ggml_tensor * dst, const FastPath & f) {
-    const lm_ggml_tensor * b    = dst->src[1];
-    const int64_t          k    = b->ne[0];
-    const size_t           row  = act_row_bytes(f, k);
-    char *                 act  = (char *) params->wdata;
+    const lm_ggml_tensor * b = dst->src[1];
+    const int64_t k = b->ne[0];
+    const size_t row = act_row_bytes(f, k);
+    char * act = (char *) params->wdata;
 
     if (private_pack(f, b)) {
         act = (char *) lm_cpu_thread_scratch(params);
@@ -252,7 +254,7 @@ void fast_forward(const lm_cpu_params * params, lm_ggml_tensor * dst, const Fast
     }
     if (f.kind == FastPath::gemm) {
         const size_t unpacked = unpacked_panel_bytes(f, dst->src[0]);
-        char *       panel    = act + pad_line(row * (size_t) n_b_rows(b)) +
+        char * panel = act + pad_line(row * (size_t) n_b_rows(b)) +
                        (size_t) params->ith * (pad_line(f.gm->panel_size(k)) + unpacked);
         run_gemm(params, dst, *f.gm, act, row, panel, unpacked > 0 ? panel + pad_line(f.gm->panel_size(k)) : nullptr);
     } else if (f.kind == FastPath::x8) {

@@ -17,10 +17,10 @@ namespace lmggml::cpu::la {
 
 struct FastPath {
     enum Kind { none, rowdot, gemm, x8 } kind = none;
-    const arch::RowDot *   rd = nullptr;
-    const arch::Gemm *     gm = nullptr;
+    const arch::RowDot * rd = nullptr;
+    const arch::Gemm * gm = nullptr;
     const arch::RowDotX8 * rx = nullptr;
-    bool                   repacked = false; // a is in the x8 layout (gemm unpacks its panels)
+    bool repacked = false; // a is in the x8 layout (gemm unpacks its panels)
 };
 
 // Columns per weight plane from which the gemm path is taken.

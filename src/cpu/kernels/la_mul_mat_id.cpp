@@ -28,14 +28,14 @@ struct Layout {
 };
 
 Layout layout_of(const Plan & p, const lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * as  = dst->src[0];
+    const lm_ggml_tensor * as = dst->src[0];
     const lm_ggml_tensor * ids = dst->src[2];
     Layout l{};
     l.converted = pad_line(converted_size(p, dst->src[1]));
-    l.counts    = pad_line((size_t) as->ne[2] * sizeof(int64_t));
-    l.starts    = l.counts;
-    l.pairs     = pad_line((size_t) (ids->ne[0] * ids->ne[1]) * sizeof(Pair));
-    l.row       = p.vec_dot != nullptr ? 0 : pad_line((size_t) as->ne[0] * sizeof(float));
+    l.counts = pad_line((size_t) as->ne[2] * sizeof(int64_t));
+    l.starts = l.counts;
+    l.pairs = pad_line((size_t) (ids->ne[0] * ids->ne[1]) * sizeof(Pair));
+    l.row = p.vec_dot != nullptr ? 0 : pad_line((size_t) as->ne[0] * sizeof(float));
     return l;
 }
 
@@ -49,10 +49,10 @@ int32_t expert_of(const lm_ggml_tensor * ids, int64_t slot, int64_t token) {
 // expert (the order ggml visits them). Pairs naming no valid expert get a
 // zero dst column instead of reading out of bounds.
 void group_by_expert(lm_ggml_tensor * dst, int64_t * counts, int64_t * starts, Pair * pairs) {
-    const lm_ggml_tensor * ids    = dst->src[2];
-    const int64_t          n_as   = dst->src[0]->ne[2];
-    const int64_t          n_used = ids->ne[0];
-    const int64_t          n_tok  = ids->ne[1];
+    const lm_ggml_tensor * ids = dst->src[2];
+    const int64_t n_as = dst->src[0]->ne[2];
+    const int64_t n_used = ids->ne[0];
+    const int64_t n_tok = ids->ne[1];
 
     std::fill(counts, counts + n_as, 0);
     for (int64_t t = 0; t < n_tok; ++t) {
@@ -86,17 +86,17 @@ struct Expert {
     const Pair * pairs;   // its (slot, token) pairs
 };
 
-void run_direct(const lm_ggml_tensor * as, lm_ggml_tensor * dst, const Plan & p, const Rows & rows,
-                const Expert & x, Range r0, Range r1, int64_t ne11) {
+void run_direct(const lm_ggml_tensor * as, lm_ggml_tensor * dst, const Plan & p, const Rows & rows, const Expert & x,
+                Range r0, Range r1, int64_t ne11) {
     const int64_t n = as->ne[0];
     for (int64_t t1 = r1.begin; t1 < r1.end; t1 += kTile) {
         const int64_t e1 = std::min(t1 + kTile, r1.end);
         for (int64_t t0 = r0.begin; t0 < r0.end; t0 += kTile) {
             const int64_t e0 = std::min(t0 + kTile, r0.end);
             for (int64_t k = t1; k < e1; ++k) {
-                const Pair   pr = x.pairs[k];
-                const char * y  = rows.at(pr.slot % ne11, pr.token, 0);
-                float *      d  = (float *) row_of(dst, pr.slot, pr.token, 0);
+                const Pair pr = x.pairs[k];
+                const char * y = rows.at(pr.slot % ne11, pr.token, 0);
+                float * d = (float *) row_of(dst, pr.slot, pr.token, 0);
                 for (int64_t ir0 = t0; ir0 < e0; ++ir0) {
                     p.vec_dot((int) n, &d[ir0], 0, x.weights + ir0 * as->nb[1], 0, y, 0, 1);
                 }
@@ -105,8 +105,8 @@ void run_direct(const lm_ggml_tensor * as, lm_ggml_tensor * dst, const Plan & p,
     }
 }
 
-void run_dequant(const lm_ggml_tensor * as, lm_ggml_tensor * dst, const Plan & p, const Rows & rows,
-                 const Expert & x, Range r0, Range r1, int64_t ne11, float * scratch) {
+void run_dequant(const lm_ggml_tensor * as, lm_ggml_tensor * dst, const Plan & p, const Rows & rows, const Expert & x,
+                 Range r0, Range r1, int64_t ne11, float * scratch) {
     const int64_t n = as->ne[0];
     for (int64_t ir0 = r0.begin; ir0 < r0.end; ++ir0) {
         p.to_float(x.weights + ir0 * as->nb[1], scratch, n);
@@ -121,8 +121,8 @@ void run_dequant(const lm_ggml_tensor * as, lm_ggml_tensor * dst, const Plan & p
 } // namespace
 
 bool mul_mat_id_supports(const lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * as  = dst->src[0];
-    const lm_ggml_tensor * b   = dst->src[1];
+    const lm_ggml_tensor * as = dst->src[0];
+    const lm_ggml_tensor * b = dst->src[1];
     const lm_ggml_tensor * ids = dst->src[2];
     if (as == nullptr || b == nullptr || ids == nullptr || ids->type != LM_GGML_TYPE_I32 ||
         dst->type != LM_GGML_TYPE_F32 || dst->nb[0] != sizeof(float)) {
@@ -136,8 +136,8 @@ bool mul_mat_id_supports(const lm_ggml_tensor * dst) {
         return false;
     }
     if (as->ne[0] != b->ne[0] || as->ne[3] != 1 || b->ne[3] != 1 || ids->ne[2] != 1 || ids->ne[3] != 1 ||
-        ids->ne[1] != b->ne[2] || b->ne[1] == 0 || ids->ne[0] % b->ne[1] != 0 ||
-        dst->ne[0] != as->ne[1] || dst->ne[1] != ids->ne[0] || dst->ne[2] != b->ne[2] || dst->ne[3] != 1) {
+        ids->ne[1] != b->ne[2] || b->ne[1] == 0 || ids->ne[0] % b->ne[1] != 0 || dst->ne[0] != as->ne[1] ||
+        dst->ne[1] != ids->ne[0] || dst->ne[2] != b->ne[2] || dst->ne[3] != 1) {
         return false;
     }
     // slot and token indices are kept as int32 in scratch
@@ -161,14 +161,14 @@ size_t mul_mat_id_work_size_with(const lm_ggml_tensor * dst, int n_threads, cons
 
 void mul_mat_id_forward_with(const lm_cpu_params * params, lm_ggml_tensor * dst, const Plan & p) {
     const lm_ggml_tensor * as = dst->src[0];
-    const lm_ggml_tensor * b  = dst->src[1];
-    const Layout           l  = layout_of(p, dst);
+    const lm_ggml_tensor * b = dst->src[1];
+    const Layout l = layout_of(p, dst);
 
-    char *    w      = (char *) params->wdata;
+    char * w = (char *) params->wdata;
     int64_t * counts = (int64_t *) (w + l.converted);
     int64_t * starts = (int64_t *) (w + l.converted + l.counts);
-    Pair *    pairs  = (Pair *) (w + l.converted + l.counts + l.starts);
-    float *   row    = (float *) (w + l.converted + l.counts + l.starts + l.pairs + (size_t) params->ith * l.row);
+    Pair * pairs = (Pair *) (w + l.converted + l.counts + l.starts);
+    float * row = (float *) (w + l.converted + l.counts + l.starts + l.pairs + (size_t) params->ith * l.row);
 
     convert_rows(params, p, b, w);
     if (params->ith == 0) {
@@ -176,9 +176,9 @@ void mul_mat_id_forward_with(const lm_cpu_params * params, lm_ggml_tensor * dst,
     }
     sync(params);
 
-    const Rows    rows = activation_rows(p, b, w);
-    const int64_t nr0  = as->ne[1];
-    const int64_t nth  = params->nth;
+    const Rows rows = activation_rows(p, b, w);
+    const int64_t nr0 = as->ne[1];
+    const int64_t nth = params->nth;
 
     for (int64_t e = 0; e < as->ne[2]; ++e) {
         const int64_t nr1 = counts[e];
@@ -188,8 +188,8 @@ void mul_mat_id_forward_with(const lm_cpu_params * params, lm_ggml_tensor * dst,
         // split the longer side across threads, as ggml does
         const int64_t nth0 = nr0 > nr1 ? nth : 1;
         const int64_t nth1 = nr0 > nr1 ? 1 : nth;
-        const Range   r0   = split(nr0, (int) (params->ith % nth0), (int) nth0);
-        const Range   r1   = split(nr1, (int) (params->ith / nth0), (int) nth1);
+        const Range r0 = split(nr0, (int) (params->ith % nth0), (int) nth0);
+        const Range r1 = split(nr1, (int) (params->ith / nth0), (int) nth1);
         if (r0.begin >= r0.end || r1.begin >= r1.end) {
             continue;
         }

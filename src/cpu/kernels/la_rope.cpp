@@ -26,22 +26,22 @@ namespace lmggml::cpu::la {
 namespace {
 
 struct RopeArgs {
-    int   n_dims, mode, n_ctx_orig;
+    int n_dims, mode, n_ctx_orig;
     float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
-    int   sections[4];
+    int sections[4];
 };
 
 RopeArgs args_of(const lm_ggml_tensor * dst) {
     RopeArgs a{};
-    a.n_dims      = lm_ggml_get_op_params_i32(dst, 1);
-    a.mode        = lm_ggml_get_op_params_i32(dst, 2);
-    a.n_ctx_orig  = lm_ggml_get_op_params_i32(dst, 4);
-    a.freq_base   = lm_ggml_get_op_params_f32(dst, 5);
-    a.freq_scale  = lm_ggml_get_op_params_f32(dst, 6);
-    a.ext_factor  = lm_ggml_get_op_params_f32(dst, 7);
+    a.n_dims = lm_ggml_get_op_params_i32(dst, 1);
+    a.mode = lm_ggml_get_op_params_i32(dst, 2);
+    a.n_ctx_orig = lm_ggml_get_op_params_i32(dst, 4);
+    a.freq_base = lm_ggml_get_op_params_f32(dst, 5);
+    a.freq_scale = lm_ggml_get_op_params_f32(dst, 6);
+    a.ext_factor = lm_ggml_get_op_params_f32(dst, 7);
     a.attn_factor = lm_ggml_get_op_params_f32(dst, 8);
-    a.beta_fast   = lm_ggml_get_op_params_f32(dst, 9);
-    a.beta_slow   = lm_ggml_get_op_params_f32(dst, 10);
+    a.beta_fast = lm_ggml_get_op_params_f32(dst, 9);
+    a.beta_slow = lm_ggml_get_op_params_f32(dst, 10);
     for (int i = 0; i < 4; ++i) {
         a.sections[i] = lm_ggml_get_op_params_i32(dst, 11 + i);
     }
@@ -51,25 +51,26 @@ RopeArgs args_of(const lm_ggml_tensor * dst) {
 // YaRN: the dims whose wavelength fits n_rot rotations in n_ctx_orig tokens
 // (same float formula as lm_ggml_rope_yarn_corr_dims).
 float corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
-    return (float) n_dims * logf((float) n_ctx_orig / (n_rot * 2.0f * std::numbers::pi_v<float>)) / (2.0f * logf(base));
+    return (float) n_dims * logf((float) n_ctx_orig / (n_rot * 2.0f * std::numbers::pi_v<float>) ) /
+           (2.0f * logf(base));
 }
 
 struct Yarn {
-    float low, high;  // ramp between these pair indices
+    float low, high; // ramp between these pair indices
     float ext_factor;
     float freq_scale;
-    float mscale;     // attn_factor, times YaRN's magnitude correction when extrapolating
+    float mscale; // attn_factor, times YaRN's magnitude correction when extrapolating
 };
 
 Yarn yarn_of(const RopeArgs & a) {
     Yarn y{};
     const float start = floorf(corr_dim(a.n_dims, a.n_ctx_orig, a.beta_fast, a.freq_base));
-    const float end   = ceilf(corr_dim(a.n_dims, a.n_ctx_orig, a.beta_slow, a.freq_base));
-    y.low        = std::max(0.0f, start);
-    y.high       = std::min((float) (a.n_dims - 1), end);
+    const float end = ceilf(corr_dim(a.n_dims, a.n_ctx_orig, a.beta_slow, a.freq_base));
+    y.low = std::max(0.0f, start);
+    y.high = std::min((float) (a.n_dims - 1), end);
     y.ext_factor = a.ext_factor;
     y.freq_scale = a.freq_scale;
-    y.mscale     = a.attn_factor;
+    y.mscale = a.attn_factor;
     if (a.ext_factor != 0.0f) {
         y.mscale *= 1.0f + 0.1f * logf(1.0f / a.freq_scale);
     }
@@ -79,9 +80,9 @@ Yarn yarn_of(const RopeArgs & a) {
 // cos/sin of pair k's angle, theta_extrap being the unscaled angle
 void yarn_rotation(const Yarn & y, float theta_extrap, int64_t k, float * c, float * s) {
     const float theta_interp = y.freq_scale * theta_extrap;
-    float       theta        = theta_interp;
+    float theta = theta_interp;
     if (y.ext_factor != 0.0f) {
-        const float t    = ((float) k - y.low) / std::max(0.001f, y.high - y.low);
+        const float t = ((float) k - y.low) / std::max(0.001f, y.high - y.low);
         const float ramp = (1.0f - std::min(1.0f, std::max(0.0f, t))) * y.ext_factor;
         theta = theta_interp * (1.0f - ramp) + theta_extrap * ramp;
     }
@@ -106,10 +107,10 @@ void fill_cache(float * cache, int64_t pos, int n_dims, float theta_scale, const
 // 0 behave as there.
 void fill_cache_multi(float * cache, const int64_t pos[4], int64_t n_pairs, const int sec[4], bool indep,
                       float theta_scale, const float * ff, const Yarn & y) {
-    float         theta[4] = {(float) pos[0], (float) pos[1], (float) pos[2], (float) pos[3]};
+    float theta[4] = {(float) pos[0], (float) pos[1], (float) pos[2], (float) pos[3]};
     const int64_t sect_dims = (int64_t) sec[0] + sec[1] + sec[2] + sec[3];
-    const int64_t sec_w     = (int64_t) sec[0] + sec[1];
-    const int64_t sec_e     = sec_w + sec[2];
+    const int64_t sec_w = (int64_t) sec[0] + sec[1];
+    const int64_t sec_e = sec_w + sec[2];
     for (int64_t k = 0; k < n_pairs; ++k) {
         const int64_t sector = k % sect_dims;
         if (indep) {
@@ -141,8 +142,8 @@ void fill_cache_multi(float * cache, const int64_t pos[4], int64_t n_pairs, cons
 
 inline float load(const float * p) { return *p; }
 inline float load(const lm_ggml_fp16_t * p) { return fp16_to_f32(*p); }
-inline void  store(float * p, float v) { *p = v; }
-inline void  store(lm_ggml_fp16_t * p, float v) { *p = lm_ggml_compute_fp32_to_fp16(v); }
+inline void store(float * p, float v) { *p = v; }
+inline void store(lm_ggml_fp16_t * p, float v) { *p = lm_ggml_compute_fp32_to_fp16(v); }
 
 // Rotate one row (element stride 1): n_pairs pairs, (k, k + gap) or, with
 // gap 0, (2k, 2k + 1); elements from 2*n_pairs on are copied. x and y may
@@ -152,10 +153,10 @@ void rotate_row(const T * x, T * y, int64_t ne0, int64_t n_pairs, int64_t gap, c
     for (int64_t k = 0; k < n_pairs; ++k) {
         const int64_t j0 = gap != 0 ? k : 2 * k;
         const int64_t j1 = gap != 0 ? k + gap : 2 * k + 1;
-        const float   c  = cache[2 * k];
-        const float   s  = cache[2 * k + 1];
-        const float   x0 = load(x + j0);
-        const float   x1 = load(x + j1);
+        const float c = cache[2 * k];
+        const float s = cache[2 * k + 1];
+        const float x0 = load(x + j0);
+        const float x1 = load(x + j1);
         store(y + j0, x0 * c - x1 * s);
         store(y + j1, x0 * s + x1 * c);
     }
@@ -164,27 +165,26 @@ void rotate_row(const T * x, T * y, int64_t ne0, int64_t n_pairs, int64_t gap, c
     }
 }
 
-template <typename T>
-void rope(const lm_cpu_params * params, lm_ggml_tensor * dst) {
+template <typename T> void rope(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const lm_ggml_tensor * src = dst->src[0];
     const lm_ggml_tensor * pos = dst->src[1];
     const lm_ggml_tensor * ffs = dst->src[2];
-    const RopeArgs         a   = args_of(dst);
-    const Yarn             y   = yarn_of(a);
-    const bool             multi       = (a.mode & LM_GGML_ROPE_TYPE_MROPE) != 0;
-    const bool             vision      = a.mode == LM_GGML_ROPE_TYPE_VISION;
-    const bool             neox        = (a.mode & LM_GGML_ROPE_TYPE_NEOX) != 0 || multi;
+    const RopeArgs a = args_of(dst);
+    const Yarn y = yarn_of(a);
+    const bool multi = (a.mode & LM_GGML_ROPE_TYPE_MROPE) != 0;
+    const bool vision = a.mode == LM_GGML_ROPE_TYPE_VISION;
+    const bool neox = (a.mode & LM_GGML_ROPE_TYPE_NEOX) != 0 || multi;
     // vision rotates ne0/2 == n_dims pairs n_dims apart
-    const int64_t          n_pairs     = vision ? a.n_dims : a.n_dims / 2;
-    const int64_t          gap         = vision ? a.n_dims : (neox ? a.n_dims / 2 : 0);
-    const float            theta_scale = powf(a.freq_base, -2.0f / (float) a.n_dims);
-    const float *          ff          = ffs != nullptr ? (const float *) ffs->data : nullptr;
+    const int64_t n_pairs = vision ? a.n_dims : a.n_dims / 2;
+    const int64_t gap = vision ? a.n_dims : (neox ? a.n_dims / 2 : 0);
+    const float theta_scale = powf(a.freq_base, -2.0f / (float) a.n_dims);
+    const float * ff = ffs != nullptr ? (const float *) ffs->data : nullptr;
 
     const int64_t ne0 = src->ne[0];
     const int64_t ne1 = src->ne[1];
     const int64_t ne2 = src->ne[2];
-    float *       cache = (float *) lm_cpu_thread_scratch(params); // ne0 floats
-    int64_t       cached_i2 = -1;
+    float * cache = (float *) lm_cpu_thread_scratch(params); // ne0 floats
+    int64_t cached_i2 = -1;
 
     const Range r = split(ne1 * ne2 * src->ne[3], params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
@@ -212,15 +212,15 @@ bool rope_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * pos = dst->src[1];
     const lm_ggml_tensor * ffs = dst->src[2];
     if (src == nullptr || pos == nullptr || (src->type != LM_GGML_TYPE_F32 && src->type != LM_GGML_TYPE_F16) ||
-        dst->type != src->type || !lm_ggml_are_same_shape(src, dst) ||
-        src->nb[0] != lm_ggml_type_size(src->type) || dst->nb[0] != lm_ggml_type_size(dst->type)) {
+        dst->type != src->type || !lm_ggml_are_same_shape(src, dst) || src->nb[0] != lm_ggml_type_size(src->type) ||
+        dst->nb[0] != lm_ggml_type_size(dst->type)) {
         return false;
     }
     const RopeArgs a = args_of(dst);
     if ((a.mode & 1) != 0 || a.n_dims <= 0 || a.n_dims % 2 != 0 || a.n_dims > src->ne[0]) {
         return false;
     }
-    const bool multi  = (a.mode & LM_GGML_ROPE_TYPE_MROPE) != 0;
+    const bool multi = (a.mode & LM_GGML_ROPE_TYPE_MROPE) != 0;
     const bool vision = a.mode == LM_GGML_ROPE_TYPE_VISION;
     // bits other than NeoX / M-RoPE / vision mean nothing to ggml's CPU either,
     // but are refused rather than guessed at

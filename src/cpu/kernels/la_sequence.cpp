@@ -29,9 +29,7 @@ inline float at(const lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2) {
 }
 
 // softplus as Mamba's reference computes it: linear above 20
-inline float softplus(float x) {
-    return x <= 20.0f ? log1pf(expf(x)) : x;
-}
+inline float softplus(float x) { return x <= 20.0f ? log1pf(expf(x)) : x; }
 
 // ---------------------------------------------------------------- RWKV6 / GLA
 // Shapes shared by the two linear-attention recurrences; src[1] is v.
@@ -71,32 +69,32 @@ bool linear_attn_ok(const lm_ggml_tensor * dst, const lm_ggml_tensor * state,
 template <class Rule>
 void linear_attn_run(const lm_cpu_params * params, lm_ggml_tensor * dst, const lm_ggml_tensor * state_in,
                      const Rule & rule) {
-    const LinearAttn a   = linear_attn_shape(dst, state_in);
-    const int64_t    C   = a.S * a.H;
-    const int64_t    Ts  = a.T / a.n_seqs; // tokens per sequence
-    const float *    k   = (const float *) dst->src[0]->data;
-    const float *    v   = (const float *) dst->src[1]->data;
-    float *          out = (float *) dst->data;
-    float *          st  = out + C * a.T;
-    const Range      u   = split(a.n_seqs * a.H, params->ith, params->nth);
+    const LinearAttn a = linear_attn_shape(dst, state_in);
+    const int64_t C = a.S * a.H;
+    const int64_t Ts = a.T / a.n_seqs; // tokens per sequence
+    const float * k = (const float *) dst->src[0]->data;
+    const float * v = (const float *) dst->src[1]->data;
+    float * out = (float *) dst->data;
+    float * st = out + C * a.T;
+    const Range u = split(a.n_seqs * a.H, params->ith, params->nth);
     for (int64_t unit = u.begin; unit < u.end; ++unit) {
         const int64_t seq = unit / a.H, h = unit % a.H;
-        const size_t  off = (size_t) (seq * a.S * C + h * a.S * a.S);
-        float *       cur = st + off;
+        const size_t off = (size_t) (seq * a.S * C + h * a.S * a.S);
+        float * cur = st + off;
         for (int64_t tt = 0; tt < Ts; ++tt) {
-            const int64_t t    = seq * Ts + tt;
+            const int64_t t = seq * Ts + tt;
             const float * prev = tt == 0 ? (const float *) state_in->data + off : cur;
-            const size_t  row  = (size_t) (t * C + h * a.S);
-            float *       y    = out + row;
-            const float * vt   = v + row;
+            const size_t row = (size_t) (t * C + h * a.S);
+            float * y = out + row;
+            const float * vt = v + row;
             for (int64_t j = 0; j < a.S; ++j) {
                 y[j] = 0.0f;
             }
             for (int64_t i = 0; i < a.S; ++i) {
-                const float   ki = k[row + i];
-                const auto    f  = rule.factors(row + i, (size_t) (h * a.S + i));
-                const float * p  = prev + i * a.S;
-                float *       c  = cur + i * a.S;
+                const float ki = k[row + i];
+                const auto f = rule.factors(row + i, (size_t) (h * a.S + i));
+                const float * p = prev + i * a.S;
+                float * c = cur + i * a.S;
                 for (int64_t j = 0; j < a.S; ++j) {
                     const float kv = ki * vt[j];
                     const float pj = p[j];
@@ -117,7 +115,7 @@ struct Wkv6 {
     struct F {
         float r, u, w;
     };
-    F     factors(size_t thi, size_t hi) const { return {r[thi], tf[hi], td[thi]}; }
+    F factors(size_t thi, size_t hi) const { return {r[thi], tf[hi], td[thi]}; }
     float out(float prev, float kv, const F & f) const { return (kv * f.u + prev) * f.r; }
     float update(float prev, float kv, const F & f) const { return prev * f.w + kv; }
 };
@@ -126,11 +124,11 @@ struct Wkv6 {
 struct Gla {
     const float * q;
     const float * g;
-    float         scale;
+    float scale;
     struct F {
         float q, g;
     };
-    F     factors(size_t thi, size_t) const { return {q[thi] * scale, g[thi]}; }
+    F factors(size_t thi, size_t) const { return {q[thi] * scale, g[thi]}; }
     float out(float prev, float kv, const F & f) const { return (prev * f.g + kv) * f.q; }
     float update(float prev, float kv, const F & f) const { return prev * f.g + kv; }
 };
@@ -142,17 +140,17 @@ struct Gla {
 // threads split the channels (d_inner).
 bool ssm_conv_supports(const lm_ggml_tensor * dst) {
     const lm_ggml_tensor * sx = dst->src[0];
-    const lm_ggml_tensor * c  = dst->src[1];
+    const lm_ggml_tensor * c = dst->src[1];
     return all_f32(dst, 2) && lm_ggml_is_contiguous(dst) && c->ne[1] == dst->ne[0] && sx->ne[1] == dst->ne[0] &&
            sx->ne[0] == c->ne[0] - 1 + dst->ne[1] && sx->ne[2] == dst->ne[2] && sx->ne[3] == 1 && dst->ne[3] == 1;
 }
 
 void ssm_conv_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * sx      = dst->src[0];
-    const lm_ggml_tensor * c       = dst->src[1];
-    const int64_t          d_conv  = c->ne[0];
-    const int64_t          d_inner = dst->ne[0];
-    const Range            r       = split(d_inner, params->ith, params->nth);
+    const lm_ggml_tensor * sx = dst->src[0];
+    const lm_ggml_tensor * c = dst->src[1];
+    const int64_t d_conv = c->ne[0];
+    const int64_t d_inner = dst->ne[0];
+    const Range r = split(d_inner, params->ith, params->nth);
     for (int64_t s = 0; s < dst->ne[2]; ++s) {
         for (int64_t t = 0; t < dst->ne[1]; ++t) {
             float * y = (float *) row_of(dst, t, s, 0);
@@ -192,11 +190,11 @@ bool ssm_scan_supports(const lm_ggml_tensor * dst) {
 
 void ssm_scan_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
     const lm_ggml_tensor * s0 = dst->src[0];
-    const lm_ggml_tensor * x  = dst->src[1];
+    const lm_ggml_tensor * x = dst->src[1];
     const lm_ggml_tensor * dt = dst->src[2];
-    const lm_ggml_tensor * A  = dst->src[3];
-    const lm_ggml_tensor * B  = dst->src[4];
-    const lm_ggml_tensor * C  = dst->src[5];
+    const lm_ggml_tensor * A = dst->src[3];
+    const lm_ggml_tensor * B = dst->src[4];
+    const lm_ggml_tensor * C = dst->src[5];
     const int64_t d_state = s0->ne[0], d_inner = s0->ne[1], n_t = x->ne[1];
     float * y_all = (float *) dst->data;
     float * h_all = y_all + lm_ggml_nelements(x);
@@ -208,7 +206,7 @@ void ssm_scan_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
             h[i0] = at(s0, i0, i1, s);
         }
         for (int64_t t = 0; t < n_t; ++t) {
-            const float d   = softplus(at(dt, i1, t, s));
+            const float d = softplus(at(dt, i1, t, s));
             const float x_d = at(x, i1, t, s) * d;
             float sum = 0.0f;
             for (int64_t i0 = 0; i0 < d_state; ++i0) {

@@ -15,8 +15,8 @@ namespace {
 
 struct Alibi {
     uint32_t n_log2;
-    float    m0, m1;
-    bool     on;
+    float m0, m1;
+    bool on;
 
     float slope(uint32_t h) const {
         if (!on) {
@@ -29,26 +29,26 @@ struct Alibi {
 Alibi alibi_of(float max_bias, int64_t n_head) {
     Alibi a{};
     a.n_log2 = 1u << (uint32_t) floor(log2((double) n_head));
-    a.m0     = powf(2.0f, -(max_bias) / (float) a.n_log2);
-    a.m1     = powf(2.0f, -(max_bias / 2.0f) / (float) a.n_log2);
-    a.on     = max_bias > 0.0f;
+    a.m0 = powf(2.0f, -(max_bias) / (float) a.n_log2);
+    a.m1 = powf(2.0f, -(max_bias / 2.0f) / (float) a.n_log2);
+    a.on = max_bias > 0.0f;
     return a;
 }
 
 void diag_mask(const lm_cpu_params * params, lm_ggml_tensor * dst, float value) {
-    const lm_ggml_tensor * src    = dst->src[0];
-    const int64_t          n_past = lm_ggml_get_op_params_i32(dst, 0);
-    const int64_t          nc     = src->ne[0];
-    const int64_t          ne1    = src->ne[1];
-    const int64_t          ne2    = src->ne[2];
+    const lm_ggml_tensor * src = dst->src[0];
+    const int64_t n_past = lm_ggml_get_op_params_i32(dst, 0);
+    const int64_t nc = src->ne[0];
+    const int64_t ne1 = src->ne[1];
+    const int64_t ne2 = src->ne[2];
 
     const Range r = split(ne1 * ne2 * src->ne[3], params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const int64_t i3 = ir / (ne1 * ne2);
         const int64_t i2 = (ir / ne1) % ne2;
-        const int64_t j  = ir % ne1;
-        const char *  x  = row_of(src, j, i2, i3);
-        float *       y  = (float *) row_of(dst, j, i2, i3);
+        const int64_t j = ir % ne1;
+        const char * x = row_of(src, j, i2, i3);
+        float * y = (float *) row_of(dst, j, i2, i3);
         if ((const char *) y != x) {
             memmove(y, x, (size_t) nc * sizeof(float));
         }
@@ -62,7 +62,7 @@ void diag_mask(const lm_cpu_params * params, lm_ggml_tensor * dst, float value) 
 } // namespace
 
 bool soft_max_supports(const lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * src  = dst->src[0];
+    const lm_ggml_tensor * src = dst->src[0];
     const lm_ggml_tensor * mask = dst->src[1];
     if (src == nullptr || src->type != LM_GGML_TYPE_F32 || dst->type != LM_GGML_TYPE_F32 ||
         !lm_ggml_are_same_shape(src, dst) || src->nb[0] != sizeof(float) || dst->nb[0] != sizeof(float)) {
@@ -72,8 +72,8 @@ bool soft_max_supports(const lm_ggml_tensor * dst) {
         return true; // no mask: ALiBi has nothing to scale
     }
     return (mask->type == LM_GGML_TYPE_F32 || mask->type == LM_GGML_TYPE_F16) &&
-           mask->nb[0] == lm_ggml_type_size(mask->type) && mask->ne[0] == src->ne[0] &&
-           mask->ne[1] >= src->ne[1] && mask->ne[2] == 1 && mask->ne[3] == 1;
+           mask->nb[0] == lm_ggml_type_size(mask->type) && mask->ne[0] == src->ne[0] && mask->ne[1] >= src->ne[1] &&
+           mask->ne[2] == 1 && mask->ne[3] == 1;
 }
 
 size_t soft_max_work_size(const lm_ggml_tensor * dst, int n_threads) {
@@ -81,15 +81,15 @@ size_t soft_max_work_size(const lm_ggml_tensor * dst, int n_threads) {
 }
 
 void soft_max_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    const lm_ggml_tensor * src   = dst->src[0];
-    const lm_ggml_tensor * mask  = dst->src[1];
-    const float            scale = lm_ggml_get_op_params_f32(dst, 0);
-    const Alibi            alibi = alibi_of(lm_ggml_get_op_params_f32(dst, 1), src->ne[2]);
+    const lm_ggml_tensor * src = dst->src[0];
+    const lm_ggml_tensor * mask = dst->src[1];
+    const float scale = lm_ggml_get_op_params_f32(dst, 0);
+    const Alibi alibi = alibi_of(lm_ggml_get_op_params_f32(dst, 1), src->ne[2]);
 
-    const int64_t nc  = src->ne[0];
+    const int64_t nc = src->ne[0];
     const int64_t ne1 = src->ne[1];
     const int64_t ne2 = src->ne[2];
-    float *       wp  = (float *) lm_cpu_thread_scratch(params); // nc floats
+    float * wp = (float *) lm_cpu_thread_scratch(params); // nc floats
 
     // the row goes through the CPU's vector kernels (arch/kernels.h): scaled
     // and masked into the scratch row, exp and sum into dst, then normalized
@@ -99,9 +99,9 @@ void soft_max_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
         const int64_t i3 = ir / (ne1 * ne2);
         const int64_t i2 = (ir / ne1) % ne2;
         const int64_t i1 = ir % ne1;
-        const float * x  = (const float *) row_of(src, i1, i2, i3);
-        const char *  m  = mask ? (const char *) mask->data + i1 * mask->nb[1] : nullptr;
-        const bool    h  = mask && mask->type == LM_GGML_TYPE_F16;
+        const float * x = (const float *) row_of(src, i1, i2, i3);
+        const char * m = mask ? (const char *) mask->data + i1 * mask->nb[1] : nullptr;
+        const bool h = mask && mask->type == LM_GGML_TYPE_F16;
         const float max = vm.scale_mask_max(nc, x, scale, m && !h ? (const float *) m : nullptr,
                                             h ? (const uint16_t *) m : nullptr, alibi.slope((uint32_t) i2), wp);
         float * y = (float *) row_of(dst, i1, i2, i3);
@@ -116,12 +116,8 @@ bool diag_mask_supports(const lm_ggml_tensor * dst) {
            lm_ggml_are_same_shape(src, dst) && src->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float);
 }
 
-void diag_mask_inf_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    diag_mask(params, dst, -INFINITY);
-}
+void diag_mask_inf_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) { diag_mask(params, dst, -INFINITY); }
 
-void diag_mask_zero_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
-    diag_mask(params, dst, 0.0f);
-}
+void diag_mask_zero_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) { diag_mask(params, dst, 0.0f); }
 
 } // namespace lmggml::cpu::la

@@ -11,8 +11,8 @@ struct FloatTraits {
     lm_cpu_vec_dot_traits f32, f16, bf16;
     FloatTraits() {
         const lmggml::cpu::arch::KernelSet & k = lmggml::cpu::arch::kernels();
-        f32  = {k.vec_dot[LM_GGML_TYPE_F32], LM_GGML_TYPE_F32, nullptr};
-        f16  = {k.vec_dot[LM_GGML_TYPE_F16], LM_GGML_TYPE_F16, k.from_float[LM_GGML_TYPE_F16]};
+        f32 = {k.vec_dot[LM_GGML_TYPE_F32], LM_GGML_TYPE_F32, nullptr};
+        f16 = {k.vec_dot[LM_GGML_TYPE_F16], LM_GGML_TYPE_F16, k.from_float[LM_GGML_TYPE_F16]};
         bf16 = {k.vec_dot[LM_GGML_TYPE_BF16], LM_GGML_TYPE_BF16, k.from_float[LM_GGML_TYPE_BF16]};
     }
 };
@@ -26,11 +26,11 @@ const FloatTraits & float_traits() {
 
 const lm_cpu_vec_dot_traits * lm_cpu_get_vec_dot_traits(lm_ggml_type type) {
     switch (type) {
-        case LM_GGML_TYPE_F32:  return &float_traits().f32;
-        case LM_GGML_TYPE_F16:  return &float_traits().f16;
+        case LM_GGML_TYPE_F32: return &float_traits().f32;
+        case LM_GGML_TYPE_F16: return &float_traits().f16;
         case LM_GGML_TYPE_BF16: return &float_traits().bf16;
         // quantized fast paths (see la_vec_dot.h); NULL for types without one
-        default:                return lm_cpu_get_quant_vec_dot_traits(type);
+        default: return lm_cpu_get_quant_vec_dot_traits(type);
     }
 }
 
@@ -50,17 +50,17 @@ Plan plan_for(lm_ggml_type weight_type) {
         return p;
     }
     if (const lm_cpu_vec_dot_traits * t = lm_cpu_get_vec_dot_traits(weight_type)) {
-        p.vec_dot      = t->vec_dot;
+        p.vec_dot = t->vec_dot;
         p.vec_dot_type = t->vec_dot_type;
-        p.from_float   = t->from_float;
-        p.ok           = true;
+        p.from_float = t->from_float;
+        p.ok = true;
         return p;
     }
     // dequantize path: needs a row decoder; activations stay F32
     if (lm_ggml_to_float_t to_float = decoder_of(weight_type)) {
-        p.to_float     = to_float;
+        p.to_float = to_float;
         p.vec_dot_type = LM_GGML_TYPE_F32;
-        p.ok           = true;
+        p.ok = true;
     }
     return p;
 }
@@ -77,9 +77,9 @@ void convert_rows(const lm_cpu_params * params, const Plan & p, const lm_ggml_te
         return;
     }
     // only F32 activations are converted (supports() guarantees it)
-    const size_t  row   = lm_ggml_row_size(p.vec_dot_type, b->ne[0]);
+    const size_t row = lm_ggml_row_size(p.vec_dot_type, b->ne[0]);
     const int64_t nrows = b->ne[1] * b->ne[2] * b->ne[3];
-    const Range   r     = split(nrows, params->ith, params->nth);
+    const Range r = split(nrows, params->ith, params->nth);
     for (int64_t ir = r.begin; ir < r.end; ++ir) {
         const int64_t i3 = ir / (b->ne[1] * b->ne[2]);
         const int64_t i2 = (ir / b->ne[1]) % b->ne[2];

@@ -18,9 +18,9 @@
 #include "la_common.h"
 
 struct lm_cpu_vec_dot_traits {
-    lm_ggml_vec_dot_t    vec_dot;      // dot(n, &s, 0, weight row, 0, converted row, 0, 1)
-    enum lm_ggml_type    vec_dot_type; // activations are converted to this type first
-    lm_ggml_from_float_t from_float;   // F32 row -> vec_dot_type row (NULL when vec_dot_type is F32)
+    lm_ggml_vec_dot_t vec_dot;       // dot(n, &s, 0, weight row, 0, converted row, 0, 1)
+    enum lm_ggml_type vec_dot_type;  // activations are converted to this type first
+    lm_ggml_from_float_t from_float; // F32 row -> vec_dot_type row (NULL when vec_dot_type is F32)
 };
 
 // Entry for a weight type, or NULL when there is no direct dot for it.
@@ -30,11 +30,11 @@ namespace lmggml::cpu::la {
 
 // How a kernel multiplies rows of one weight type with F32 activations.
 struct Plan {
-    lm_ggml_vec_dot_t    vec_dot;      // direct dot, or NULL for the dequantize path
-    lm_ggml_to_float_t   to_float;     // dequantize path: weight row -> F32 scratch
-    lm_ggml_type         vec_dot_type; // type activation rows must have (F32 on the dequantize path)
-    lm_ggml_from_float_t from_float;   // F32 -> vec_dot_type, NULL when none is needed
-    bool                 ok;           // false: this weight type cannot be multiplied
+    lm_ggml_vec_dot_t vec_dot;       // direct dot, or NULL for the dequantize path
+    lm_ggml_to_float_t to_float;     // dequantize path: weight row -> F32 scratch
+    lm_ggml_type vec_dot_type;       // type activation rows must have (F32 on the dequantize path)
+    lm_ggml_from_float_t from_float; // F32 -> vec_dot_type, NULL when none is needed
+    bool ok;                         // false: this weight type cannot be multiplied
 };
 
 Plan plan_for(lm_ggml_type weight_type);
@@ -66,7 +66,7 @@ void convert_rows(const lm_cpu_params * params, const Plan & p, const lm_ggml_te
 // Where activation row (i1, i2, i3) lives: in b itself or in the packed copy.
 struct Rows {
     const char * base;
-    size_t       nb1, nb2, nb3;
+    size_t nb1, nb2, nb3;
 
     const char * at(int64_t i1, int64_t i2, int64_t i3) const { return base + i1 * nb1 + i2 * nb2 + i3 * nb3; }
 };

@@ -10,22 +10,21 @@
 namespace {
 
 struct Entry {
-    lm_ggml_type          type;
-    lm_cpu_qtype_ops      ops;
+    lm_ggml_type type;
+    lm_cpu_qtype_ops ops;
     lm_cpu_vec_dot_traits traits; // ggml-signature form of ops (vec_dot NULL when ops has none)
 };
 
 using QDot = void (*)(int, float *, const void *, const void *);
 
 // q_dot.h's signature around the kernel set's dot for weight type T
-template <lm_ggml_type T>
-void dispatched(int n, float * s, const void * x, const void * y) {
+template <lm_ggml_type T> void dispatched(int n, float * s, const void * x, const void * y) {
     lmggml::cpu::arch::kernels().vec_dot[T](n, s, 0, x, 0, y, 0, 1);
 }
 
 struct Pairing {
     lm_ggml_type type, vec_dot_type;
-    QDot         dot; // NULL: activation-only format
+    QDot dot; // NULL: activation-only format
 };
 
 // ggml's pairing of weight formats with activation formats
@@ -44,15 +43,15 @@ constexpr Pairing kPairings[] = {
     {LM_GGML_TYPE_Q8_K, LM_GGML_TYPE_Q8_K, nullptr},
     {LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q8_0, dispatched<LM_GGML_TYPE_IQ4_NL>},
     {LM_GGML_TYPE_IQ4_XS, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ4_XS>},
-    {LM_GGML_TYPE_TQ1_0,  LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_TQ1_0>},
-    {LM_GGML_TYPE_TQ2_0,  LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_TQ2_0>},
+    {LM_GGML_TYPE_TQ1_0, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_TQ1_0>},
+    {LM_GGML_TYPE_TQ2_0, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_TQ2_0>},
     {LM_GGML_TYPE_IQ2_XXS, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ2_XXS>},
-    {LM_GGML_TYPE_IQ2_XS,  LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ2_XS>},
-    {LM_GGML_TYPE_IQ2_S,   LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ2_S>},
+    {LM_GGML_TYPE_IQ2_XS, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ2_XS>},
+    {LM_GGML_TYPE_IQ2_S, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ2_S>},
     {LM_GGML_TYPE_IQ3_XXS, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ3_XXS>},
-    {LM_GGML_TYPE_IQ3_S,   LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ3_S>},
-    {LM_GGML_TYPE_IQ1_S,   LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ1_S>},
-    {LM_GGML_TYPE_IQ1_M,   LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ1_M>},
+    {LM_GGML_TYPE_IQ3_S, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ3_S>},
+    {LM_GGML_TYPE_IQ1_S, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ1_S>},
+    {LM_GGML_TYPE_IQ1_M, LM_GGML_TYPE_Q8_K, dispatched<LM_GGML_TYPE_IQ1_M>},
 };
 constexpr size_t kCount = sizeof(kPairings) / sizeof(kPairings[0]);
 
@@ -76,7 +75,8 @@ struct Table {
         for (size_t i = 0; i < kCount; ++i) {
             const Pairing & p = kPairings[i];
             const lm_quant_type_fns * self = lm_quant_get_fns(p.type);
-            e[i] = Entry{p.type, {p.dot, p.vec_dot_type, cpu_quantizes(p.type) ? self->from_float : nullptr, self->to_float},
+            e[i] = Entry{p.type,
+                         {p.dot, p.vec_dot_type, cpu_quantizes(p.type) ? self->from_float : nullptr, self->to_float},
                          {p.dot ? k.vec_dot[p.type] : nullptr, p.vec_dot_type, k.from_float[p.vec_dot_type]}};
         }
     }

@@ -13,9 +13,9 @@ struct lm_cpu_qtype_ops {
     // vec_dot_type; n is a multiple of both block sizes. NULL for types that
     // only serve as activations (q8_1, q8_K).
     void (*vec_dot)(int n, float * s, const void * x, const void * y);
-    enum lm_ggml_type    vec_dot_type;
+    enum lm_ggml_type vec_dot_type;
     lm_ggml_from_float_t from_float; // F32 row -> row of this type: src/quant's reference quantizer
-    lm_ggml_to_float_t   to_float;   // row of this type -> F32
+    lm_ggml_to_float_t to_float;     // row of this type -> F32
 };
 
 // Entry for a quantized type (q4_0 .. q8_K), NULL for any other type.

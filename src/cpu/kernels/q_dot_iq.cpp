@@ -9,8 +9,7 @@ using namespace lm_quant::iq;
 
 namespace {
 
-template <typename Block>
-float dot(int n, const void * vx, const void * vy) {
+template <typename Block> float dot(int n, const void * vx, const void * vy) {
     const auto * x = static_cast<const Block *>(vx);
     const auto * y = static_cast<const lm_block_q8_K *>(vy);
     Unpacked u;

@@ -12,8 +12,7 @@ namespace {
 
 constexpr int QK = LM_QK_K;
 
-template <typename Q>
-inline int group_dot(const Q * q, const int8_t * y, int len) {
+template <typename Q> inline int group_dot(const Q * q, const int8_t * y, int len) {
     int sum = 0;
     for (int l = 0; l < len; ++l) sum += (int) q[l] * (int) y[l];
     return sum;
@@ -30,7 +29,7 @@ float dot_k4(int n, const Block * x, const lm_block_q8_K * y, Unpack unpack) {
         for (int g = 0; g < 8; ++g) {
             uint8_t sc, m;
             get_scale_min_k4(g, x[i].scales, &sc, &m);
-            isum  += sc * group_dot(q + 32 * g, y[i].qs + 32 * g, 32);
+            isum += sc * group_dot(q + 32 * g, y[i].qs + 32 * g, 32);
             summs += m * (y[i].bsums[2 * g] + y[i].bsums[2 * g + 1]);
         }
         const float dall = y[i].d * half_to_f32(x[i].d);
@@ -53,7 +52,7 @@ void vec_dot_q2_K_q8_K(int n, float * s, const void * vx, const void * vy) {
         unpack_q2_K(x[i], q);
         int isum = 0, summs = 0;
         for (int g = 0; g < 16; ++g) {
-            isum  += (x[i].scales[g] & 0xF) * group_dot(q + 16 * g, y[i].qs + 16 * g, 16);
+            isum += (x[i].scales[g] & 0xF) * group_dot(q + 16 * g, y[i].qs + 16 * g, 16);
             summs += (x[i].scales[g] >> 4) * y[i].bsums[g];
         }
         const float dall = y[i].d * half_to_f32(x[i].d);

@@ -10,7 +10,11 @@ namespace {
 
 void put(lm_cpu_op_desc & d, lm_cpu_forward_fn fwd, lm_cpu_supports_fn sup, bool light,
          lm_cpu_work_size_fn work = nullptr, bool single_thread = false) {
-    d = {.forward = fwd, .work_size = work, .supports = sup, .single_thread = single_thread, .light = light,
+    d = {.forward = fwd,
+         .work_size = work,
+         .supports = sup,
+         .single_thread = single_thread,
+         .light = light,
          .private_scratch = nullptr};
 }
 

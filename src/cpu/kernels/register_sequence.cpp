@@ -8,11 +8,11 @@ using namespace lmggml::cpu::la;
 namespace {
 
 void put(lm_cpu_op_desc & d, lm_cpu_forward_fn fwd, lm_cpu_supports_fn sup) {
-    d.forward         = fwd;
-    d.work_size       = nullptr; // state lives in dst
-    d.supports        = sup;
-    d.single_thread   = false;
-    d.light           = false; // a recurrence per element: worth splitting even when small
+    d.forward = fwd;
+    d.work_size = nullptr; // state lives in dst
+    d.supports = sup;
+    d.single_thread = false;
+    d.light = false; // a recurrence per element: worth splitting even when small
     d.private_scratch = nullptr;
 }
 

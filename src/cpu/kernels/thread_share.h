@@ -16,7 +16,7 @@ struct Range {
 // The share of [0, n) that thread ith of nth works on.
 inline Range split(int64_t n, int ith, int nth) {
     const int64_t per = (n + nth - 1) / nth;
-    const int64_t b   = std::min<int64_t>(per * ith, n);
+    const int64_t b = std::min<int64_t>(per * ith, n);
     return {b, std::min<int64_t>(b + per, n)};
 }
 

@@ -39,17 +39,17 @@ const lm_ggml_tensor * root_of(const lm_ggml_tensor * t) { return t->view_src !=
 // byte pos of it (row 0's block); false: go the unpacked way.
 template <class Op, class Full>
 void for_units(const lm_ggml_tensor * t, const x8::Format & f, size_t off, size_t size, Op op, Full full) {
-    const size_t  row   = t->nb[1];
-    const size_t  group = kX8Rows * row;
-    const size_t  ub    = kX8Rows * f.block_bytes;
-    const int64_t nb    = t->ne[0] / lm_ggml_blck_size(t->type);
-    const size_t  end   = off + size;
-    auto *        base  = static_cast<uint8_t *>(t->data);
+    const size_t row = t->nb[1];
+    const size_t group = kX8Rows * row;
+    const size_t ub = kX8Rows * f.block_bytes;
+    const int64_t nb = t->ne[0] / lm_ggml_blck_size(t->type);
+    const size_t end = off + size;
+    auto * base = static_cast<uint8_t *>(t->data);
     for (size_t g = off / group; g * group < end; ++g) {
         for (int64_t b = 0; b < nb; ++b) {
-            uint8_t *    unit  = base + g * group + (size_t) b * ub;
+            uint8_t * unit = base + g * group + (size_t) b * ub;
             const size_t first = g * group + (size_t) b * f.block_bytes; // row 0's block
-            const size_t last  = first + (kX8Rows - 1) * row + f.block_bytes;
+            const size_t last = first + (kX8Rows - 1) * row + f.block_bytes;
             if (last <= off || first >= end) continue;
             if (first >= off && last <= end && full(unit, b, first - off)) continue;
             uint8_t blocks[kX8Rows * 64]; // the unit's 8 blocks in ggml's layout
@@ -68,14 +68,14 @@ void for_units(const lm_ggml_tensor * t, const x8::Format & f, size_t off, size_
 // tensor, the offset there, and whether the root is stored repacked.
 struct Target {
     const lm_ggml_tensor * t;
-    size_t                 off;
-    x8::Format             f;
-    bool                   repacked;
+    size_t off;
+    x8::Format f;
+    bool repacked;
 };
 
 Target target_of(const lm_ggml_tensor * tensor, size_t offset) {
     Target r{root_of(tensor), 0, {}, false};
-    r.off      = (size_t) ((const char *) tensor->data - (const char *) r.t->data) + offset;
+    r.off = (size_t) ((const char *) tensor->data - (const char *) r.t->data) + offset;
     r.repacked = repackable(r.t, &r.f);
     return r;
 }
@@ -150,15 +150,15 @@ void repack_free(lm_ggml_backend_buffer_t buffer) { lm_cpu_buffer_free(buffer->c
 void repack_clear(lm_ggml_backend_buffer_t buffer, uint8_t value) { std::memset(buffer->context, value, buffer->size); }
 
 constexpr lm_ggml_backend_buffer_i kRepackBufferIface = {
-    .free_buffer   = repack_free,
-    .get_base      = repack_get_base,
-    .init_tensor   = nullptr,
+    .free_buffer = repack_free,
+    .get_base = repack_get_base,
+    .init_tensor = nullptr,
     .memset_tensor = repack_memset_tensor,
-    .set_tensor    = repack_set_tensor,
-    .get_tensor    = repack_get_tensor,
-    .cpy_tensor    = nullptr, // copies go through get/set, which translate the layout
-    .clear         = repack_clear,
-    .reset         = nullptr,
+    .set_tensor = repack_set_tensor,
+    .get_tensor = repack_get_tensor,
+    .cpy_tensor = nullptr, // copies go through get/set, which translate the layout
+    .clear = repack_clear,
+    .reset = nullptr,
 };
 
 const char * repack_buft_name(lm_ggml_backend_buffer_type_t) { return "CPU_REPACK"; }
@@ -185,14 +185,14 @@ lm_ggml_backend_buffer_type_t lm_cpu_repack_buffer_type(void) {
     static lm_ggml_backend_buffer_type buft = {
         .iface =
             {
-                .get_name       = repack_buft_name,
-                .alloc_buffer   = repack_alloc,
-                .get_alignment  = repack_alignment,
-                .get_max_size   = nullptr,
+                .get_name = repack_buft_name,
+                .alloc_buffer = repack_alloc,
+                .get_alignment = repack_alignment,
+                .get_max_size = nullptr,
                 .get_alloc_size = nullptr,
-                .is_host        = nullptr,
+                .is_host = nullptr,
             },
-        .device  = lm_cpu_device(),
+        .device = lm_cpu_device(),
         .context = nullptr,
     };
     return &buft;
@@ -219,8 +219,8 @@ bool lm_cpu_repack_op_ok(const lm_ggml_tensor * node) {
         const lm_ggml_tensor * src = node->src[s];
         if (src == nullptr || !lm_cpu_is_repacked(root_of(src))) continue;
         const bool whole = src->view_src == nullptr;
-        const bool mul_mat = node->op == LM_GGML_OP_MUL_MAT && node->src[1] != nullptr &&
-                             node->src[1]->type == LM_GGML_TYPE_F32;
+        const bool mul_mat =
+            node->op == LM_GGML_OP_MUL_MAT && node->src[1] != nullptr && node->src[1]->type == LM_GGML_TYPE_F32;
         if (s != 0 || !whole || !(mul_mat || node->op == LM_GGML_OP_GET_ROWS)) return false;
     }
     return true;

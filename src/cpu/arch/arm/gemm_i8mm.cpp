@@ -25,7 +25,7 @@
 #include <cstring>
 
 #if !defined(__ARM_FEATURE_MATMUL_INT8)
-#    error "gemm_i8mm.cpp needs -march=armv8.2-a+dotprod+i8mm (src/cpu/arch/flags.cmake)"
+#error "gemm_i8mm.cpp needs -march=armv8.2-a+dotprod+i8mm (src/cpu/arch/flags.cmake)"
 #endif
 
 namespace lmggml::cpu::arch::arm {
@@ -37,9 +37,9 @@ constexpr int64_t kGroups = kPanelRows / kGroupRows;
 
 // One activation row's fields (layouts.h): q[k], then d, s, c per block.
 struct ActRow {
-    const int8_t *  q;
-    const float *   d;
-    const float *   s;
+    const int8_t * q;
+    const float * d;
+    const float * s;
     const int32_t * c;
 };
 
@@ -55,20 +55,20 @@ static inline ActRow act_row(const void * act, size_t lda, int64_t j, int64_t k)
 // Q8_0 panels: per block, per 16-row group, vector t lane r = values
 // 4t..4t+3 of row r plus 128 (unsigned); rows past m zero.
 void pack_panel_q8_0(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel) {
-    auto *           panel = static_cast<uint8_t *>(vpanel);
-    const uint8x16_t bias  = vdupq_n_u8(0x80);
+    auto * panel = static_cast<uint8_t *>(vpanel);
+    const uint8x16_t bias = vdupq_n_u8(0x80);
     for (int64_t b = 0; b < k / kQK; ++b) {
         for (int64_t g = 0; g < kGroups; ++g) {
             uint8_t * pb = panel + (b * kGroups + g) * kPanelBlockBytes;
-            auto *    d  = reinterpret_cast<float *>(pb + 16 * kQK);
+            auto * d = reinterpret_cast<float *>(pb + 16 * kQK);
             for (int64_t r = 0; r < kGroupRows; ++r) {
-                const int64_t i  = g * kGroupRows + r;
-                uint8x16_t    lo = vdupq_n_u8(0), hi = vdupq_n_u8(0);
-                float         rd = 0.0f;
+                const int64_t i = g * kGroupRows + r;
+                uint8x16_t lo = vdupq_n_u8(0), hi = vdupq_n_u8(0);
+                float rd = 0.0f;
                 if (i < m) {
                     const char * row = static_cast<const char *>(w) + i * ldw;
-                    const auto * x   = reinterpret_cast<const lm_block_q8_0 *>(row) + b;
-                    uint16_t     h;
+                    const auto * x = reinterpret_cast<const lm_block_q8_0 *>(row) + b;
+                    uint16_t h;
                     std::memcpy(&h, &x->d, sizeof(h));
                     rd = from_f16(h);
                     lo = veorq_u8(vld1q_u8(reinterpret_cast<const uint8_t *>(x->qs)), bias);
@@ -83,7 +83,7 @@ void pack_panel_q8_0(const void * w, size_t ldw, int64_t m, int64_t k, void * vp
                 vst1q_lane_u32(reinterpret_cast<uint32_t *>(q + 5 * 64), vreinterpretq_u32_u8(hi), 1);
                 vst1q_lane_u32(reinterpret_cast<uint32_t *>(q + 6 * 64), vreinterpretq_u32_u8(hi), 2);
                 vst1q_lane_u32(reinterpret_cast<uint32_t *>(q + 7 * 64), vreinterpretq_u32_u8(hi), 3);
-                d[r]      = rd;
+                d[r] = rd;
                 d[16 + r] = 0.0f;
             }
         }
@@ -113,17 +113,17 @@ void group_x2(const uint8_t * panel, int64_t g, int64_t nb, const ActRow & a0, c
             for (int h = 0; h < 4; ++h) { // rows 4h..4h+3
                 const uint32x4_t lo = vreinterpretq_u32_u8(vld1q_u8(pb + 64 * (2 * u) + 16 * h));
                 const uint32x4_t hi = vreinterpretq_u32_u8(vld1q_u8(pb + 64 * (2 * u + 1) + 16 * h));
-                isum[2 * h]     = vusmmlaq_s32(isum[2 * h], vreinterpretq_u8_u32(vzip1q_u32(lo, hi)), a[u]);
+                isum[2 * h] = vusmmlaq_s32(isum[2 * h], vreinterpretq_u8_u32(vzip1q_u32(lo, hi)), a[u]);
                 isum[2 * h + 1] = vusmmlaq_s32(isum[2 * h + 1], vreinterpretq_u8_u32(vzip2q_u32(lo, hi)), a[u]);
             }
         }
         // value = wd * ad * (isum - c) + wm * s, per tile entry
         const float32x2_t ad = {a0.d[b], a1.d[b]}, as = {a0.s[b], a1.s[b]};
-        const int32x2_t   ac = {a0.c[b], a1.c[b]};
+        const int32x2_t ac = {a0.c[b], a1.c[b]};
         const float32x4_t vd = vcombine_f32(ad, ad), vs = vcombine_f32(as, as);
-        const int32x4_t   vc = vcombine_s32(ac, ac);
-        const auto *      wd = reinterpret_cast<const float *>(pb + 16 * kQK);
-        const auto *      wm = wd + 16;
+        const int32x4_t vc = vcombine_s32(ac, ac);
+        const auto * wd = reinterpret_cast<const float *>(pb + 16 * kQK);
+        const auto * wm = wd + 16;
         for (int p = 0; p < 8; ++p) {
             const float32x4_t x = vcvtq_f32_s32(vsubq_s32(isum[p], vc));
             tile[p] = vfmaq_f32(tile[p], x, vmulq_f32(pair_rows(wd + 2 * p), vd));
@@ -134,13 +134,13 @@ void group_x2(const uint8_t * panel, int64_t g, int64_t nb, const ActRow & a0, c
 
 void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst,
              size_t ldd) {
-    const auto *  panel = static_cast<const uint8_t *>(vpanel);
-    const int64_t nb    = k / kQK;
-    float32x4_t   tile[8];
+    const auto * panel = static_cast<const uint8_t *>(vpanel);
+    const int64_t nb = k / kQK;
+    float32x4_t tile[8];
     for (int64_t j = 0; j < n; j += 2) {
-        const bool   two = j + 1 < n;
-        const ActRow a0  = act_row(act, lda, j, k);
-        const ActRow a1  = two ? act_row(act, lda, j + 1, k) : a0;
+        const bool two = j + 1 < n;
+        const ActRow a0 = act_row(act, lda, j, k);
+        const ActRow a1 = two ? act_row(act, lda, j + 1, k) : a0;
         for (int64_t g = 0; g * kGroupRows < m; ++g) {
             group_x2(panel, g, nb, a0, a1, tile);
             float out[8][4];
@@ -154,17 +154,20 @@ void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t
     }
 }
 
-const Gemm kQ5_0   = {kPanelRows, gemm_q_act_size, ref::gemm_pack_act_q5_0, gemm_q_panel_size, ref::gemm_pack_panel_q5_0, compute};
-const Gemm kQ5_1   = {kPanelRows, gemm_q_act_size, ref::gemm_pack_act_q5_1, gemm_q_panel_size, ref::gemm_pack_panel_q5_1, compute};
-const Gemm kQ8_0   = {kPanelRows, gemm_q_act_size, ref::gemm_pack_act_q8_0, gemm_q_panel_size, pack_panel_q8_0, compute};
-const Gemm kIQ4_NL = {kPanelRows, gemm_q_act_size, ref::gemm_pack_act_q8_0, gemm_q_panel_size, ref::gemm_pack_panel_iq4_nl, compute};
+const Gemm kQ5_0 = {kPanelRows,        gemm_q_act_size,           ref::gemm_pack_act_q5_0,
+                    gemm_q_panel_size, ref::gemm_pack_panel_q5_0, compute};
+const Gemm kQ5_1 = {kPanelRows,        gemm_q_act_size,           ref::gemm_pack_act_q5_1,
+                    gemm_q_panel_size, ref::gemm_pack_panel_q5_1, compute};
+const Gemm kQ8_0 = {kPanelRows, gemm_q_act_size, ref::gemm_pack_act_q8_0, gemm_q_panel_size, pack_panel_q8_0, compute};
+const Gemm kIQ4_NL = {
+    kPanelRows, gemm_q_act_size, ref::gemm_pack_act_q8_0, gemm_q_panel_size, ref::gemm_pack_panel_iq4_nl, compute};
 
 } // namespace
 
 void fill_i8mm_gemm(KernelSet & k) {
-    k.gemm[LM_GGML_TYPE_Q5_0]   = &kQ5_0;
-    k.gemm[LM_GGML_TYPE_Q5_1]   = &kQ5_1;
-    k.gemm[LM_GGML_TYPE_Q8_0]   = &kQ8_0;
+    k.gemm[LM_GGML_TYPE_Q5_0] = &kQ5_0;
+    k.gemm[LM_GGML_TYPE_Q5_1] = &kQ5_1;
+    k.gemm[LM_GGML_TYPE_Q8_0] = &kQ8_0;
     k.gemm[LM_GGML_TYPE_IQ4_NL] = &kIQ4_NL;
 }
 

@@ -20,7 +20,7 @@ static inline float32x4_t exp4(float32x4_t x) {
     x = vmaxq_f32(x, vdupq_n_f32(-104.0f));
     x = vminq_f32(x, vdupq_n_f32(89.0f));
     const float32x4_t n = vrndnq_f32(vmulq_n_f32(x, 1.44269504088896341f));
-    float32x4_t       r = vfmsq_f32(x, n, vdupq_n_f32(0.693359375f));
+    float32x4_t r = vfmsq_f32(x, n, vdupq_n_f32(0.693359375f));
     r = vfmsq_f32(r, n, vdupq_n_f32(-2.12194440e-4f));
     float32x4_t p = vdupq_n_f32(1.9875691500e-4f);
     p = vfmaq_f32(vdupq_n_f32(1.3981999507e-3f), p, r);
@@ -42,7 +42,7 @@ float exp_sum(int64_t n, const float * x, float shift, float * y) {
     const float32x4_t s = vdupq_n_f32(shift);
     // two accumulators: consecutive adds do not wait on each other
     float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
-    int64_t     i    = 0;
+    int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const float32x4_t e0 = exp4(vsubq_f32(vld1q_f32(x + i), s));
         const float32x4_t e1 = exp4(vsubq_f32(vld1q_f32(x + i + 4), s));
@@ -59,8 +59,8 @@ float exp_sum(int64_t n, const float * x, float shift, float * y) {
     }
     float tail = 0.0f;
     if (i < n) {
-        const int64_t rem    = n - i;
-        float         buf[4] = {};
+        const int64_t rem = n - i;
+        float buf[4] = {};
         std::memcpy(buf, x + i, (size_t) rem * sizeof(float));
         vst1q_f32(buf, exp4(vsubq_f32(vld1q_f32(buf), s)));
         std::memcpy(y + i, buf, (size_t) rem * sizeof(float));
@@ -77,8 +77,8 @@ void silu(int64_t n, const float * x, float * y) {
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) vst1q_f32(y + i, silu4(vld1q_f32(x + i)));
     if (i < n) {
-        const int64_t rem    = n - i;
-        float         buf[4] = {};
+        const int64_t rem = n - i;
+        float buf[4] = {};
         std::memcpy(buf, x + i, (size_t) rem * sizeof(float));
         vst1q_f32(buf, silu4(vld1q_f32(buf)));
         std::memcpy(y + i, buf, (size_t) rem * sizeof(float));
@@ -88,8 +88,8 @@ void silu(int64_t n, const float * x, float * y) {
 float scale_mask_max(int64_t n, const float * x, float scale, const float * m32, const uint16_t * m16, float slope,
                      float * y) {
     const float32x4_t sl = vdupq_n_f32(slope);
-    float32x4_t       mx = vdupq_n_f32(-INFINITY);
-    int64_t           i  = 0;
+    float32x4_t mx = vdupq_n_f32(-INFINITY);
+    int64_t i = 0;
     for (; i + 4 <= n; i += 4) {
         float32x4_t v = vmulq_n_f32(vld1q_f32(x + i), scale);
         if (m32) v = vfmaq_f32(v, sl, vld1q_f32(m32 + i));
@@ -104,7 +104,7 @@ float scale_mask_max(int64_t n, const float * x, float scale, const float * m32,
         if (m32) v = std::fma(slope, m32[i], v);
         if (m16) v = std::fma(slope, from_f16(m16[i]), v);
         y[i] = v;
-        mt   = v > mt ? v : mt;
+        mt = v > mt ? v : mt;
     }
     const float mv = vmaxvq_f32(mx);
     return mt > mv ? mt : mv;
@@ -119,10 +119,10 @@ void scale(int64_t n, float * y, float s) {
 } // namespace
 
 void fill_neon_math(KernelSet & k) {
-    k.math.exp_sum        = exp_sum;
-    k.math.silu           = silu;
+    k.math.exp_sum = exp_sum;
+    k.math.silu = silu;
     k.math.scale_mask_max = scale_mask_max;
-    k.math.scale          = scale;
+    k.math.scale = scale;
 }
 
 } // namespace lmggml::cpu::arch::arm

@@ -10,7 +10,7 @@
 #include "../ref.h"
 
 #if !defined(__ARM_FEATURE_DOTPROD)
-#    error "qdot_dotprod.cpp needs -march=armv8.2-a+dotprod (src/cpu/arch/flags.cmake)"
+#error "qdot_dotprod.cpp needs -march=armv8.2-a+dotprod (src/cpu/arch/flags.cmake)"
 #endif
 
 namespace lmggml::cpu::arch::arm {
@@ -37,9 +37,9 @@ void fill_dotprod_qdot(KernelSet & k) {
     k.vec_dot[LM_GGML_TYPE_Q4_K] = D::q45_K<false, lm_block_q4_K>;
     k.vec_dot[LM_GGML_TYPE_Q5_K] = D::q45_K<true, lm_block_q5_K>;
     k.vec_dot[LM_GGML_TYPE_Q6_K] = D::q6_K;
-    k.rowdot[LM_GGML_TYPE_Q4_0]  = &kQ4_0;
-    k.rowdot[LM_GGML_TYPE_Q4_1]  = &kQ4_1;
-    k.rowdot[LM_GGML_TYPE_Q8_0]  = &kQ8_0;
+    k.rowdot[LM_GGML_TYPE_Q4_0] = &kQ4_0;
+    k.rowdot[LM_GGML_TYPE_Q4_1] = &kQ4_1;
+    k.rowdot[LM_GGML_TYPE_Q8_0] = &kQ8_0;
 }
 
 } // namespace lmggml::cpu::arch::arm

@@ -17,7 +17,7 @@ namespace {
 struct Widening {
     static int32x4_t dot(int32x4_t acc, int8x16_t a, int8x16_t b) {
         int16x8_t p = vmull_s8(vget_low_s8(a), vget_low_s8(b));
-        p           = vmlal_high_s8(p, a, b);
+        p = vmlal_high_s8(p, a, b);
         return vpadalq_s16(acc, p);
     }
 };
@@ -26,10 +26,10 @@ using D = Dots<Widening>;
 
 // ---------------------------------------------------------------- floats
 void vec_dot_f32(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
-    const auto * x      = static_cast<const float *>(vx);
-    const auto * y      = static_cast<const float *>(vy);
-    float32x4_t  acc[4] = {vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0)};
-    int          i      = 0;
+    const auto * x = static_cast<const float *>(vx);
+    const auto * y = static_cast<const float *>(vy);
+    float32x4_t acc[4] = {vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0)};
+    int i = 0;
     for (; i + 16 <= n; i += 16) {
         for (int u = 0; u < 4; ++u) acc[u] = vfmaq_f32(acc[u], vld1q_f32(x + i + 4 * u), vld1q_f32(y + i + 4 * u));
     }
@@ -42,10 +42,10 @@ void vec_dot_f32(int n, float * s, size_t, const void * vx, size_t, const void *
 // F16 rows widened to float (fcvtl, plain ARMv8): the products and sums in
 // float, as the scalar twin
 void vec_dot_f16(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
-    const auto * x      = static_cast<const uint16_t *>(vx);
-    const auto * y      = static_cast<const uint16_t *>(vy);
-    float32x4_t  acc[4] = {vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0)};
-    int          i      = 0;
+    const auto * x = static_cast<const uint16_t *>(vx);
+    const auto * y = static_cast<const uint16_t *>(vy);
+    float32x4_t acc[4] = {vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0)};
+    int i = 0;
     for (; i + 16 <= n; i += 16) {
         for (int u = 0; u < 4; ++u) acc[u] = vfmaq_f32(acc[u], load_f16x4(x + i + 4 * u), load_f16x4(y + i + 4 * u));
     }
@@ -62,8 +62,8 @@ const RowDot kQ8_0 = {layout::rowdot_q8_size, ref::rowdot_pack_q8_0, D::rows<D::
 } // namespace
 
 void fill_neon_qdot(KernelSet & k) {
-    k.vec_dot[LM_GGML_TYPE_F32]  = vec_dot_f32;
-    k.vec_dot[LM_GGML_TYPE_F16]  = vec_dot_f16;
+    k.vec_dot[LM_GGML_TYPE_F32] = vec_dot_f32;
+    k.vec_dot[LM_GGML_TYPE_F16] = vec_dot_f16;
     k.vec_dot[LM_GGML_TYPE_Q4_0] = D::q4_0;
     k.vec_dot[LM_GGML_TYPE_Q4_1] = D::q4_1;
     k.vec_dot[LM_GGML_TYPE_Q5_0] = D::q5_0;
@@ -72,9 +72,9 @@ void fill_neon_qdot(KernelSet & k) {
     k.vec_dot[LM_GGML_TYPE_Q4_K] = D::q45_K<false, lm_block_q4_K>;
     k.vec_dot[LM_GGML_TYPE_Q5_K] = D::q45_K<true, lm_block_q5_K>;
     k.vec_dot[LM_GGML_TYPE_Q6_K] = D::q6_K;
-    k.rowdot[LM_GGML_TYPE_Q4_0]  = &kQ4_0;
-    k.rowdot[LM_GGML_TYPE_Q4_1]  = &kQ4_1;
-    k.rowdot[LM_GGML_TYPE_Q8_0]  = &kQ8_0;
+    k.rowdot[LM_GGML_TYPE_Q4_0] = &kQ4_0;
+    k.rowdot[LM_GGML_TYPE_Q4_1] = &kQ4_1;
+    k.rowdot[LM_GGML_TYPE_Q8_0] = &kQ8_0;
 }
 
 } // namespace lmggml::cpu::arch::arm

@@ -18,7 +18,7 @@
 #include "../x8.h"
 
 #if !defined(__ARM_FEATURE_DOTPROD)
-#    error "rowdot_x8_dotprod.cpp needs -march=armv8.2-a+dotprod (src/cpu/arch/flags.cmake)"
+#error "rowdot_x8_dotprod.cpp needs -march=armv8.2-a+dotprod (src/cpu/arch/flags.cmake)"
 #endif
 
 namespace lmggml::cpu::arch::arm {
@@ -30,32 +30,31 @@ using namespace layout;
 template <int T>
 static inline void chunk(const uint8_t * lv, int8x16_t alo, int8x16_t ahi, int32x4_t * i0, int32x4_t * i1) {
     const uint8x16_t nib = vdupq_n_u8(0x0F);
-    const uint8x16_t w0  = vld1q_u8(lv + 32 * T), w1 = vld1q_u8(lv + 32 * T + 16);
+    const uint8x16_t w0 = vld1q_u8(lv + 32 * T), w1 = vld1q_u8(lv + 32 * T + 16);
     *i0 = vdotq_laneq_s32(*i0, vreinterpretq_s8_u8(vandq_u8(w0, nib)), alo, T);
     *i0 = vdotq_laneq_s32(*i0, vreinterpretq_s8_u8(vshrq_n_u8(w0, 4)), ahi, T);
     *i1 = vdotq_laneq_s32(*i1, vreinterpretq_s8_u8(vandq_u8(w1, nib)), alo, T);
     *i1 = vdotq_laneq_s32(*i1, vreinterpretq_s8_u8(vshrq_n_u8(w1, 4)), ahi, T);
 }
 
-template <bool kMin>
-void dot_groups(int64_t k, int64_t groups, const void * w, const void * vact, float * dst) {
+template <bool kMin> void dot_groups(int64_t k, int64_t groups, const void * w, const void * vact, float * dst) {
     x8::Format f;
     x8::format_of(kMin ? LM_GGML_TYPE_Q4_1 : LM_GGML_TYPE_Q4_0, &f);
-    const int64_t nb  = k / kQK;
-    const auto *  act = static_cast<const uint8_t *>(vact);
-    const float * dy  = reinterpret_cast<const float *>(act + nb * 32);
-    const float * sy  = dy + nb;
-    const size_t  ub  = kX8Rows * f.block_bytes;
+    const int64_t nb = k / kQK;
+    const auto * act = static_cast<const uint8_t *>(vact);
+    const float * dy = reinterpret_cast<const float *>(act + nb * 32);
+    const float * sy = dy + nb;
+    const size_t ub = kX8Rows * f.block_bytes;
     for (int64_t g = 0; g < groups; ++g) {
         const auto * group = static_cast<const uint8_t *>(w) + g * nb * ub;
-        float32x4_t  acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
+        float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
         for (int64_t b = 0; b < nb; ++b) {
             const uint8_t * unit = group + b * ub;
-            const uint8_t * lv   = unit + x8::levels_offset(f, b);
-            const auto *    hdr  = reinterpret_cast<const uint16_t *>(unit + x8::header_offset(f, b));
-            const auto *    q    = reinterpret_cast<const int8_t *>(act + b * 32);
+            const uint8_t * lv = unit + x8::levels_offset(f, b);
+            const auto * hdr = reinterpret_cast<const uint16_t *>(unit + x8::header_offset(f, b));
+            const auto * q = reinterpret_cast<const int8_t *>(act + b * 32);
             const int8x16_t alo = vld1q_s8(q), ahi = vld1q_s8(q + 16);
-            int32x4_t       i0 = vdupq_n_s32(0), i1 = vdupq_n_s32(0);
+            int32x4_t i0 = vdupq_n_s32(0), i1 = vdupq_n_s32(0);
             chunk<0>(lv, alo, ahi, &i0, &i1);
             chunk<1>(lv, alo, ahi, &i0, &i1);
             chunk<2>(lv, alo, ahi, &i0, &i1);

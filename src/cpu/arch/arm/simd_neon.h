@@ -21,7 +21,7 @@ static inline float from_f16(uint16_t h) {
 
 static inline uint16_t to_f16(float f) {
     const __fp16 v = (__fp16) f;
-    uint16_t     h;
+    uint16_t h;
     std::memcpy(&h, &v, sizeof(h));
     return h;
 }

@@ -40,7 +40,7 @@ void quantize_row_q8_K(const float * x, void * vy, int64_t k) {
 }
 
 void convert_row_f16(const float * x, void * vy, int64_t k) {
-    auto *  y = static_cast<uint16_t *>(vy);
+    auto * y = static_cast<uint16_t *>(vy);
     int64_t i = 0;
     for (; i + 8 <= k; i += 8) {
         _mm_storeu_si128((__m128i *) (y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
@@ -54,7 +54,7 @@ void fill_avx2_act(KernelSet & k) {
     k.from_float[LM_GGML_TYPE_Q8_0] = quantize_row_q8_0;
     k.from_float[LM_GGML_TYPE_Q8_1] = quantize_row_q8_1;
     k.from_float[LM_GGML_TYPE_Q8_K] = quantize_row_q8_K;
-    k.from_float[LM_GGML_TYPE_F16]  = convert_row_f16;
+    k.from_float[LM_GGML_TYPE_F16] = convert_row_f16;
 }
 
 } // namespace lmggml::cpu::arch::x86

@@ -38,7 +38,7 @@ constexpr int64_t kAheadRows = 12;
 template <int G>
 void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float * q, float * s, int64_t n) {
     constexpr int K = kKeys<G>;
-    const char *  r[K];
+    const char * r[K];
     for (int j = 0; j < K; ++j) r[j] = rows + (j < nk ? j : 0) * (int64_t) ldk; // past nk: row 0 again, dropped
     __m256 acc[G][4];
     for (int i = 0; i < G; ++i)
@@ -69,12 +69,12 @@ inline void prefetch_rows(const char * rows, size_t ld, int64_t bytes, int64_t j
         for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(rows + r * (int64_t) ld + b, _MM_HINT_T0);
 }
 
-template <int G>
-void scores_rows(int64_t d, int64_t n, const char * rows, size_t ldk, const float * q, float * s) {
+template <int G> void scores_rows(int64_t d, int64_t n, const char * rows, size_t ldk, const float * q, float * s) {
     prefetch_rows(rows, ldk, d * 2, 0, std::min<int64_t>(n, kAheadRows));
     for (int64_t j0 = 0; j0 < n; j0 += kKeys<G>) {
         const int nk = (int) std::min<int64_t>(kKeys<G>, n - j0);
-        if (j0 + kAheadRows < n) prefetch_rows(rows, ldk, d * 2, j0 + kAheadRows, std::min<int64_t>(kKeys<G>, n - j0 - kAheadRows));
+        if (j0 + kAheadRows < n)
+            prefetch_rows(rows, ldk, d * 2, j0 + kAheadRows, std::min<int64_t>(kKeys<G>, n - j0 - kAheadRows));
         scores_block<G>(d, rows + j0 * (int64_t) ldk, ldk, nk, q, s + j0, n);
     }
 }
@@ -87,7 +87,7 @@ void scores(int64_t d, int64_t n, const void * k, size_t ldk, const float * q, i
     const char * rows = static_cast<const char *>(k);
     for (int64_t i0 = 0; i0 < g; i0 += 3) { // up to 3 query rows per pass over the keys
         const float * qi = q + i0 * d;
-        float *       si = s + i0 * n;
+        float * si = s + i0 * n;
         switch (std::min<int64_t>(3, g - i0)) {
             case 1: scores_rows<1>(d, n, rows, ldk, qi, si); break;
             case 2: scores_rows<2>(d, n, rows, ldk, qi, si); break;
@@ -112,8 +112,8 @@ void accumulate_cols(int64_t d, int64_t n, const char * rows, size_t ldv, const 
         const __m256 v0 = widen8(row, c), v1 = widen8(row, c + 8);
         for (int i = 0; i < G; ++i) {
             const __m256 w = _mm256_broadcast_ss(p + i * n + j);
-            a[i][0]        = _mm256_fmadd_ps(w, v0, a[i][0]);
-            a[i][1]        = _mm256_fmadd_ps(w, v1, a[i][1]);
+            a[i][0] = _mm256_fmadd_ps(w, v0, a[i][0]);
+            a[i][1] = _mm256_fmadd_ps(w, v1, a[i][1]);
         }
     }
     for (int i = 0; i < G; ++i) {
@@ -130,7 +130,7 @@ void accumulate(int64_t d, int64_t n, const void * v, size_t ldv, const float * 
     const char * rows = static_cast<const char *>(v);
     for (int64_t i0 = 0; i0 < g; i0 += 4) {
         const float * pi = p + i0 * n;
-        float *       ai = acc + i0 * d;
+        float * ai = acc + i0 * d;
         for (int64_t c = 0; c < d; c += 16) {
             switch (std::min<int64_t>(4, g - i0)) {
                 case 1: accumulate_cols<1>(d, n, rows, ldv, pi, ai, c); break;
@@ -145,7 +145,7 @@ void accumulate(int64_t d, int64_t n, const void * v, size_t ldv, const float * 
 } // namespace
 
 void fill_avx2_attn(KernelSet & k) {
-    k.attn_f16.scores     = scores;
+    k.attn_f16.scores = scores;
     k.attn_f16.accumulate = accumulate;
 }
 

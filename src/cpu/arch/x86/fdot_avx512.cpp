@@ -14,8 +14,8 @@ static inline __mmask16 tail_mask(int r) { return (__mmask16) ((1u << r) - 1u); 
 void vec_dot_f32(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
     const auto * x = static_cast<const float *>(vx);
     const auto * y = static_cast<const float *>(vy);
-    __m512       acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    int          i      = 0;
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    int i = 0;
     for (; i + 64 <= n; i += 64) {
         for (int u = 0; u < 4; ++u) {
             acc[u] = _mm512_fmadd_ps(_mm512_loadu_ps(x + i + 16 * u), _mm512_loadu_ps(y + i + 16 * u), acc[u]);
@@ -37,10 +37,11 @@ static inline __m512 load_f16(const uint16_t * p, __mmask16 m) {
 void vec_dot_f16(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
     const auto * x = static_cast<const uint16_t *>(vx);
     const auto * y = static_cast<const uint16_t *>(vy);
-    __m512       acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    int          i      = 0;
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    int i = 0;
     for (; i + 64 <= n; i += 64) {
-        for (int u = 0; u < 4; ++u) acc[u] = _mm512_fmadd_ps(load_f16(x + i + 16 * u), load_f16(y + i + 16 * u), acc[u]);
+        for (int u = 0; u < 4; ++u)
+            acc[u] = _mm512_fmadd_ps(load_f16(x + i + 16 * u), load_f16(y + i + 16 * u), acc[u]);
     }
     for (; i + 16 <= n; i += 16) acc[0] = _mm512_fmadd_ps(load_f16(x + i), load_f16(y + i), acc[0]);
     if (i < n) {

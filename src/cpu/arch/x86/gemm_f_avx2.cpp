@@ -20,18 +20,17 @@ using namespace layout;
 // ---------------------------------------------------------------- RowDot
 // Weight rows straight from memory, 4 at a time so each activation load
 // serves 4 FMAs; the 4 sums are reduced together.
-template <bool kHalf>
-void dot_rows(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
-    const auto *  x    = static_cast<const float *>(vact);
-    const char *  rows = static_cast<const char *>(w);
-    const int64_t k8   = k & ~(int64_t) 7;
+template <bool kHalf> void dot_rows(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    const auto * x = static_cast<const float *>(vact);
+    const char * rows = static_cast<const char *>(w);
+    const int64_t k8 = k & ~(int64_t) 7;
     alignas(32) float tail[8] = {};
     std::memcpy(tail, x + k8, (size_t) (k - k8) * sizeof(float)); // zeros past k
     const __m256 xt = _mm256_load_ps(tail);
-    int64_t      r  = 0;
+    int64_t r = 0;
     for (; r + 4 <= m; r += 4) {
         const char * wr[4] = {rows + r * ldw, rows + (r + 1) * ldw, rows + (r + 2) * ldw, rows + (r + 3) * ldw};
-        __m256       acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
         for (int64_t kk = 0; kk < k8; kk += 8) {
             const __m256 xv = _mm256_loadu_ps(x + kk);
             for (int i = 0; i < 4; ++i) acc[i] = _mm256_fmadd_ps(load8<kHalf>(wr[i], kk), xv, acc[i]);
@@ -43,8 +42,9 @@ void dot_rows(int64_t k, int64_t m, const void * w, size_t ldw, const void * vac
     }
     for (; r < m; ++r) {
         const char * row = rows + r * ldw;
-        __m256       acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-        for (int64_t kk = 0; kk < k8; kk += 8) acc[0] = _mm256_fmadd_ps(load8<kHalf>(row, kk), _mm256_loadu_ps(x + kk), acc[0]);
+        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+        for (int64_t kk = 0; kk < k8; kk += 8)
+            acc[0] = _mm256_fmadd_ps(load8<kHalf>(row, kk), _mm256_loadu_ps(x + kk), acc[0]);
         if (k8 < k) acc[0] = _mm256_fmadd_ps(load_part<kHalf>(row, k8, k - k8), xt, acc[0]);
         dst[r] = _mm_cvtss_f32(hsum8x4(acc));
     }

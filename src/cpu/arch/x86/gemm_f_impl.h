@@ -31,17 +31,15 @@ namespace {
 void pack_act_f32(const float * x, void * act, int64_t k) { std::memcpy(act, x, (size_t) k * sizeof(float)); }
 
 // rounded through F16, as the activations ggml converts for F16 weights
-template <class P>
-void pack_act_f16(const float * x, void * vact, int64_t k) {
-    auto *  out = static_cast<float *>(vact);
-    int64_t i   = 0;
+template <class P> void pack_act_f16(const float * x, void * vact, int64_t k) {
+    auto * out = static_cast<float *>(vact);
+    int64_t i = 0;
     for (; i + P::kLanes <= k; i += P::kLanes) P::store(out + i, P::round_f16(P::load(x + i)));
     if (i < k) P::store_n(out + i, k - i, P::round_f16(P::load_n(x + i, k - i)));
 }
 
 // Values kk..kk+7 of one weight row as floats.
-template <bool kHalf>
-static inline __m256 load8(const char * row, int64_t kk) {
+template <bool kHalf> static inline __m256 load8(const char * row, int64_t kk) {
     if constexpr (kHalf) {
         return F32x8::load_f16(reinterpret_cast<const uint16_t *>(row) + kk);
     } else {
@@ -51,8 +49,7 @@ static inline __m256 load8(const char * row, int64_t kk) {
 
 // Values kk..kk+n-1 (n < 8), zeros after them; the row may end at the last
 // readable byte.
-template <bool kHalf>
-static inline __m256 load_part(const char * row, int64_t kk, int64_t n) {
+template <bool kHalf> static inline __m256 load_part(const char * row, int64_t kk, int64_t n) {
     if constexpr (kHalf) {
         return F32x8::load_f16_n(reinterpret_cast<const uint16_t *>(row) + kk, n);
     } else {
@@ -63,16 +60,15 @@ static inline __m256 load_part(const char * row, int64_t kk, int64_t n) {
 // 8 rows x 8 steps of k at a time, transposed in registers, so the panel is
 // written in order, a k step (128 bytes) at a time. The edges (rows past m,
 // k % 8) take a slower path that keeps the common block free of branches.
-template <bool kHalf>
-void pack_panel(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel) {
+template <bool kHalf> void pack_panel(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel) {
     using layout::kPanelRows;
-    auto *       panel = static_cast<float *>(vpanel);
-    const char * rows  = static_cast<const char *>(w);
+    auto * panel = static_cast<float *>(vpanel);
+    const char * rows = static_cast<const char *>(w);
     for (int64_t kk = 0; kk < k; kk += 8) {
         const int64_t nk = k - kk < 8 ? k - kk : 8;
         for (int64_t i0 = 0; i0 < kPanelRows; i0 += 8) {
             float * out = panel + kk * kPanelRows + i0;
-            __m256  v[8];
+            __m256 v[8];
             if (nk == 8 && i0 + 8 <= m) {
 #pragma GCC unroll 8
                 for (int t = 0; t < 8; ++t) v[t] = load8<kHalf>(rows + (i0 + t) * ldw, kk);
@@ -83,7 +79,7 @@ void pack_panel(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel)
             }
             for (int t = 0; t < 8; ++t) {
                 const int64_t i = i0 + t;
-                v[t] = i >= m ? _mm256_setzero_ps()
+                v[t] = i >= m    ? _mm256_setzero_ps()
                        : nk == 8 ? load8<kHalf>(rows + i * ldw, kk)
                                  : load_part<kHalf>(rows + i * ldw, kk, nk);
             }
@@ -105,14 +101,14 @@ using TileFn = void (*)(const float * p, int64_t rows, int64_t k0, int64_t k1, c
 // zero. Partial sums wait in dst between chunks of k; rows of dst past
 // `rows` are neither read nor written.
 template <class P, int kR, int kN>
-void tile(const float * p, int64_t rows, int64_t k0, int64_t k1, const char * act, size_t lda, float * dst,
-          size_t ldd, bool first) {
-    using V         = typename P::V;
+void tile(const float * p, int64_t rows, int64_t k0, int64_t k1, const char * act, size_t lda, float * dst, size_t ldd,
+          bool first) {
+    using V = typename P::V;
     constexpr int L = P::kLanes;
     const float * x[kN];
     for (int j = 0; j < kN; ++j) x[j] = reinterpret_cast<const float *>(act + j * lda);
     // masked moves only for a partial tile: they are slow on AMD
-    const bool       full = rows >= kR * L;
+    const bool full = rows >= kR * L;
     typename P::Mask mk[kR];
     for (int r = 0; r < kR; ++r) mk[r] = P::mask(rows - L * r);
     // The unroll pragmas let GCC keep acc in registers (without them it
@@ -156,20 +152,20 @@ constexpr std::array<TileFn, sizeof...(I)> tiles(std::integer_sequence<int, I...
 template <class P, int64_t kChunk, int kAcc>
 void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst,
              size_t ldd) {
-    constexpr int L     = P::kLanes;
+    constexpr int L = P::kLanes;
     static constexpr auto kTiles1 = tiles<P, 1>(std::make_integer_sequence<int, kAcc>{});
     static constexpr auto kTiles2 = tiles<P, 2>(std::make_integer_sequence<int, kAcc / 2>{});
-    const auto *  panel = static_cast<const float *>(vpanel);
-    const auto *  a     = static_cast<const char *>(act);
-    const int64_t rows  = m < layout::kPanelRows ? m : layout::kPanelRows;
+    const auto * panel = static_cast<const float *>(vpanel);
+    const auto * a = static_cast<const char *>(act);
+    const int64_t rows = m < layout::kPanelRows ? m : layout::kPanelRows;
     // one vector of rows when they fit in it (twice the columns per tile), else two
-    const bool    one   = rows <= L;
+    const bool one = rows <= L;
     const int64_t grows = one ? L : 2 * L; // rows per tile
     const int64_t ncols = one ? kAcc : kAcc / 2;
-    const TileFn * fns  = one ? kTiles1.data() : kTiles2.data();
+    const TileFn * fns = one ? kTiles1.data() : kTiles2.data();
     for (int64_t k0 = 0; k0 < k; k0 += kChunk) {
-        const int64_t k1    = k - k0 < kChunk ? k : k0 + kChunk;
-        const bool    first = k0 == 0;
+        const int64_t k1 = k - k0 < kChunk ? k : k0 + kChunk;
+        const bool first = k0 == 0;
         // tiles of near-equal width (7 columns: 4 + 3, not 6 + 1): a narrow
         // tile has too few accumulators to cover the FMA latency
         const int64_t ntiles = (n + ncols - 1) / ncols;
@@ -184,16 +180,14 @@ void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t
     }
 }
 
-template <class P, int64_t kChunk, int kAcc>
-constexpr Gemm gemm_f32() {
-    return {layout::kPanelRows, layout::gemm_f_act_size,  pack_act_f32,
-            layout::gemm_f_panel_size, pack_panel_f32, compute<P, kChunk, kAcc>};
+template <class P, int64_t kChunk, int kAcc> constexpr Gemm gemm_f32() {
+    return {layout::kPanelRows,        layout::gemm_f_act_size, pack_act_f32,
+            layout::gemm_f_panel_size, pack_panel_f32,          compute<P, kChunk, kAcc>};
 }
 
-template <class P, int64_t kChunk, int kAcc>
-constexpr Gemm gemm_f16() {
-    return {layout::kPanelRows, layout::gemm_f_act_size,  pack_act_f16<P>,
-            layout::gemm_f_panel_size, pack_panel_f16, compute<P, kChunk, kAcc>};
+template <class P, int64_t kChunk, int kAcc> constexpr Gemm gemm_f16() {
+    return {layout::kPanelRows,        layout::gemm_f_act_size, pack_act_f16<P>,
+            layout::gemm_f_panel_size, pack_panel_f16,          compute<P, kChunk, kAcc>};
 }
 
 } // namespace

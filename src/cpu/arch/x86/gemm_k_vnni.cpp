@@ -19,18 +19,17 @@ namespace {
 // kV = 32: d = the sub-block's d, s = d * sum of the sub-block, c = 0;
 // kV = 16: d = the group's d, s = 0, c = 32 * sum of the group (Q6_K's level offset).
 // kOff (kV = 32, IQ4_XS: 128): s = 0, c = kOff * sum of the sub-block
-template <int kV, int kOff = 0>
-void pack_act_k(const float * x, void * vact, int64_t k) {
+template <int kV, int kOff = 0> void pack_act_k(const float * x, void * vact, int64_t k) {
     const int64_t nb = k / kV;
-    auto *        q  = static_cast<int8_t *>(vact);
-    auto *        d  = reinterpret_cast<float *>(q + k);
-    auto *        s  = d + nb;
-    auto *        c  = reinterpret_cast<int32_t *>(s + nb);
+    auto * q = static_cast<int8_t *>(vact);
+    auto * d = reinterpret_cast<float *>(q + k);
+    auto * s = d + nb;
+    auto * c = reinterpret_cast<int32_t *>(s + nb);
     // one d per sub-block (layouts.h), the scalar twin's bytes exactly
     for (int64_t b = 0; b < nb; ++b) {
-        int8_t * qb  = q + b * kV;
-        d[b]         = layout::act_block_q8(x + b * kV, kV, qb);
-        int      sum = 0;
+        int8_t * qb = q + b * kV;
+        d[b] = layout::act_block_q8(x + b * kV, kV, qb);
+        int sum = 0;
         for (int i = 0; i < kV; ++i) sum += qb[i];
         s[b] = kV == 32 && kOff == 0 ? d[b] * (float) sum : 0.0f;
         c[b] = kV == 32 ? kOff * sum : 32 * sum;
@@ -42,10 +41,10 @@ void pack_act_k(const float * x, void * vact, int64_t k) {
 static inline void k4_scale_min(const uint8_t * q, int j, int * sc, int * m) {
     if (j < 4) {
         *sc = q[j] & 63;
-        *m  = q[j + 4] & 63;
+        *m = q[j + 4] & 63;
     } else {
         *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-        *m  = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
     }
 }
 
@@ -59,8 +58,8 @@ static inline __m256i k4_nibbles(const uint8_t * qs, int g) {
 struct DecodeQ4_K {
     static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
         const auto & x = static_cast<const lm_block_q4_K *>(row)[b / 8];
-        const int    g = (int) (b % 8);
-        int          sc, mn;
+        const int g = (int) (b % 8);
+        int sc, mn;
         k4_scale_min(x.scales, g, &sc, &mn);
         _mm256_store_si256((__m256i *) out, k4_nibbles(x.qs, g));
         *d = from_f16(x.d) * (float) sc;
@@ -70,13 +69,13 @@ struct DecodeQ4_K {
 
 struct DecodeQ5_K {
     static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
-        const auto &  x = static_cast<const lm_block_q5_K *>(row)[b / 8];
-        const int     g = (int) (b % 8);
-        int           sc, mn;
+        const auto & x = static_cast<const lm_block_q5_K *>(row)[b / 8];
+        const int g = (int) (b % 8);
+        int sc, mn;
         k4_scale_min(x.scales, g, &sc, &mn);
         // the 5th bit of value 32g + l is bit g of qh[l]
-        const __m256i h = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *) x.qh), g),
-                                           _mm256_set1_epi8(1));
+        const __m256i h =
+            _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *) x.qh), g), _mm256_set1_epi8(1));
         _mm256_store_si256((__m256i *) out, _mm256_or_si256(k4_nibbles(x.qs, g), _mm256_slli_epi16(h, 4)));
         *d = from_f16(x.d) * (float) sc;
         *m = -from_f16(x.dmin) * (float) mn;
@@ -88,11 +87,11 @@ struct DecodeQ5_K {
 // (2s) in qh[32c + l]; the level is value + 32, 0..63
 struct DecodeQ6_K {
     static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
-        const auto &  x   = static_cast<const lm_block_q6_K *>(row)[b / 16];
-        const int     grp = (int) (b % 16);
-        const int     c = grp / 8, s = (grp % 8) / 2, l0 = 16 * (grp % 2);
-        const __m128i lo  = _mm_loadu_si128((const __m128i *) (x.ql + 64 * c + 32 * (s & 1) + l0));
-        const __m128i hi  = _mm_loadu_si128((const __m128i *) (x.qh + 32 * c + l0));
+        const auto & x = static_cast<const lm_block_q6_K *>(row)[b / 16];
+        const int grp = (int) (b % 16);
+        const int c = grp / 8, s = (grp % 8) / 2, l0 = 16 * (grp % 2);
+        const __m128i lo = _mm_loadu_si128((const __m128i *) (x.ql + 64 * c + 32 * (s & 1) + l0));
+        const __m128i hi = _mm_loadu_si128((const __m128i *) (x.qh + 32 * c + l0));
         const __m128i low = _mm_and_si128(_mm_srli_epi16(lo, 4 * (s >> 1)), _mm_set1_epi8(0x0F));
         const __m128i top = _mm_and_si128(_mm_srli_epi16(hi, 2 * s), _mm_set1_epi8(3));
         _mm_store_si128((__m128i *) out, _mm_or_si128(low, _mm_slli_epi16(top, 4)));
@@ -104,10 +103,11 @@ struct DecodeQ6_K {
 // sub-block g of an IQ4_XS super-block: each nibble's level + 128 (unsigned)
 struct DecodeIQ4_XS {
     static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
-        const auto &  x   = static_cast<const lm_block_iq4_xs *>(row)[b / 8];
-        const int     g   = (int) (b % 8);
-        const __m128i lut = _mm_xor_si128(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl), _mm_set1_epi8((char) 0x80));
-        const __m128i q   = _mm_loadu_si128((const __m128i *) (x.qs + 16 * g));
+        const auto & x = static_cast<const lm_block_iq4_xs *>(row)[b / 8];
+        const int g = (int) (b % 8);
+        const __m128i lut =
+            _mm_xor_si128(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl), _mm_set1_epi8((char) 0x80));
+        const __m128i q = _mm_loadu_si128((const __m128i *) (x.qs + 16 * g));
         const __m256i nib = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
         _mm256_store_si256((__m256i *) out, _mm256_shuffle_epi8(_mm256_set_m128i(lut, lut), nib));
         *d = from_f16(x.d) * (float) lm_quant_iq4_xs_scale(&x, g);
@@ -117,10 +117,30 @@ struct DecodeIQ4_XS {
 
 using namespace layout;
 
-const Gemm kQ4_K = {kPanelRows, gemm_q_act_size, pack_act_k<32>, gemm_q_panel_size, pack_panel_q<32, DecodeQ4_K>, compute_q<32, true, false>};
-const Gemm kQ5_K = {kPanelRows, gemm_q_act_size, pack_act_k<32>, gemm_q_panel_size, pack_panel_q<32, DecodeQ5_K>, compute_q<32, true, false>};
-const Gemm kQ6_K = {kPanelRows, gemm_q16_act_size, pack_act_k<16>, gemm_q16_panel_size, pack_panel_q<16, DecodeQ6_K>, compute_q<16, false, true>};
-const Gemm kIQ4_XS = {kPanelRows, gemm_q_act_size, pack_act_k<32, 128>, gemm_q_panel_size, pack_panel_q<32, DecodeIQ4_XS>, compute_q<32, false, true>};
+const Gemm kQ4_K = {kPanelRows,
+                    gemm_q_act_size,
+                    pack_act_k<32>,
+                    gemm_q_panel_size,
+                    pack_panel_q<32, DecodeQ4_K>,
+                    compute_q<32, true, false>};
+const Gemm kQ5_K = {kPanelRows,
+                    gemm_q_act_size,
+                    pack_act_k<32>,
+                    gemm_q_panel_size,
+                    pack_panel_q<32, DecodeQ5_K>,
+                    compute_q<32, true, false>};
+const Gemm kQ6_K = {kPanelRows,
+                    gemm_q16_act_size,
+                    pack_act_k<16>,
+                    gemm_q16_panel_size,
+                    pack_panel_q<16, DecodeQ6_K>,
+                    compute_q<16, false, true>};
+const Gemm kIQ4_XS = {kPanelRows,
+                      gemm_q_act_size,
+                      pack_act_k<32, 128>,
+                      gemm_q_panel_size,
+                      pack_panel_q<32, DecodeIQ4_XS>,
+                      compute_q<32, false, true>};
 
 } // namespace
 

@@ -30,7 +30,7 @@ namespace {
 using namespace layout;
 
 constexpr int64_t kGroups = kPanelRows / kGroupRows;
-constexpr int64_t kBlock  = (int64_t) panel_block_bytes<32>(); // one block of one 16-row group
+constexpr int64_t kBlock = (int64_t) panel_block_bytes<32>(); // one block of one 16-row group
 
 // Panel chunks stay in L1 while every column tile passes over them.
 constexpr int64_t kMaxChunkBytes = 24 << 10;
@@ -52,16 +52,16 @@ static inline __m256i bcast4(const int8_t * p) {
 template <Kind kKind, bool kMin, int kN>
 void tile(const uint8_t * panel, int hf, int64_t rows, int64_t k, int64_t b0, int64_t b1, const char * act, size_t lda,
           float * dst, size_t ldd, bool first) {
-    const int64_t   nb   = k / kQK;
-    const size_t    off  = (size_t) (hf / 2) * kBlock + (size_t) (hf % 2) * 32; // this half in a block's bytes
-    const __m256i   ones = _mm256_set1_epi16(1);
-    const __m256i   mask = rows_mask8(rows);
-    const bool      full = rows >= 8;
-    const int8_t *  q[kN];
-    const float *   d[kN];
-    const float *   s[kN];
+    const int64_t nb = k / kQK;
+    const size_t off = (size_t) (hf / 2) * kBlock + (size_t) (hf % 2) * 32; // this half in a block's bytes
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i mask = rows_mask8(rows);
+    const bool full = rows >= 8;
+    const int8_t * q[kN];
+    const float * d[kN];
+    const float * s[kN];
     const int32_t * c[kN];
-    __m256          acc[kN];
+    __m256 acc[kN];
 #pragma GCC unroll 8
     for (int j = 0; j < kN; ++j) {
         q[j] = reinterpret_cast<const int8_t *>(act + j * lda);
@@ -73,10 +73,10 @@ void tile(const uint8_t * panel, int hf, int64_t rows, int64_t k, int64_t b0, in
     }
     for (int64_t b = b0; b < b1; ++b) {
         const uint8_t * pb = panel + b * kGroups * kBlock + off;
-        __m256i         isum[kN];
+        __m256i isum[kN];
 #pragma GCC unroll 8
         for (int j = 0; j < kN; ++j) isum[j] = _mm256_setzero_si256();
-        // not unrolled: GCC 12 would hoist all 8 steps' products and spill them
+            // not unrolled: GCC 12 would hoist all 8 steps' products and spill them
 #pragma GCC unroll 1
         for (int t = 0; t < 8; ++t) {
             const __m256i w = _mm256_load_si256((const __m256i *) (pb + 64 * t));
@@ -123,12 +123,12 @@ void tile(const uint8_t * panel, int hf, int64_t rows, int64_t k, int64_t b0, in
 template <Kind kKind, bool kMin>
 void columns(const uint8_t * panel, int hf, int64_t rows, int64_t k, int64_t b0, int64_t b1, const char * act,
              size_t lda, int64_t n, float * dst, size_t ldd, bool first) {
-    constexpr int kMax  = kKind == Kind::q8 ? 4 : 6;
+    constexpr int kMax = kKind == Kind::q8 ? 4 : 6;
     const int64_t tiles = (n + kMax - 1) / kMax;
     for (int64_t i = 0, j = 0; i < tiles; ++i) {
         const int64_t w = (n - j) / (tiles - i) + ((n - j) % (tiles - i) != 0);
-        const char *  a = act + j * (int64_t) lda;
-        float *       o = dst + j * (int64_t) ldd + 8 * hf;
+        const char * a = act + j * (int64_t) lda;
+        float * o = dst + j * (int64_t) ldd + 8 * hf;
         switch (w) {
             case 1: tile<kKind, kMin, 1>(panel, hf, rows, k, b0, b1, a, lda, o, ldd, first); break;
             case 2: tile<kKind, kMin, 2>(panel, hf, rows, k, b0, b1, a, lda, o, ldd, first); break;
@@ -142,13 +142,14 @@ void columns(const uint8_t * panel, int hf, int64_t rows, int64_t k, int64_t b0,
 }
 
 template <Kind kKind, bool kMin>
-void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst, size_t ldd) {
+void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst,
+             size_t ldd) {
     constexpr int64_t kMaxChunk = kMaxChunkBytes / (kGroups * kBlock);
-    const auto *      panel     = static_cast<const uint8_t *>(vpanel);
-    const auto *      a         = static_cast<const char *>(act);
-    const int64_t     nb        = k / kQK;
-    const int64_t     parts     = (nb + kMaxChunk - 1) / kMaxChunk;
-    const int64_t     chunk     = parts > 0 ? (nb + parts - 1) / parts : 1;
+    const auto * panel = static_cast<const uint8_t *>(vpanel);
+    const auto * a = static_cast<const char *>(act);
+    const int64_t nb = k / kQK;
+    const int64_t parts = (nb + kMaxChunk - 1) / kMaxChunk;
+    const int64_t chunk = parts > 0 ? (nb + parts - 1) / parts : 1;
     for (int64_t b0 = 0; b0 < nb; b0 += chunk) {
         const int64_t b1 = std::min(nb, b0 + chunk);
         for (int hf = 0; hf < 4 && 8 * hf < m; ++hf) {
@@ -160,26 +161,26 @@ void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t
 // Panel packing: for each block and 16-row group, vector t holds dword t
 // (levels 4t..4t+3) of each row: a transpose of 16 rows x 8 dwords, done
 // as two 8x8 transposes (simd_avx2.h's, on the dwords cast to floats).
-template <class Decode>
-void pack_panel(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel) {
+template <class Decode> void pack_panel(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel) {
     auto * panel = static_cast<uint8_t *>(vpanel);
     for (int64_t b = 0; b < k / kQK; ++b) {
         for (int64_t g = 0; g < kGroups; ++g) {
-            uint8_t *     pb  = panel + (b * kGroups + g) * kBlock;
-            auto *        d   = reinterpret_cast<float *>(pb + 16 * 32);
-            auto *        mn  = d + 16;
+            uint8_t * pb = panel + (b * kGroups + g) * kBlock;
+            auto * d = reinterpret_cast<float *>(pb + 16 * 32);
+            auto * mn = d + 16;
             const int64_t has = m - g * kGroupRows;
             for (int hf = 0; hf < 2; ++hf) {
                 alignas(32) uint8_t lv[32];
-                __m256              r[8];
+                __m256 r[8];
                 for (int i = 0; i < 8; ++i) {
                     const int64_t row = 8 * hf + i;
                     if (row < has) {
-                        Decode::run(static_cast<const char *>(w) + (g * kGroupRows + row) * ldw, b, lv, &d[row], &mn[row]);
+                        Decode::run(static_cast<const char *>(w) + (g * kGroupRows + row) * ldw, b, lv, &d[row],
+                                    &mn[row]);
                         r[i] = _mm256_load_ps(reinterpret_cast<const float *>(lv));
                     } else {
-                        r[i]    = _mm256_setzero_ps();
-                        d[row]  = 0.0f;
+                        r[i] = _mm256_setzero_ps();
+                        d[row] = 0.0f;
                         mn[row] = 0.0f;
                     }
                 }
@@ -190,12 +191,12 @@ void pack_panel(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel)
     }
 }
 
-const Gemm kQ4_0 = {kPanelRows, gemm_q_act_size, gemm_pack_act<8, false>, gemm_q_panel_size, pack_panel<DecodeQ4_0>,
-                    compute<Kind::nibble_offset, false>};
-const Gemm kQ4_1 = {kPanelRows, gemm_q_act_size, gemm_pack_act<0, true>, gemm_q_panel_size, pack_panel<DecodeQ4_1>,
-                    compute<Kind::nibble, true>};
-const Gemm kQ8_0 = {kPanelRows, gemm_q_act_size, gemm_pack_act<128, false>, gemm_q_panel_size, pack_panel<DecodeQ8_0>,
-                    compute<Kind::q8, false>};
+const Gemm kQ4_0 = {kPanelRows,        gemm_q_act_size,        gemm_pack_act<8, false>,
+                    gemm_q_panel_size, pack_panel<DecodeQ4_0>, compute<Kind::nibble_offset, false>};
+const Gemm kQ4_1 = {kPanelRows,        gemm_q_act_size,        gemm_pack_act<0, true>,
+                    gemm_q_panel_size, pack_panel<DecodeQ4_1>, compute<Kind::nibble, true>};
+const Gemm kQ8_0 = {kPanelRows,        gemm_q_act_size,        gemm_pack_act<128, false>,
+                    gemm_q_panel_size, pack_panel<DecodeQ8_0>, compute<Kind::q8, false>};
 
 } // namespace
 

@@ -27,19 +27,18 @@ static inline __mmask16 q_rows_mask(int64_t m) {
 // ---------------------------------------------------------------- panels
 // Decode::run(row, b, out, &d, &m): block b of a weight row -> kV unsigned
 // levels in value order (out, 64-byte aligned), its scale and minimum.
-template <int kV, class Decode>
-void pack_panel_q(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel) {
-    constexpr size_t    kBlock = layout::panel_block_bytes<kV>();
-    auto *              panel  = static_cast<uint8_t *>(vpanel);
+template <int kV, class Decode> void pack_panel_q(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel) {
+    constexpr size_t kBlock = layout::panel_block_bytes<kV>();
+    auto * panel = static_cast<uint8_t *>(vpanel);
     alignas(64) uint8_t tmp[layout::kGroupRows * kV]; // row r's levels at kV r
     // dword t of row r sits at byte kV r + 4 t of tmp
     const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                             _mm512_set1_epi32(kV));
     for (int64_t b = 0; b < k / kV; ++b) {
         for (int64_t g = 0; g < kGroupsQ; ++g) {
-            uint8_t *     pb  = panel + (b * kGroupsQ + g) * (int64_t) kBlock;
-            auto *        d   = reinterpret_cast<float *>(pb + 16 * kV);
-            auto *        mn  = d + 16;
+            uint8_t * pb = panel + (b * kGroupsQ + g) * (int64_t) kBlock;
+            auto * d = reinterpret_cast<float *>(pb + 16 * kV);
+            auto * mn = d + 16;
             const int64_t has = m - g * layout::kGroupRows; // rows of this group that exist
             for (int64_t r = 0; r < layout::kGroupRows; ++r) {
                 if (r < has) {
@@ -47,7 +46,7 @@ void pack_panel_q(const void * w, size_t ldw, int64_t m, int64_t k, void * vpane
                                 &d[r], &mn[r]);
                 } else {
                     std::memset(tmp + kV * r, 0, kV);
-                    d[r]  = 0.0f;
+                    d[r] = 0.0f;
                     mn[r] = 0.0f;
                 }
             }
@@ -61,14 +60,13 @@ void pack_panel_q(const void * w, size_t ldw, int64_t m, int64_t k, void * vpane
 
 // ---------------------------------------------------------------- microkernel
 struct QActRow {
-    const int8_t *  q;
-    const float *   d;
-    const float *   s;
+    const int8_t * q;
+    const float * d;
+    const float * s;
     const int32_t * c;
 };
 
-template <int kV>
-static inline QActRow q_act_row(const void * act, size_t lda, int64_t j, int64_t k) {
+template <int kV> static inline QActRow q_act_row(const void * act, size_t lda, int64_t j, int64_t k) {
     QActRow a;
     a.q = static_cast<const int8_t *>(act) + j * (int64_t) lda;
     a.d = reinterpret_cast<const float *>(a.q + k);
@@ -87,7 +85,7 @@ template <int kV, int kG, int kN, bool kMin, bool kCorr>
 void q_tile(const uint8_t * panel, int64_t m, int64_t k, int64_t b0, int64_t b1, const void * act, size_t lda,
             float * dst, size_t ldd, bool first) {
     constexpr int64_t kBlock = (int64_t) layout::panel_block_bytes<kV>();
-    QActRow           a[kN];
+    QActRow a[kN];
     for (int j = 0; j < kN; ++j) a[j] = q_act_row<kV>(act, lda, j, k);
     __m512 acc[kG][kN];
     for (int g = 0; g < kG; ++g) {
@@ -98,7 +96,7 @@ void q_tile(const uint8_t * panel, int64_t m, int64_t k, int64_t b0, int64_t b1,
     }
     for (int64_t b = b0; b < b1; ++b) {
         const uint8_t * pb = panel + b * kGroupsQ * kBlock;
-        __m512i         isum[kG][kN];
+        __m512i isum[kG][kN];
         for (int g = 0; g < kG; ++g)
             for (int j = 0; j < kN; ++j) isum[g][j] = _mm512_setzero_si512();
         for (int t = 0; t < kV / 4; ++t) {
@@ -116,7 +114,8 @@ void q_tile(const uint8_t * panel, int64_t m, int64_t k, int64_t b0, int64_t b1,
             for (int j = 0; j < kN; ++j) {
                 __m512i p = isum[g][j];
                 if constexpr (kCorr) p = _mm512_sub_epi32(p, _mm512_set1_epi32(a[j].c[b]));
-                acc[g][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dw, _mm512_set1_ps(a[j].d[b])), acc[g][j]);
+                acc[g][j] =
+                    _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dw, _mm512_set1_ps(a[j].d[b])), acc[g][j]);
             }
             if constexpr (kMin) {
                 const __m512 mw = _mm512_load_ps((const float *) (pb + g * kBlock + 16 * kV + 64));
@@ -134,12 +133,12 @@ template <int kV, int kG, bool kMin, bool kCorr>
 void q_columns(const uint8_t * panel, int64_t m, int64_t k, int64_t b0, int64_t b1, const char * act, size_t lda,
                int64_t n, float * dst, size_t ldd, bool first) {
     constexpr int kMax = kG == 2 ? 6 : 8;
-    int64_t       j    = 0;
+    int64_t j = 0;
     for (; j + kMax <= n; j += kMax) {
         q_tile<kV, kG, kMax, kMin, kCorr>(panel, m, k, b0, b1, act + j * lda, lda, dst + j * ldd, ldd, first);
     }
     const char * a = act + j * lda;
-    float *      d = dst + j * ldd;
+    float * d = dst + j * ldd;
     switch (n - j) {
         case 0: break;
         case 1: q_tile<kV, kG, 1, kMin, kCorr>(panel, m, k, b0, b1, a, lda, d, ldd, first); break;
@@ -153,13 +152,14 @@ void q_columns(const uint8_t * panel, int64_t m, int64_t k, int64_t b0, int64_t 
 }
 
 template <int kV, bool kMin, bool kCorr>
-void compute_q(const void * vpanel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst, size_t ldd) {
+void compute_q(const void * vpanel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst,
+               size_t ldd) {
     constexpr int64_t kMaxChunk = kMaxChunkBytes / (int64_t) (kGroupsQ * layout::panel_block_bytes<kV>());
-    const auto *      panel     = static_cast<const uint8_t *>(vpanel);
-    const auto *      a         = static_cast<const char *>(act);
-    const int64_t     nb        = k / kV;
-    const int64_t     parts     = (nb + kMaxChunk - 1) / kMaxChunk;
-    const int64_t     chunk     = (nb + parts - 1) / parts;
+    const auto * panel = static_cast<const uint8_t *>(vpanel);
+    const auto * a = static_cast<const char *>(act);
+    const int64_t nb = k / kV;
+    const int64_t parts = (nb + kMaxChunk - 1) / kMaxChunk;
+    const int64_t chunk = (nb + parts - 1) / parts;
     for (int64_t b0 = 0; b0 < nb; b0 += chunk) {
         const int64_t b1 = nb - b0 < chunk ? nb : b0 + chunk;
         if (m <= layout::kGroupRows) {

@@ -16,19 +16,18 @@ namespace {
 using namespace layout;
 
 // ---------------------------------------------------------------- activations
-template <int kOffset, bool kMin>
-static void gemm_pack_act(const float * x, void * vact, int64_t k) {
+template <int kOffset, bool kMin> static void gemm_pack_act(const float * x, void * vact, int64_t k) {
     const int64_t nb = k / kQK;
-    auto *        q  = static_cast<int8_t *>(vact);
-    auto *        d  = reinterpret_cast<float *>(q + k);
-    auto *        s  = d + nb;
-    auto *        c  = reinterpret_cast<int32_t *>(s + nb);
+    auto * q = static_cast<int8_t *>(vact);
+    auto * d = reinterpret_cast<float *>(q + k);
+    auto * s = d + nb;
+    auto * c = reinterpret_cast<int32_t *>(s + nb);
     for (int64_t b = 0; b < nb; ++b) {
-        int         sum;
+        int sum;
         const float db = quantize_block_avx2(x + b * kQK, q + b * kQK, &sum);
-        d[b]           = from_f16(to_f16(db));
-        s[b]           = kMin ? from_f16(to_f16(db * (float) sum)) : 0.0f;
-        c[b]           = kOffset * sum;
+        d[b] = from_f16(to_f16(db));
+        s[b] = kMin ? from_f16(to_f16(db * (float) sum)) : 0.0f;
+        c[b] = kOffset * sum;
     }
 }
 
@@ -68,8 +67,9 @@ struct DecodeQ5_1 {
 };
 struct DecodeIQ4_NL { // levels + 128, unsigned (Q8_0's activation rows take 128 * sum back out)
     static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
-        const auto &  x   = static_cast<const lm_block_iq4_nl *>(row)[b];
-        const __m128i lut = _mm_xor_si128(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl), _mm_set1_epi8((char) 0x80));
+        const auto & x = static_cast<const lm_block_iq4_nl *>(row)[b];
+        const __m128i lut =
+            _mm_xor_si128(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl), _mm_set1_epi8((char) 0x80));
         const __m256i nib = nibbles32(x.qs);
         _mm256_store_si256((__m256i *) out, _mm256_shuffle_epi8(_mm256_set_m128i(lut, lut), nib));
         *d = from_f16(x.d);

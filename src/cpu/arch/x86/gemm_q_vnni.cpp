@@ -23,12 +23,42 @@ namespace {
 
 using namespace layout;
 
-const Gemm kQ4_0 = {kPanelRows, gemm_q_act_size, gemm_pack_act<8, false>, gemm_q_panel_size, pack_panel_q<32, DecodeQ4_0>, compute_q<32, false, true>};
-const Gemm kQ4_1 = {kPanelRows, gemm_q_act_size, gemm_pack_act<0, true>, gemm_q_panel_size, pack_panel_q<32, DecodeQ4_1>, compute_q<32, true, false>};
-const Gemm kQ5_0 = {kPanelRows, gemm_q_act_size, gemm_pack_act<16, false>, gemm_q_panel_size, pack_panel_q<32, DecodeQ5_0>, compute_q<32, false, true>};
-const Gemm kQ5_1 = {kPanelRows, gemm_q_act_size, gemm_pack_act<0, true>, gemm_q_panel_size, pack_panel_q<32, DecodeQ5_1>, compute_q<32, true, false>};
-const Gemm kQ8_0 = {kPanelRows, gemm_q_act_size, gemm_pack_act<128, false>, gemm_q_panel_size, pack_panel_q<32, DecodeQ8_0>, compute_q<32, false, true>};
-const Gemm kIQ4_NL = {kPanelRows, gemm_q_act_size, gemm_pack_act<128, false>, gemm_q_panel_size, pack_panel_q<32, DecodeIQ4_NL>, compute_q<32, false, true>};
+const Gemm kQ4_0 = {kPanelRows,
+                    gemm_q_act_size,
+                    gemm_pack_act<8, false>,
+                    gemm_q_panel_size,
+                    pack_panel_q<32, DecodeQ4_0>,
+                    compute_q<32, false, true>};
+const Gemm kQ4_1 = {kPanelRows,
+                    gemm_q_act_size,
+                    gemm_pack_act<0, true>,
+                    gemm_q_panel_size,
+                    pack_panel_q<32, DecodeQ4_1>,
+                    compute_q<32, true, false>};
+const Gemm kQ5_0 = {kPanelRows,
+                    gemm_q_act_size,
+                    gemm_pack_act<16, false>,
+                    gemm_q_panel_size,
+                    pack_panel_q<32, DecodeQ5_0>,
+                    compute_q<32, false, true>};
+const Gemm kQ5_1 = {kPanelRows,
+                    gemm_q_act_size,
+                    gemm_pack_act<0, true>,
+                    gemm_q_panel_size,
+                    pack_panel_q<32, DecodeQ5_1>,
+                    compute_q<32, true, false>};
+const Gemm kQ8_0 = {kPanelRows,
+                    gemm_q_act_size,
+                    gemm_pack_act<128, false>,
+                    gemm_q_panel_size,
+                    pack_panel_q<32, DecodeQ8_0>,
+                    compute_q<32, false, true>};
+const Gemm kIQ4_NL = {kPanelRows,
+                      gemm_q_act_size,
+                      gemm_pack_act<128, false>,
+                      gemm_q_panel_size,
+                      pack_panel_q<32, DecodeIQ4_NL>,
+                      compute_q<32, false, true>};
 
 } // namespace
 

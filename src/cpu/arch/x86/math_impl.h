@@ -18,15 +18,14 @@
 namespace lmggml::cpu::arch::x86 {
 namespace {
 
-template <class P>
-inline typename P::V exp_v(typename P::V x) {
+template <class P> inline typename P::V exp_v(typename P::V x) {
     // below -104 the result is 0 in float; clamping also turns -inf (and NaN) into a finite input
     x = P::max(x, P::set1(-104.0f));
     x = P::min(x, P::set1(89.0f));
     const auto n = P::round(P::mul(x, P::set1(1.44269504088896341f)));
-    auto       r = P::fnmadd(n, P::set1(0.693359375f), x);
-    r            = P::fnmadd(n, P::set1(-2.12194440e-4f), r);
-    auto p       = P::set1(1.9875691500e-4f);
+    auto r = P::fnmadd(n, P::set1(0.693359375f), x);
+    r = P::fnmadd(n, P::set1(-2.12194440e-4f), r);
+    auto p = P::set1(1.9875691500e-4f);
     p = P::fmadd(p, r, P::set1(1.3981999507e-3f));
     p = P::fmadd(p, r, P::set1(8.3334519073e-3f));
     p = P::fmadd(p, r, P::set1(4.1665795894e-2f));
@@ -36,13 +35,12 @@ inline typename P::V exp_v(typename P::V x) {
     return P::scale2(p, n);
 }
 
-template <class P>
-float exp_sum(int64_t n, const float * x, float shift, float * y) {
+template <class P> float exp_sum(int64_t n, const float * x, float shift, float * y) {
     constexpr int L = P::kLanes;
-    const auto    s = P::set1(shift);
+    const auto s = P::set1(shift);
     // two accumulators: the adds of consecutive vectors do not wait on each other
-    auto    acc0 = P::zero(), acc1 = P::zero();
-    int64_t i    = 0;
+    auto acc0 = P::zero(), acc1 = P::zero();
+    int64_t i = 0;
     for (; i + 2 * L <= n; i += 2 * L) {
         const auto e0 = exp_v<P>(P::sub(P::load(x + i), s));
         const auto e1 = exp_v<P>(P::sub(P::load(x + i + L), s));
@@ -66,13 +64,11 @@ float exp_sum(int64_t n, const float * x, float shift, float * y) {
     return P::hsum(P::add(acc0, acc1));
 }
 
-template <class P>
-inline typename P::V silu_v(typename P::V v) {
+template <class P> inline typename P::V silu_v(typename P::V v) {
     return P::div(v, P::add(P::set1(1.0f), exp_v<P>(P::sub(P::zero(), v))));
 }
 
-template <class P>
-void silu(int64_t n, const float * x, float * y) {
+template <class P> void silu(int64_t n, const float * x, float * y) {
     int64_t i = 0;
     for (; i + P::kLanes <= n; i += P::kLanes) P::store(y + i, silu_v<P>(P::load(x + i)));
     if (i < n) P::store_n(y + i, n - i, silu_v<P>(P::load_n(x + i, n - i)));
@@ -83,8 +79,8 @@ template <class P>
 float scale_mask_max(int64_t n, const float * x, float scale, const float * m32, const uint16_t * m16, float slope,
                      float * y) {
     const auto sc = P::set1(scale), sl = P::set1(slope), ninf = P::set1(-INFINITY);
-    auto       mx = ninf;
-    int64_t    i  = 0;
+    auto mx = ninf;
+    int64_t i = 0;
     for (; i + P::kLanes <= n; i += P::kLanes) {
         auto v = P::mul(P::load(x + i), sc);
         if (m32) v = P::fmadd(sl, P::load(m32 + i), v);
@@ -94,7 +90,7 @@ float scale_mask_max(int64_t n, const float * x, float scale, const float * m32,
     }
     if (i < n) {
         const int64_t r = n - i;
-        auto          v = P::mul(P::load_n(x + i, r), sc);
+        auto v = P::mul(P::load_n(x + i, r), sc);
         if (m32) v = P::fmadd(sl, P::load_n(m32 + i, r), v);
         if (m16) v = P::fmadd(sl, P::load_f16_n(m16 + i, r), v);
         P::store_n(y + i, r, v);
@@ -103,20 +99,18 @@ float scale_mask_max(int64_t n, const float * x, float scale, const float * m32,
     return P::hmax(mx);
 }
 
-template <class P>
-void scale(int64_t n, float * y, float s) {
+template <class P> void scale(int64_t n, float * y, float s) {
     const auto sv = P::set1(s);
-    int64_t    i  = 0;
+    int64_t i = 0;
     for (; i + P::kLanes <= n; i += P::kLanes) P::store(y + i, P::mul(P::load(y + i), sv));
     if (i < n) P::store_n(y + i, n - i, P::mul(P::load_n(y + i, n - i), sv));
 }
 
-template <class P>
-void fill_math(KernelSet & k) {
-    k.math.exp_sum        = exp_sum<P>;
-    k.math.silu           = silu<P>;
+template <class P> void fill_math(KernelSet & k) {
+    k.math.exp_sum = exp_sum<P>;
+    k.math.silu = silu<P>;
     k.math.scale_mask_max = scale_mask_max<P>;
-    k.math.scale          = scale<P>;
+    k.math.scale = scale<P>;
 }
 
 } // namespace

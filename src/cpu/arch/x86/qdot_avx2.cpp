@@ -27,33 +27,32 @@ using L = Legacy<Maddubs>;
 static inline void scale_min_k4(const uint8_t * q, int j, int * sc, int * m) {
     if (j < 4) {
         *sc = q[j] & 63;
-        *m  = q[j + 4] & 63;
+        *m = q[j + 4] & 63;
     } else {
         *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-        *m  = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
     }
 }
 
 // q4_K and q5_K: per pair of 32-value sub-blocks (low / high nibbles of 32
 // bytes) the products are scaled in int16 -> int32 by madd with the scale.
-template <bool kFive, typename Block>
-float dot_k45(int n, const Block * x, const lm_block_q8_K * y) {
+template <bool kFive, typename Block> float dot_k45(int n, const Block * x, const lm_block_q8_K * y) {
     const __m256i nib = _mm256_set1_epi8(0x0F);
-    float         sum = 0.0f;
+    float sum = 0.0f;
     for (int i = 0; i < n / LM_QK_K; ++i) {
         int sc[8], mn[8];
         for (int j = 0; j < 8; ++j) scale_min_k4(x[i].scales, j, &sc[j], &mn[j]);
         int summs = 0;
         for (int j = 0; j < 8; ++j) summs += mn[j] * (y[i].bsums[2 * j] + y[i].bsums[2 * j + 1]);
 
-        __m256i       acc = _mm256_setzero_si256();
+        __m256i acc = _mm256_setzero_si256();
         const int8_t * q8 = y[i].qs;
-        __m256i       hb  = _mm256_setzero_si256();
+        __m256i hb = _mm256_setzero_si256();
         if constexpr (kFive) hb = _mm256_loadu_si256((const __m256i *) x[i].qh);
         for (int j = 0; j < 4; ++j) {
-            const __m256i q  = _mm256_loadu_si256((const __m256i *) (x[i].qs + 32 * j));
-            __m256i       lo = _mm256_and_si256(q, nib);
-            __m256i       hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), nib);
+            const __m256i q = _mm256_loadu_si256((const __m256i *) (x[i].qs + 32 * j));
+            __m256i lo = _mm256_and_si256(q, nib);
+            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), nib);
             if constexpr (kFive) {
                 // 5th bit of value 64j + l is bit 2j of qh[l], of 64j + 32 + l bit 2j + 1
                 const __m256i one = _mm256_set1_epi8(1);
@@ -83,11 +82,11 @@ void vec_dot_q5_K(int n, float * s, size_t, const void * vx, size_t, const void 
 // q6_K: levels 0..63 (offset 32, taken out through the q8_K group sums);
 // each 32-value product covers two 16-value groups with their own scales.
 void vec_dot_q6_K(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
-    const auto *  x   = static_cast<const lm_block_q6_K *>(vx);
-    const auto *  y   = static_cast<const lm_block_q8_K *>(vy);
+    const auto * x = static_cast<const lm_block_q6_K *>(vx);
+    const auto * y = static_cast<const lm_block_q8_K *>(vy);
     const __m256i nib = _mm256_set1_epi8(0x0F);
     const __m256i two = _mm256_set1_epi8(3);
-    float         sum = 0.0f;
+    float sum = 0.0f;
     for (int i = 0; i < n / LM_QK_K; ++i) {
         int offs = 0;
         for (int g = 0; g < 16; ++g) offs += x[i].scales[g] * y[i].bsums[g];
@@ -95,19 +94,22 @@ void vec_dot_q6_K(int n, float * s, size_t, const void * vx, size_t, const void 
         for (int c = 0; c < 2; ++c) {
             const __m256i l0 = _mm256_loadu_si256((const __m256i *) (x[i].ql + 64 * c));
             const __m256i l1 = _mm256_loadu_si256((const __m256i *) (x[i].ql + 64 * c + 32));
-            const __m256i h  = _mm256_loadu_si256((const __m256i *) (x[i].qh + 32 * c));
+            const __m256i h = _mm256_loadu_si256((const __m256i *) (x[i].qh + 32 * c));
             const __m256i q[4] = {
                 _mm256_or_si256(_mm256_and_si256(l0, nib), _mm256_slli_epi16(_mm256_and_si256(h, two), 4)),
-                _mm256_or_si256(_mm256_and_si256(l1, nib), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), two), 4)),
+                _mm256_or_si256(_mm256_and_si256(l1, nib),
+                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), two), 4)),
                 _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), nib),
                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), two), 4)),
                 _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), nib),
                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), two), 4)),
             };
             for (int u = 0; u < 4; ++u) {
-                const int     g0 = 8 * c + 2 * u; // the two 16-value groups of values 128c + 32u ..
-                const __m256i p  = _mm256_maddubs_epi16(q[u], _mm256_loadu_si256((const __m256i *) (y[i].qs + 128 * c + 32 * u)));
-                const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(x[i].scales[g0 + 1]), _mm_set1_epi16(x[i].scales[g0]));
+                const int g0 = 8 * c + 2 * u; // the two 16-value groups of values 128c + 32u ..
+                const __m256i p =
+                    _mm256_maddubs_epi16(q[u], _mm256_loadu_si256((const __m256i *) (y[i].qs + 128 * c + 32 * u)));
+                const __m256i sc =
+                    _mm256_set_m128i(_mm_set1_epi16(x[i].scales[g0 + 1]), _mm_set1_epi16(x[i].scales[g0]));
                 acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, sc));
             }
         }
@@ -120,8 +122,8 @@ void vec_dot_q6_K(int n, float * s, size_t, const void * vx, size_t, const void 
 void vec_dot_f32(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
     const auto * x = static_cast<const float *>(vx);
     const auto * y = static_cast<const float *>(vy);
-    __m256       acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    int          i      = 0;
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    int i = 0;
     for (; i + 32 <= n; i += 32) {
         for (int u = 0; u < 4; ++u) {
             acc[u] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * u), _mm256_loadu_ps(y + i + 8 * u), acc[u]);
@@ -136,9 +138,9 @@ void vec_dot_f32(int n, float * s, size_t, const void * vx, size_t, const void *
 void vec_dot_f16(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
     const auto * x = static_cast<const uint16_t *>(vx);
     const auto * y = static_cast<const uint16_t *>(vy);
-    __m256       acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    int          i      = 0;
-    auto         ld     = [](const uint16_t * p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p)); };
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    int i = 0;
+    auto ld = [](const uint16_t * p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p)); };
     for (; i + 32 <= n; i += 32) {
         for (int u = 0; u < 4; ++u) acc[u] = _mm256_fmadd_ps(ld(x + i + 8 * u), ld(y + i + 8 * u), acc[u]);
     }
@@ -151,8 +153,8 @@ void vec_dot_f16(int n, float * s, size_t, const void * vx, size_t, const void *
 } // namespace
 
 void fill_avx2_qdot(KernelSet & k) {
-    k.vec_dot[LM_GGML_TYPE_F32]  = vec_dot_f32;
-    k.vec_dot[LM_GGML_TYPE_F16]  = vec_dot_f16;
+    k.vec_dot[LM_GGML_TYPE_F32] = vec_dot_f32;
+    k.vec_dot[LM_GGML_TYPE_F16] = vec_dot_f16;
     k.vec_dot[LM_GGML_TYPE_Q4_0] = L::q4_0;
     k.vec_dot[LM_GGML_TYPE_Q4_1] = L::q4_1;
     k.vec_dot[LM_GGML_TYPE_Q5_0] = L::q5_0;

@@ -35,55 +35,58 @@ static inline __m256i fifth_bits32(const uint8_t * qh) {
 
 // P::dot(u, s): 8 int32 sums of 4 products of unsigned u by signed s bytes.
 // P::dot_offset(u, s, o): the same for (u - o) with o a broadcast byte.
-template <class P>
-struct Legacy {
+template <class P> struct Legacy {
     static void q4_0(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
-        const auto *  x   = static_cast<const lm_block_q4_0 *>(vx);
-        const auto *  y   = static_cast<const lm_block_q8_0 *>(vy);
+        const auto * x = static_cast<const lm_block_q4_0 *>(vx);
+        const auto * y = static_cast<const lm_block_q8_0 *>(vy);
         const __m256i off = _mm256_set1_epi8(8);
-        __m256        acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
         for (int i = 0; i < n / kLegacyQK; ++i) {
             const __m256i p = P::dot_offset(nibbles32(x[i].qs), _mm256_loadu_si256((const __m256i *) y[i].qs), off);
-            acc[i & 1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(from_f16(x[i].d) * from_f16(y[i].d)), acc[i & 1]);
+            acc[i & 1] =
+                _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(from_f16(x[i].d) * from_f16(y[i].d)), acc[i & 1]);
         }
         *s = hsum8(_mm256_add_ps(acc[0], acc[1]));
     }
 
     static void q4_1(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
-        const auto * x   = static_cast<const lm_block_q4_1 *>(vx);
-        const auto * y   = static_cast<const lm_block_q8_1 *>(vy);
-        __m256       acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-        float        mins   = 0.0f;
+        const auto * x = static_cast<const lm_block_q4_1 *>(vx);
+        const auto * y = static_cast<const lm_block_q8_1 *>(vy);
+        __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        float mins = 0.0f;
         for (int i = 0; i < n / kLegacyQK; ++i) {
             const __m256i p = P::dot(nibbles32(x[i].qs), _mm256_loadu_si256((const __m256i *) y[i].qs));
-            acc[i & 1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(from_f16(x[i].d) * from_f16(y[i].d)), acc[i & 1]);
+            acc[i & 1] =
+                _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(from_f16(x[i].d) * from_f16(y[i].d)), acc[i & 1]);
             mins += from_f16(x[i].m) * from_f16(y[i].s);
         }
         *s = hsum8(_mm256_add_ps(acc[0], acc[1])) + mins;
     }
 
     static void q5_0(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
-        const auto *  x   = static_cast<const lm_block_q5_0 *>(vx);
-        const auto *  y   = static_cast<const lm_block_q8_0 *>(vy);
+        const auto * x = static_cast<const lm_block_q5_0 *>(vx);
+        const auto * y = static_cast<const lm_block_q8_0 *>(vy);
         const __m256i off = _mm256_set1_epi8(16);
-        __m256        acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
         for (int i = 0; i < n / kLegacyQK; ++i) {
             const __m256i q = _mm256_or_si256(nibbles32(x[i].qs), fifth_bits32(x[i].qh));
             const __m256i p = P::dot_offset(q, _mm256_loadu_si256((const __m256i *) y[i].qs), off);
-            acc[i & 1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(from_f16(x[i].d) * from_f16(y[i].d)), acc[i & 1]);
+            acc[i & 1] =
+                _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(from_f16(x[i].d) * from_f16(y[i].d)), acc[i & 1]);
         }
         *s = hsum8(_mm256_add_ps(acc[0], acc[1]));
     }
 
     static void q5_1(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
-        const auto * x   = static_cast<const lm_block_q5_1 *>(vx);
-        const auto * y   = static_cast<const lm_block_q8_1 *>(vy);
-        __m256       acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-        float        mins   = 0.0f;
+        const auto * x = static_cast<const lm_block_q5_1 *>(vx);
+        const auto * y = static_cast<const lm_block_q8_1 *>(vy);
+        __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        float mins = 0.0f;
         for (int i = 0; i < n / kLegacyQK; ++i) {
             const __m256i q = _mm256_or_si256(nibbles32(x[i].qs), fifth_bits32(x[i].qh));
             const __m256i p = P::dot(q, _mm256_loadu_si256((const __m256i *) y[i].qs));
-            acc[i & 1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(from_f16(x[i].d) * from_f16(y[i].d)), acc[i & 1]);
+            acc[i & 1] =
+                _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(from_f16(x[i].d) * from_f16(y[i].d)), acc[i & 1]);
             mins += from_f16(x[i].m) * from_f16(y[i].s);
         }
         *s = hsum8(_mm256_add_ps(acc[0], acc[1])) + mins;
@@ -91,14 +94,15 @@ struct Legacy {
 
     // signed x signed: |x| times y with x's sign
     static void q8_0(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
-        const auto * x   = static_cast<const lm_block_q8_0 *>(vx);
-        const auto * y   = static_cast<const lm_block_q8_0 *>(vy);
-        __m256       acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        const auto * x = static_cast<const lm_block_q8_0 *>(vx);
+        const auto * y = static_cast<const lm_block_q8_0 *>(vy);
+        __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
         for (int i = 0; i < n / kLegacyQK; ++i) {
             const __m256i qx = _mm256_loadu_si256((const __m256i *) x[i].qs);
             const __m256i qy = _mm256_loadu_si256((const __m256i *) y[i].qs);
-            const __m256i p  = P::dot(_mm256_sign_epi8(qx, qx), _mm256_sign_epi8(qy, qx));
-            acc[i & 1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(from_f16(x[i].d) * from_f16(y[i].d)), acc[i & 1]);
+            const __m256i p = P::dot(_mm256_sign_epi8(qx, qx), _mm256_sign_epi8(qy, qx));
+            acc[i & 1] =
+                _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(from_f16(x[i].d) * from_f16(y[i].d)), acc[i & 1]);
         }
         *s = hsum8(_mm256_add_ps(acc[0], acc[1]));
     }

@@ -38,7 +38,8 @@ static inline __m256i triple_u8(__m256i x) { return _mm256_add_epi8(x, _mm256_ad
 static inline __m256i leading_trit(__m256i x) {
     const __m256i three = _mm256_set1_epi16(3);
     const __m256i lo = _mm256_srli_epi16(_mm256_mullo_epi16(_mm256_and_si256(x, _mm256_set1_epi16(0x00FF)), three), 8);
-    const __m256i hi = _mm256_and_si256(_mm256_mullo_epi16(_mm256_srli_epi16(x, 8), three), _mm256_set1_epi16((short) 0xFF00));
+    const __m256i hi =
+        _mm256_and_si256(_mm256_mullo_epi16(_mm256_srli_epi16(x, 8), three), _mm256_set1_epi16((short) 0xFF00));
     return _mm256_or_si256(lo, hi);
 }
 
@@ -48,12 +49,9 @@ static inline int sum_bsums(const lm_block_q8_K & y) {
 }
 
 // P::dot(u, s): 8 int32 sums of 4 products of unsigned u by signed s bytes.
-template <class P>
-struct IqTq {
+template <class P> struct IqTq {
     // signed levels x times signed activations y, 8 int32 partial sums
-    static __m256i dot_signed(__m256i x, __m256i y) {
-        return P::dot(_mm256_sign_epi8(y, y), _mm256_sign_epi8(x, y));
-    }
+    static __m256i dot_signed(__m256i x, __m256i y) { return P::dot(_mm256_sign_epi8(y, y), _mm256_sign_epi8(x, y)); }
 
     static void iq4_nl(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
         const auto * x = static_cast<const lm_block_iq4_nl *>(vx);
@@ -61,7 +59,8 @@ struct IqTq {
         __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
         for (int i = 0; i < n / LM_QK4_NL; ++i) {
             const __m256i p = dot_signed(iq4_levels32(x[i].qs), _mm256_loadu_si256((const __m256i *) y[i].qs));
-            acc[i & 1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(from_f16(x[i].d) * from_f16(y[i].d)), acc[i & 1]);
+            acc[i & 1] =
+                _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(from_f16(x[i].d) * from_f16(y[i].d)), acc[i & 1]);
         }
         *s = hsum8(_mm256_add_ps(acc[0], acc[1]));
     }
@@ -73,8 +72,10 @@ struct IqTq {
         for (int i = 0; i < n / LM_QK_K; ++i) {
             __m256i acc = _mm256_setzero_si256();
             for (int ib = 0; ib < LM_QK_K / 32; ++ib) {
-                const int ls = (((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((x[i].scales_h >> (2 * ib)) & 3) << 4)) - 32;
-                const __m256i p = dot_signed(iq4_levels32(x[i].qs + 16 * ib), _mm256_loadu_si256((const __m256i *) (y[i].qs + 32 * ib)));
+                const int ls =
+                    (((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((x[i].scales_h >> (2 * ib)) & 3) << 4)) - 32;
+                const __m256i p = dot_signed(iq4_levels32(x[i].qs + 16 * ib),
+                                             _mm256_loadu_si256((const __m256i *) (y[i].qs + 32 * ib)));
                 acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(p, _mm256_set1_epi32(ls)));
             }
             sum += from_f16(x[i].d) * y[i].d * (float) hsum8_i32(acc);
@@ -92,7 +93,8 @@ struct IqTq {
             // bytes 0..31: trit t of byte m is value m + 32 t
             __m256i v = _mm256_loadu_si256((const __m256i *) x[i].qs);
             for (int t = 0; t < 5; ++t, v = triple_u8(v)) {
-                acc = _mm256_add_epi32(acc, P::dot(leading_trit(v), _mm256_loadu_si256((const __m256i *) (q8 + 32 * t))));
+                acc =
+                    _mm256_add_epi32(acc, P::dot(leading_trit(v), _mm256_loadu_si256((const __m256i *) (q8 + 32 * t))));
             }
             // bytes 32..47: trit t of byte m is value 160 + 16 t + m; two trits per vector
             const __m128i b = _mm_loadu_si128((const __m128i *) (x[i].qs + 32));
@@ -106,7 +108,8 @@ struct IqTq {
             std::memcpy(&qh, x[i].qh, sizeof(qh));
             const __m128i h = _mm_set1_epi32((int) qh);
             const __m128i pw = _mm_setr_epi16(1, 1, 3, 3, 9, 9, 27, 27);
-            const __m128i hl = _mm_and_si128(_mm_mullo_epi16(_mm_and_si128(h, _mm_set1_epi16(0x00FF)), pw), _mm_set1_epi16(0x00FF));
+            const __m128i hl =
+                _mm_and_si128(_mm_mullo_epi16(_mm_and_si128(h, _mm_set1_epi16(0x00FF)), pw), _mm_set1_epi16(0x00FF));
             const __m128i hh = _mm_slli_epi16(_mm_mullo_epi16(_mm_srli_epi16(h, 8), pw), 8);
             w = _mm256_set_m128i(_mm_or_si128(hl, hh), _mm256_castsi256_si128(w)); // trit 4 of 32..47 | qh
             acc = _mm256_add_epi32(acc, P::dot(leading_trit(w), _mm256_loadu_si256((const __m256i *) (q8 + 224))));

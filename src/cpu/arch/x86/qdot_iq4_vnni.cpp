@@ -20,8 +20,8 @@ using K = IqTq<Vnni>;
 void fill_vnni_qdot_iq4(KernelSet & k) {
     k.vec_dot[LM_GGML_TYPE_IQ4_NL] = K::iq4_nl;
     k.vec_dot[LM_GGML_TYPE_IQ4_XS] = K::iq4_xs;
-    k.vec_dot[LM_GGML_TYPE_TQ1_0]  = K::tq1_0;
-    k.vec_dot[LM_GGML_TYPE_TQ2_0]  = K::tq2_0;
+    k.vec_dot[LM_GGML_TYPE_TQ1_0] = K::tq1_0;
+    k.vec_dot[LM_GGML_TYPE_TQ2_0] = K::tq2_0;
 }
 
 } // namespace lmggml::cpu::arch::x86

@@ -74,9 +74,10 @@ static inline int isum_iq2_xs(const lm_block_iq2_xs & b, const int8_t * q8) {
     for (int ib = 0; ib < 8; ++ib) {
         const uint16_t * v = b.qs + 4 * ib;
         const __m256i mag = grid4(iq2xs_grid, v[0] & 511, v[1] & 511, v[2] & 511, v[3] & 511);
-        const __m256i sgn = signs4(ksigns_iq2xs[v[0] >> 9], ksigns_iq2xs[v[1] >> 9], ksigns_iq2xs[v[2] >> 9],
-                                   ksigns_iq2xs[v[3] >> 9]);
-        acc = _mm256_add_epi32(acc, dot32(mag, sgn, q8 + 32 * ib, 2 * (b.scales[ib] & 15) + 1, 2 * (b.scales[ib] >> 4) + 1));
+        const __m256i sgn =
+            signs4(ksigns_iq2xs[v[0] >> 9], ksigns_iq2xs[v[1] >> 9], ksigns_iq2xs[v[2] >> 9], ksigns_iq2xs[v[3] >> 9]);
+        acc = _mm256_add_epi32(acc,
+                               dot32(mag, sgn, q8 + 32 * ib, 2 * (b.scales[ib] & 15) + 1, 2 * (b.scales[ib] >> 4) + 1));
     }
     return hsum8_i32(acc);
 }
@@ -89,8 +90,8 @@ static inline int isum_iq2_s(const lm_block_iq2_s & b, const int8_t * q8) {
         const __m256i mag = grid4(iq2s_grid, qs[0] | ((h << 8) & 0x300), qs[1] | ((h << 6) & 0x300),
                                   qs[2] | ((h << 4) & 0x300), qs[3] | ((h << 2) & 0x300));
         const uint8_t * s = b.qs + LM_QK_K / 8 + 4 * ib;
-        acc = _mm256_add_epi32(acc, dot32(mag, signs4(s[0], s[1], s[2], s[3]), q8 + 32 * ib, 2 * (b.scales[ib] & 15) + 1,
-                                          2 * (b.scales[ib] >> 4) + 1));
+        acc = _mm256_add_epi32(acc, dot32(mag, signs4(s[0], s[1], s[2], s[3]), q8 + 32 * ib,
+                                          2 * (b.scales[ib] & 15) + 1, 2 * (b.scales[ib] >> 4) + 1));
     }
     return hsum8_i32(acc);
 }
@@ -100,9 +101,9 @@ static inline int isum_iq3_xxs(const lm_block_iq3_xxs & b, const int8_t * q8) {
     for (int ib = 0; ib < 8; ++ib) {
         const uint8_t * qs = b.qs + 8 * ib;
         const uint32_t aux = load32(b.qs + LM_QK_K / 4 + 4 * ib);
-        const __m256i mag = _mm256_set_epi32((int) iq3xxs_grid[qs[7]], (int) iq3xxs_grid[qs[6]], (int) iq3xxs_grid[qs[5]],
-                                             (int) iq3xxs_grid[qs[4]], (int) iq3xxs_grid[qs[3]], (int) iq3xxs_grid[qs[2]],
-                                             (int) iq3xxs_grid[qs[1]], (int) iq3xxs_grid[qs[0]]);
+        const __m256i mag = _mm256_set_epi32(
+            (int) iq3xxs_grid[qs[7]], (int) iq3xxs_grid[qs[6]], (int) iq3xxs_grid[qs[5]], (int) iq3xxs_grid[qs[4]],
+            (int) iq3xxs_grid[qs[3]], (int) iq3xxs_grid[qs[2]], (int) iq3xxs_grid[qs[1]], (int) iq3xxs_grid[qs[0]]);
         const __m256i sgn = signs4(ksigns_iq2xs[aux & 127], ksigns_iq2xs[(aux >> 7) & 127],
                                    ksigns_iq2xs[(aux >> 14) & 127], ksigns_iq2xs[(aux >> 21) & 127]);
         const int m = 2 * (int) (aux >> 28) + 1;
@@ -159,7 +160,8 @@ static inline int isum_iq1_m(const lm_block_iq1_m & b, const int8_t * q8, uint16
         const __m256i g = grid4(iq1s_grid, qs[0] | ((h0 << 8) & 0x700), qs[1] | ((h0 << 4) & 0x700),
                                 qs[2] | ((h1 << 8) & 0x700), qs[3] | ((h1 << 4) & 0x700));
         const long long p = 0x0101010101010101LL, n = -1LL;
-        const __m256i ds = _mm256_set_epi64x(h1 & 0x80 ? n : p, h1 & 0x08 ? n : p, h0 & 0x80 ? n : p, h0 & 0x08 ? n : p);
+        const __m256i ds =
+            _mm256_set_epi64x(h1 & 0x80 ? n : p, h1 & 0x08 ? n : p, h0 & 0x80 ? n : p, h0 & 0x08 ? n : p);
         const int m_lo = 2 * ((sc[ib / 2] >> (6 * (ib % 2))) & 7) + 1;
         const int m_hi = 2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 7) + 1;
         acc = _mm256_add_epi32(acc, dot32_iq1(g, ds, q8 + 32 * ib, m_lo, m_hi));
@@ -173,7 +175,9 @@ template <typename Block, int (*Isum)(const Block &, const int8_t *)>
 void vec_dot(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
     const auto * x = static_cast<const Block *>(vx);
     const auto * y = static_cast<const lm_block_q8_K *>(vy);
-    constexpr float kF = std::is_same_v<Block, lm_block_iq3_xxs> ? 0.25f : std::is_same_v<Block, lm_block_iq3_s> ? 1.0f : 0.125f;
+    constexpr float kF = std::is_same_v<Block, lm_block_iq3_xxs> ? 0.25f
+                         : std::is_same_v<Block, lm_block_iq3_s> ? 1.0f
+                                                                 : 0.125f;
     float sum = 0.0f;
     for (int i = 0; i < n / LM_QK_K; ++i) {
         const int isum = Isum(x[i], y[i].qs);
@@ -198,12 +202,12 @@ void vec_dot_iq1_m(int n, float * s, size_t, const void * vx, size_t, const void
 
 void fill_avx2_iqdot(KernelSet & k) {
     k.vec_dot[LM_GGML_TYPE_IQ2_XXS] = vec_dot<lm_block_iq2_xxs, isum_iq2_xxs>;
-    k.vec_dot[LM_GGML_TYPE_IQ2_XS]  = vec_dot<lm_block_iq2_xs, isum_iq2_xs>;
-    k.vec_dot[LM_GGML_TYPE_IQ2_S]   = vec_dot<lm_block_iq2_s, isum_iq2_s>;
+    k.vec_dot[LM_GGML_TYPE_IQ2_XS] = vec_dot<lm_block_iq2_xs, isum_iq2_xs>;
+    k.vec_dot[LM_GGML_TYPE_IQ2_S] = vec_dot<lm_block_iq2_s, isum_iq2_s>;
     k.vec_dot[LM_GGML_TYPE_IQ3_XXS] = vec_dot<lm_block_iq3_xxs, isum_iq3_xxs>;
-    k.vec_dot[LM_GGML_TYPE_IQ3_S]   = vec_dot<lm_block_iq3_s, isum_iq3_s>;
-    k.vec_dot[LM_GGML_TYPE_IQ1_S]   = vec_dot<lm_block_iq1_s, isum_iq1_s>;
-    k.vec_dot[LM_GGML_TYPE_IQ1_M]   = vec_dot_iq1_m;
+    k.vec_dot[LM_GGML_TYPE_IQ3_S] = vec_dot<lm_block_iq3_s, isum_iq3_s>;
+    k.vec_dot[LM_GGML_TYPE_IQ1_S] = vec_dot<lm_block_iq1_s, isum_iq1_s>;
+    k.vec_dot[LM_GGML_TYPE_IQ1_M] = vec_dot_iq1_m;
 }
 
 } // namespace lmggml::cpu::arch::x86

@@ -11,9 +11,7 @@ namespace {
 
 struct Vnni {
     static __m256i dot(__m256i u, __m256i s) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s); }
-    static __m256i dot_offset(__m256i u, __m256i s, __m256i o) {
-        return _mm256_sub_epi32(dot(u, s), dot(o, s));
-    }
+    static __m256i dot_offset(__m256i u, __m256i s, __m256i o) { return _mm256_sub_epi32(dot(u, s), dot(o, s)); }
 };
 
 using L = Legacy<Vnni>;

@@ -48,7 +48,9 @@ static inline __m128i load_qs(const uint8_t * p, int i, int n) {
     return i < n ? _mm_loadu_si128((const __m128i *) p) : _mm_setzero_si128();
 }
 
-static inline __m256i pair(__m128i lo, __m128i hi) { return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1); }
+static inline __m256i pair(__m128i lo, __m128i hi) {
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
 
 // ---------------------------------------------------------------- Q4_0 / Q4_1
 // One group of n <= 4 blocks at x (the packed row is zero past the row, so
@@ -63,22 +65,23 @@ static inline void group_q4(const uint8_t * x, const uint8_t * act, __m256 * acc
     // cross-lane port was this loop's bottleneck on Zen 3
     const __m128i hdr = _mm_setr_epi32(load32(x), n > 2 ? load32(x + 2 * kBlock) : 0, n > 1 ? load32(x + kBlock) : 0,
                                        n > 3 ? load32(x + 3 * kBlock) : 0);
-    const __m256  dm  = _mm256_cvtph_ps(hdr); // d0 m0 d2 m2 | d1 m1 d3 m3
+    const __m256 dm = _mm256_cvtph_ps(hdr); // d0 m0 d2 m2 | d1 m1 d3 m3
     // Q4_1: one multiply by the row's d0 s0 d2 s2 | d1 s1 d3 s3 gives every
     // block's d * dy (even lanes) and m * s (odd lanes, summed in accm)
     __m256 ds = dm;
     if constexpr (kMin) {
-        ds    = _mm256_mul_ps(dm, _mm256_load_ps((const float *) (act + 256)));
+        ds = _mm256_mul_ps(dm, _mm256_load_ps((const float *) (act + 256)));
         *accm = _mm256_add_ps(*accm, ds);
     }
     for (int h = 0; h < (n + 1) / 2; ++h) { // a half without blocks adds nothing
         const uint8_t * q = x + 2 * h * kBlock + kQs;
-        const __m256i   v = pair(load_qs(q, 2 * h, n), load_qs(q + kBlock, 2 * h + 1, n));
-        const __m256i   lo = _mm256_and_si256(v, low4);
-        const __m256i   hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+        const __m256i v = pair(load_qs(q, 2 * h, n), load_qs(q + kBlock, 2 * h + 1, n));
+        const __m256i lo = _mm256_and_si256(v, low4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
         // pair sums of both halves stay within int16: 2 * 2 * 15 * 127
-        const __m256i p16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_load_si256((const __m256i *) (act + 32 * h))),
-                                             _mm256_maddubs_epi16(hi, _mm256_load_si256((const __m256i *) (act + 64 + 32 * h))));
+        const __m256i p16 =
+            _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_load_si256((const __m256i *) (act + 32 * h))),
+                             _mm256_maddubs_epi16(hi, _mm256_load_si256((const __m256i *) (act + 64 + 32 * h))));
         __m256i p = _mm256_madd_epi16(p16, ones);
         if constexpr (!kMin) p = _mm256_sub_epi32(p, _mm256_load_si256((const __m256i *) (act + 192 + 32 * h)));
         // lanes of block 2h, then of block 2h + 1
@@ -87,17 +90,16 @@ static inline void group_q4(const uint8_t * x, const uint8_t * act, __m256 * acc
             *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), dx, *acc);
         } else {
             const __m256 dy = _mm256_load_ps((const float *) (act + 128 + 32 * h));
-            *acc            = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy), *acc);
+            *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy), *acc);
         }
     }
 }
 
-template <bool kMin>
-__m256 dot_row_q4(const uint8_t * x, int64_t nb, const uint8_t * act) {
+template <bool kMin> __m256 dot_row_q4(const uint8_t * x, int64_t nb, const uint8_t * act) {
     constexpr int kBlock = kMin ? 20 : 18;
-    constexpr int kQs    = kMin ? 4 : 2;
-    __m256        acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
-    int64_t       b   = 0;
+    constexpr int kQs = kMin ? 4 : 2;
+    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+    int64_t b = 0;
     for (; b + 4 <= nb; b += 4, x += 4 * kBlock, act += kQ4GroupBytes) {
         _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
         group_q4<kMin, kBlock, kQs, 4>(x, act, &acc, &accm);
@@ -117,14 +119,15 @@ template <__m256 (*Row)(const uint8_t *, int64_t, const uint8_t *)>
 void dot_rows_by4(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
     const auto * x = static_cast<const uint8_t *>(w);
     const auto * a = static_cast<const uint8_t *>(act);
-    int64_t      r = 0;
+    int64_t r = 0;
     for (; r + 4 <= m; r += 4) {
         const __m256 v[4] = {Row(x + r * ldw, k / kQK, a), Row(x + (r + 1) * ldw, k / kQK, a),
                              Row(x + (r + 2) * ldw, k / kQK, a), Row(x + (r + 3) * ldw, k / kQK, a)};
         _mm_storeu_ps(dst + r, hsum8x4(v));
     }
     for (; r < m; ++r) {
-        const __m256 v[4] = {Row(x + r * ldw, k / kQK, a), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+        const __m256 v[4] = {Row(x + r * ldw, k / kQK, a), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                             _mm256_setzero_ps()};
         dst[r] = _mm_cvtss_f32(hsum8x4(v));
     }
 }
@@ -133,25 +136,24 @@ void dot_rows_by4(int64_t k, int64_t m, const void * w, size_t ldw, const void *
 // One group of n <= 2 blocks (34 bytes: F16 d, 32 int8 levels); block h adds
 // into acc[h]: one FMA chain per block, as a single chain of latency 4 per
 // block would bound the loop.
-template <int n>
-static inline void group_q8(const uint8_t * x, const uint8_t * act, __m256 * acc) {
+template <int n> static inline void group_q8(const uint8_t * x, const uint8_t * act, __m256 * acc) {
     const __m256i ones = _mm256_set1_epi16(1);
     // d0 d1 repeated over all lanes: each block's scale is then an in-lane shuffle
-    const __m256  d    = _mm256_cvtph_ps(_mm_set1_epi32(load16(x) | (n > 1 ? load16(x + 34) << 16 : 0)));
+    const __m256 d = _mm256_cvtph_ps(_mm_set1_epi32(load16(x) | (n > 1 ? load16(x + 34) << 16 : 0)));
     for (int h = 0; h < n; ++h) {
         const __m256i w = _mm256_loadu_si256((const __m256i *) (x + 34 * h + 2));
         const __m256i y = _mm256_load_si256((const __m256i *) (act + 32 * h));
         // |w| * (sign(w) y): pair sums at most 2 * 128 * 127, within int16
-        const __m256i p  = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(y, w)), ones);
-        const __m256  dx = h == 0 ? _mm256_permute_ps(d, 0x00) : _mm256_permute_ps(d, 0x55);
-        const __m256  dy = _mm256_load_ps((const float *) (act + 64 + 32 * h));
-        acc[h]           = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy), acc[h]);
+        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(y, w)), ones);
+        const __m256 dx = h == 0 ? _mm256_permute_ps(d, 0x00) : _mm256_permute_ps(d, 0x55);
+        const __m256 dy = _mm256_load_ps((const float *) (act + 64 + 32 * h));
+        acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy), acc[h]);
     }
 }
 
 __m256 dot_row_q8(const uint8_t * x, int64_t nb, const uint8_t * act) {
-    __m256  acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-    int64_t b      = 0;
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    int64_t b = 0;
     for (; b + 2 <= nb; b += 2, x += 68, act += kQ8GroupBytes) {
         _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
         group_q8<2>(x, act, acc);

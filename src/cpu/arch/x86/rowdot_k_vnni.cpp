@@ -57,74 +57,78 @@ static inline __m128i scales_mins(const uint8_t * s) {
 
 float dot_row_q4_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
     // lanes 0-7 / 8-15 of vector t's sums are sub-blocks t % 2 + 4 (t / 2) and that + 2
-    const __m512i i0   = _mm512_set_epi32(2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m512i i1   = _mm512_add_epi32(i0, _mm512_set1_epi32(1));
-    const __m512i i2   = _mm512_add_epi32(i0, _mm512_set1_epi32(4));
-    const __m512i i3   = _mm512_add_epi32(i0, _mm512_set1_epi32(5));
+    const __m512i i0 = _mm512_set_epi32(2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(1));
+    const __m512i i2 = _mm512_add_epi32(i0, _mm512_set1_epi32(4));
+    const __m512i i3 = _mm512_add_epi32(i0, _mm512_set1_epi32(5));
     const __m512i low4 = _mm512_set1_epi8(0x0F);
-    __m512        acc  = _mm512_setzero_ps();
-    __m256        accm = _mm256_setzero_ps();
+    __m512 acc = _mm512_setzero_ps();
+    __m256 accm = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_q4_K), act += kKGroupBytes) {
         _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
         _mm_prefetch((const char *) x + kPrefetchBytes + 64, _MM_HINT_T0);
         _mm_prefetch((const char *) x + kPrefetchBytes + 128, _MM_HINT_T0);
-        const auto *  blk = reinterpret_cast<const lm_block_q4_K *>(x);
-        const __m512i v0  = _mm512_loadu_si512(blk->qs);
-        const __m512i v1  = _mm512_loadu_si512(blk->qs + 64);
-        const __m512i z   = _mm512_setzero_si512();
-        const __m512i p0  = _mm512_dpbusd_epi32(z, _mm512_and_si512(v0, low4), _mm512_load_si512(act));
-        const __m512i p1  = _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(v0, 4), low4), _mm512_load_si512(act + 64));
-        const __m512i p2  = _mm512_dpbusd_epi32(z, _mm512_and_si512(v1, low4), _mm512_load_si512(act + 128));
-        const __m512i p3  = _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(v1, 4), low4), _mm512_load_si512(act + 192));
-        const __m512i sm  = _mm512_cvtepu8_epi32(scales_mins(blk->scales));
-        __m512i       t   = _mm512_mullo_epi32(p0, _mm512_permutexvar_epi32(i0, sm));
-        t                 = _mm512_add_epi32(t, _mm512_mullo_epi32(p1, _mm512_permutexvar_epi32(i1, sm)));
-        t                 = _mm512_add_epi32(t, _mm512_mullo_epi32(p2, _mm512_permutexvar_epi32(i2, sm)));
-        t                 = _mm512_add_epi32(t, _mm512_mullo_epi32(p3, _mm512_permutexvar_epi32(i3, sm)));
+        const auto * blk = reinterpret_cast<const lm_block_q4_K *>(x);
+        const __m512i v0 = _mm512_loadu_si512(blk->qs);
+        const __m512i v1 = _mm512_loadu_si512(blk->qs + 64);
+        const __m512i z = _mm512_setzero_si512();
+        const __m512i p0 = _mm512_dpbusd_epi32(z, _mm512_and_si512(v0, low4), _mm512_load_si512(act));
+        const __m512i p1 =
+            _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(v0, 4), low4), _mm512_load_si512(act + 64));
+        const __m512i p2 = _mm512_dpbusd_epi32(z, _mm512_and_si512(v1, low4), _mm512_load_si512(act + 128));
+        const __m512i p3 =
+            _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(v1, 4), low4), _mm512_load_si512(act + 192));
+        const __m512i sm = _mm512_cvtepu8_epi32(scales_mins(blk->scales));
+        __m512i t = _mm512_mullo_epi32(p0, _mm512_permutexvar_epi32(i0, sm));
+        t = _mm512_add_epi32(t, _mm512_mullo_epi32(p1, _mm512_permutexvar_epi32(i1, sm)));
+        t = _mm512_add_epi32(t, _mm512_mullo_epi32(p2, _mm512_permutexvar_epi32(i2, sm)));
+        t = _mm512_add_epi32(t, _mm512_mullo_epi32(p3, _mm512_permutexvar_epi32(i3, sm)));
         float dy;
         std::memcpy(&dy, act + 288, sizeof(dy));
         int32_t dm16;
         std::memcpy(&dm16, x, sizeof(dm16)); // d, dmin (F16)
         const __m128 dd = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(dm16)), _mm_set1_ps(dy));
-        acc             = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(_mm_cvtss_f32(dd)), acc);
-        const __m256i m = _mm256_mullo_epi32(_mm512_extracti64x4_epi64(sm, 1), _mm256_load_si256((const __m256i *) (act + 256)));
-        accm            = _mm256_fmadd_ps(_mm256_cvtepi32_ps(m), _mm256_set1_ps(_mm_cvtss_f32(_mm_movehdup_ps(dd))), accm);
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(_mm_cvtss_f32(dd)), acc);
+        const __m256i m =
+            _mm256_mullo_epi32(_mm512_extracti64x4_epi64(sm, 1), _mm256_load_si256((const __m256i *) (act + 256)));
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(m), _mm256_set1_ps(_mm_cvtss_f32(_mm_movehdup_ps(dd))), accm);
     }
     return _mm512_reduce_add_ps(acc) - _mm512_reduce_add_ps(_mm512_zextps256_ps512(accm));
 }
 
 float dot_row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
-    const __m512i i0    = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-    const __m512i four  = _mm512_set1_epi32(4);
+    const __m512i i0 = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    const __m512i four = _mm512_set1_epi32(4);
     // per 16-bit lane: the qh shift of the lower / upper 256 bits (quarters 0, 1 and 2, 3 of a half)
-    const __m512i sh01  = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
-    const __m512i sh23  = _mm512_add_epi16(sh01, _mm512_set1_epi16(4));
-    const __m512i low4  = _mm512_set1_epi8(0x0F);
-    const __m512i low2  = _mm512_set1_epi8(0x03);
-    __m512        acc   = _mm512_setzero_ps();
+    const __m512i sh01 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    const __m512i sh23 = _mm512_add_epi16(sh01, _mm512_set1_epi16(4));
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i low2 = _mm512_set1_epi8(0x03);
+    __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_q6_K), act += kK6GroupBytes) {
         _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
         _mm_prefetch((const char *) x + kPrefetchBytes + 64, _MM_HINT_T0);
         _mm_prefetch((const char *) x + kPrefetchBytes + 128, _MM_HINT_T0);
         _mm_prefetch((const char *) x + kPrefetchBytes + 192, _MM_HINT_T0);
-        const auto *  blk = reinterpret_cast<const lm_block_q6_K *>(x);
-        const __m512i sc  = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) blk->scales));
-        const __m512i h   = _mm512_loadu_si512(blk->qh);
-        __m512i       t   = _mm512_setzero_si512();
-        __m512i       idx = i0;
+        const auto * blk = reinterpret_cast<const lm_block_q6_K *>(x);
+        const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) blk->scales));
+        const __m512i h = _mm512_loadu_si512(blk->qh);
+        __m512i t = _mm512_setzero_si512();
+        __m512i idx = i0;
         for (int n = 0; n < 2; ++n) {
-            const __m512i l  = _mm512_loadu_si512(blk->ql + 64 * n);
+            const __m512i l = _mm512_loadu_si512(blk->ql + 64 * n);
             const __m512i hn = n == 0 ? _mm512_broadcast_i64x4(_mm512_castsi512_si256(h))
                                       : _mm512_broadcast_i64x4(_mm512_extracti64x4_epi64(h, 1));
-            const __m512i w0 = _mm512_or_si512(_mm512_and_si512(l, low4),
-                                               _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(hn, sh01), low2), 4));
-            const __m512i w1 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), low4),
-                                               _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(hn, sh23), low2), 4));
+            const __m512i w0 = _mm512_or_si512(
+                _mm512_and_si512(l, low4), _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(hn, sh01), low2), 4));
+            const __m512i w1 =
+                _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), low4),
+                                _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(hn, sh23), low2), 4));
             const __m512i p0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w0, _mm512_load_si512(act + 128 * n));
             const __m512i p1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w1, _mm512_load_si512(act + 128 * n + 64));
-            t   = _mm512_add_epi32(t, _mm512_mullo_epi32(p0, _mm512_permutexvar_epi32(idx, sc)));
+            t = _mm512_add_epi32(t, _mm512_mullo_epi32(p0, _mm512_permutexvar_epi32(idx, sc)));
             idx = _mm512_add_epi32(idx, four);
-            t   = _mm512_add_epi32(t, _mm512_mullo_epi32(p1, _mm512_permutexvar_epi32(idx, sc)));
+            t = _mm512_add_epi32(t, _mm512_mullo_epi32(p1, _mm512_permutexvar_epi32(idx, sc)));
             idx = _mm512_add_epi32(idx, four);
         }
         t = _mm512_sub_epi32(t, _mm512_slli_epi32(_mm512_mullo_epi32(sc, _mm512_load_si512(act + 256)), 5));

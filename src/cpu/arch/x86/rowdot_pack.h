@@ -12,25 +12,24 @@ namespace lmggml::cpu::arch::x86 {
 
 using namespace layout;
 
-template <bool kMin>
-static void rowdot_pack_q4(const float * x, void * vact, int64_t k) {
-    const int64_t nb  = k / kQK;
-    auto *        out = static_cast<uint8_t *>(vact);
+template <bool kMin> static void rowdot_pack_q4(const float * x, void * vact, int64_t k) {
+    const int64_t nb = k / kQK;
+    auto * out = static_cast<uint8_t *>(vact);
     std::memset(out, 0, rowdot_q4_size(k));
     for (int64_t b = 0; b < nb; ++b) {
-        uint8_t * g  = out + (b / 4) * kQ4GroupBytes;
+        uint8_t * g = out + (b / 4) * kQ4GroupBytes;
         const int bi = (int) (b % 4);
         alignas(32) int8_t q[32];
-        int               sum;
-        const float       d  = quantize_block_avx2(x + b * kQK, q, &sum);
-        const float       dr = from_f16(to_f16(d));
+        int sum;
+        const float d = quantize_block_avx2(x + b * kQK, q, &sum);
+        const float dr = from_f16(to_f16(d));
         std::memcpy(g + 16 * bi, q, 16);
         std::memcpy(g + 64 + 16 * bi, q + 16, 16);
-        const float s  = from_f16(to_f16(d * (float) sum));
+        const float s = from_f16(to_f16(d * (float) sum));
         const float s4 = s / 4;
         if constexpr (kMin) {
             const int slot = 2 * ((bi % 2) * 2 + bi / 2); // d0 s0 d2 s2 d1 s1 d3 s3
-            reinterpret_cast<float *>(g + 256)[slot]     = dr;
+            reinterpret_cast<float *>(g + 256)[slot] = dr;
             reinterpret_cast<float *>(g + 256)[slot + 1] = s;
         }
         for (int j = 0; j < 4; ++j) {
@@ -48,18 +47,18 @@ static void rowdot_pack_q4(const float * x, void * vact, int64_t k) {
 }
 
 [[maybe_unused]] static void rowdot_pack_q8(const float * x, void * vact, int64_t k) {
-    const int64_t nb  = k / kQK;
-    auto *        out = static_cast<uint8_t *>(vact);
+    const int64_t nb = k / kQK;
+    auto * out = static_cast<uint8_t *>(vact);
     std::memset(out, 0, rowdot_q8_size(k));
     for (int64_t b = 0; b < nb; ++b) {
-        uint8_t *   g  = out + (b / 2) * kQ8GroupBytes;
-        const int   bi = (int) (b % 2);
-        auto *      q  = reinterpret_cast<int8_t *>(g + 32 * bi);
-        int         sum;
+        uint8_t * g = out + (b / 2) * kQ8GroupBytes;
+        const int bi = (int) (b % 2);
+        auto * q = reinterpret_cast<int8_t *>(g + 32 * bi);
+        int sum;
         const float dr = from_f16(to_f16(quantize_block_avx2(x + b * kQK, q, &sum)));
         for (int j = 0; j < 8; ++j) {
             const int l = 8 * bi + j;
-            reinterpret_cast<float *>(g + 64)[l]    = dr;
+            reinterpret_cast<float *>(g + 64)[l] = dr;
             reinterpret_cast<int32_t *>(g + 128)[l] = 128 * (q[4 * j] + q[4 * j + 1] + q[4 * j + 2] + q[4 * j + 3]);
         }
     }

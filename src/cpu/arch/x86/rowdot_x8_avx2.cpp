@@ -45,16 +45,15 @@ enum class Kind { q4_0, q4_1 };
 
 // The activation row (layouts.h "RowDotX8"), byte for byte as the twin's
 // x8::pack_act_*: the levels of every block, then d and s of every block.
-template <Kind kKind>
-void pack_act(const float * x, void * vact, int64_t k) {
-    const int64_t nb  = k / kQK;
-    auto *        out = static_cast<uint8_t *>(vact);
-    auto *        d   = reinterpret_cast<float *>(out + nb * 32);
-    float *       s   = d + nb;
+template <Kind kKind> void pack_act(const float * x, void * vact, int64_t k) {
+    const int64_t nb = k / kQK;
+    auto * out = static_cast<uint8_t *>(vact);
+    auto * d = reinterpret_cast<float *>(out + nb * 32);
+    float * s = d + nb;
     for (int64_t b = 0; b < nb; ++b) {
         alignas(32) int8_t q[32];
-        int                sum;
-        const float        dq = quantize_block_avx2(x + b * kQK, q, &sum);
+        int sum;
+        const float dq = quantize_block_avx2(x + b * kQK, q, &sum);
         std::memcpy(out + b * 32, q, 32);
         d[b] = from_f16(to_f16(dq));
         if constexpr (kKind == Kind::q4_1) s[b] = from_f16(to_f16(dq * (float) sum));
@@ -78,33 +77,33 @@ static inline __m256i chunk(const uint8_t * q, int t) {
 template <Kind kKind, bool kLast>
 static inline void unit_q4(const uint8_t * w, const uint8_t * q, float dy, float sy, __m256 * acc, __m256 * accs) {
     constexpr int kFields = kKind == Kind::q4_1 ? 2 : 1;
-    const uint8_t * hdr  = w + (kLast ? 128 : 0);
-    const uint8_t * lv   = w + (kLast ? 0 : 16 * kFields);
-    const __m256i   low4 = _mm256_set1_epi8(0x0F);
+    const uint8_t * hdr = w + (kLast ? 128 : 0);
+    const uint8_t * lv = w + (kLast ? 0 : 16 * kFields);
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
     __m256i s16 = _mm256_setzero_si256();
     for (int t = 0; t < 4; ++t) {
-        const __m256i v  = _mm256_loadu_si256((const __m256i *) (lv + 32 * t));
+        const __m256i v = _mm256_loadu_si256((const __m256i *) (lv + 32 * t));
         const __m256i lo = _mm256_and_si256(v, low4);
         const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-        s16 = _mm256_add_epi16(s16, _mm256_add_epi16(_mm256_maddubs_epi16(lo, chunk(q, t)), _mm256_maddubs_epi16(hi, chunk(q, t + 4))));
+        s16 = _mm256_add_epi16(
+            s16, _mm256_add_epi16(_mm256_maddubs_epi16(lo, chunk(q, t)), _mm256_maddubs_epi16(hi, chunk(q, t + 4))));
     }
     const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) hdr));
     const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
-    *acc           = _mm256_fmadd_ps(p, _mm256_mul_ps(d, _mm256_set1_ps(dy)), *acc);
+    *acc = _mm256_fmadd_ps(p, _mm256_mul_ps(d, _mm256_set1_ps(dy)), *acc);
     // Q4_1: m * s; Q4_0: d * (-8 dy sum(q)), the nibbles' offset
     const __m256 o = kKind == Kind::q4_1 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (hdr + 16))) : d;
-    *accs          = _mm256_fmadd_ps(o, _mm256_set1_ps(sy), *accs);
+    *accs = _mm256_fmadd_ps(o, _mm256_set1_ps(sy), *accs);
 }
 
 // pf: the next line to prefetch (groups follow one another in memory)
-template <Kind kKind>
-__m256 dot_group_q4(const uint8_t * w, int64_t nb, const uint8_t * act, const uint8_t ** pf) {
-    constexpr bool kAlt  = kKind == Kind::q4_0;
-    constexpr int  kUnit = kKind == Kind::q4_1 ? 160 : 144;
-    const float *  dy    = reinterpret_cast<const float *>(act + nb * 32);
-    const float *  sy    = dy + nb;
-    __m256         acc = _mm256_setzero_ps(), accs = _mm256_setzero_ps();
-    int64_t        b   = 0;
+template <Kind kKind> __m256 dot_group_q4(const uint8_t * w, int64_t nb, const uint8_t * act, const uint8_t ** pf) {
+    constexpr bool kAlt = kKind == Kind::q4_0;
+    constexpr int kUnit = kKind == Kind::q4_1 ? 160 : 144;
+    const float * dy = reinterpret_cast<const float *>(act + nb * 32);
+    const float * sy = dy + nb;
+    __m256 acc = _mm256_setzero_ps(), accs = _mm256_setzero_ps();
+    int64_t b = 0;
     for (; b + 2 <= nb; b += 2, w += 2 * kUnit) {
         prefetch_to(pf, w + 2 * kUnit);
         unit_q4<kKind, kAlt>(w, act + 32 * b, dy[b], sy[b], &acc, &accs);
@@ -117,9 +116,10 @@ __m256 dot_group_q4(const uint8_t * w, int64_t nb, const uint8_t * act, const ui
 template <__m256 (*Group)(const uint8_t *, int64_t, const uint8_t *, const uint8_t **), size_t kUnitBytes>
 void dot_groups(int64_t k, int64_t groups, const void * w, const void * act, float * dst) {
     const int64_t nb = k / kQK;
-    const auto *  x  = static_cast<const uint8_t *>(w);
+    const auto * x = static_cast<const uint8_t *>(w);
     // the first 4 KiB are left to the demand loads
-    const uint8_t * pf = reinterpret_cast<const uint8_t *>(reinterpret_cast<uintptr_t>(x + kPrefetchBytes) & ~(uintptr_t) 63);
+    const uint8_t * pf =
+        reinterpret_cast<const uint8_t *>(reinterpret_cast<uintptr_t>(x + kPrefetchBytes) & ~(uintptr_t) 63);
     for (int64_t g = 0; g < groups; ++g) {
         _mm256_storeu_ps(dst + g * kX8Rows, Group(x + g * nb * kUnitBytes, nb, static_cast<const uint8_t *>(act), &pf));
     }

@@ -12,15 +12,15 @@ namespace lmggml::cpu::arch::x86 {
 
 static inline float hmax8(__m256 v) {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m        = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m        = _mm_max_ss(m, _mm_movehdup_ps(m));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
     return _mm_cvtss_f32(m);
 }
 
 static inline float hsum8(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s        = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s        = _mm_add_ss(s, _mm_movehdup_ps(s));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
 
@@ -34,8 +34,8 @@ static inline __m128 hsum8x4(const __m256 * v) {
 
 static inline int hsum8_i32(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s         = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-    s         = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
     return _mm_cvtsi128_si32(s);
 }
 
@@ -44,8 +44,8 @@ static inline int hsum8_i32(__m256i v) {
 // where a maxps chain would drop a NaN met in its first operand.
 static inline float hmax8_abs_bits(__m256i m) {
     __m128i h = _mm_max_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
-    h         = _mm_max_epi32(h, _mm_shuffle_epi32(h, 0x4E));
-    h         = _mm_max_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+    h = _mm_max_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+    h = _mm_max_epi32(h, _mm_shuffle_epi32(h, 0xB1));
     return _mm_cvtss_f32(_mm_castsi128_ps(h));
 }
 
@@ -55,25 +55,25 @@ static inline void transpose8(__m256 r[8]) {
     __m256 t[8], s[8];
 #pragma GCC unroll 8
     for (int i = 0; i < 8; i += 2) {
-        t[i]     = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
         t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
     }
 #pragma GCC unroll 8
     for (int i = 0; i < 8; i += 4) {
-        s[i]     = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        s[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
         s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
         s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
         s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
     }
 #pragma GCC unroll 8
     for (int i = 0; i < 4; ++i) {
-        r[i]     = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
+        r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
         r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
     }
 }
 
 static inline uint16_t to_f16(float f) { return (uint16_t) _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
-static inline float    from_f16(uint16_t h) { return _cvtsh_ss(h); }
+static inline float from_f16(uint16_t h) { return _cvtsh_ss(h); }
 
 // 32 int32 levels (4 vectors of 8, in value order) -> 32 int8 in value order.
 static inline void store_levels32(const __m256i * q, int8_t * out) {
@@ -88,15 +88,15 @@ static inline void store_levels32(const __m256i * q, int8_t * out) {
 static inline float quantize_block_avx2(const float * x, int8_t * q, int * sum) {
     // a NaN in the block gives amax = d = NaN: it reaches the product
     const __m256i abs = _mm256_set1_epi32(0x7fffffff);
-    __m256        v[4];
-    __m256i       m = _mm256_setzero_si256();
+    __m256 v[4];
+    __m256i m = _mm256_setzero_si256();
     for (int u = 0; u < 4; ++u) {
         v[u] = _mm256_loadu_ps(x + 8 * u);
-        m    = _mm256_max_epi32(m, _mm256_and_si256(_mm256_castps_si256(v[u]), abs));
+        m = _mm256_max_epi32(m, _mm256_and_si256(_mm256_castps_si256(v[u]), abs));
     }
-    const float  amax = hmax8_abs_bits(m);
-    const __m256 mul  = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
-    __m256i      iq[4];
+    const float amax = hmax8_abs_bits(m);
+    const __m256 mul = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
+    __m256i iq[4];
     for (int u = 0; u < 4; ++u) {
         // conversion rounds half to even (MXCSR default)
         iq[u] = _mm256_cvtps_epi32(_mm256_mul_ps(v[u], mul));
@@ -112,7 +112,7 @@ static inline float quantize_block_avx2(const float * x, int8_t * q, int * sum) 
 // An all-zero block gives zeros everywhere, one holding a NaN zeros and d = NaN.
 static inline void quantize_q8K_block_avx2(const float * x, int8_t * qs, int16_t * bsums, float * d) {
     const __m256i absi = _mm256_set1_epi32(0x7fffffff);
-    __m256i       vmax = _mm256_setzero_si256();
+    __m256i vmax = _mm256_setzero_si256();
     for (int j = 0; j < 256; j += 8) {
         vmax = _mm256_max_epi32(vmax, _mm256_and_si256(_mm256_loadu_si256((const __m256i *) (x + j)), absi));
     }
@@ -123,25 +123,26 @@ static inline void quantize_q8K_block_avx2(const float * x, int8_t * qs, int16_t
         *d = amax == 0.0f ? 0.0f : std::numeric_limits<float>::quiet_NaN();
         return;
     }
-    const __m256 abs    = _mm256_castsi256_ps(absi);
+    const __m256 abs = _mm256_castsi256_ps(absi);
     const __m256 target = _mm256_set1_ps(amax);
-    float        max    = 0.0f;
+    float max = 0.0f;
     for (int j = 0; j < 256; j += 8) {
-        const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(x + j), abs), target, _CMP_EQ_OQ));
+        const int hit =
+            _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(x + j), abs), target, _CMP_EQ_OQ));
         if (hit != 0) {
             max = x[j + __builtin_ctz((unsigned) hit)];
             break;
         }
     }
-    const float   iscale = -127.0f / max;
-    const __m256  mul    = _mm256_set1_ps(iscale);
-    const __m256i top    = _mm256_set1_epi32(127);
+    const float iscale = -127.0f / max;
+    const __m256 mul = _mm256_set1_ps(iscale);
+    const __m256i top = _mm256_set1_epi32(127);
     for (int j = 0; j < 256; j += 32) {
         __m256i q[4];
         for (int u = 0; u < 4; ++u) {
             q[u] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + j + 8 * u), mul)), top);
         }
-        bsums[j / 16]     = (int16_t) hsum8_i32(_mm256_add_epi32(q[0], q[1]));
+        bsums[j / 16] = (int16_t) hsum8_i32(_mm256_add_epi32(q[0], q[1]));
         bsums[j / 16 + 1] = (int16_t) hsum8_i32(_mm256_add_epi32(q[2], q[3]));
         store_levels32(q, qs + j);
     }

@@ -17,7 +17,7 @@ namespace lmggml::cpu::arch::x86 {
 namespace {
 
 struct F32x8 {
-    using V    = __m256;
+    using V = __m256;
     using Mask = __m256i;
     static constexpr int kLanes = 8;
 
@@ -46,12 +46,12 @@ struct F32x8 {
     // product is exact, the second rounds once, to 0 / a subnormal / inf as
     // vscalefps would.
     static V scale2(V p, V n) {
-        const __m256i ni   = _mm256_cvttps_epi32(n); // n is integral: truncation is exact
-        const __m256i n1   = _mm256_srai_epi32(ni, 1);
-        const __m256i n2   = _mm256_sub_epi32(ni, n1);
+        const __m256i ni = _mm256_cvttps_epi32(n); // n is integral: truncation is exact
+        const __m256i n1 = _mm256_srai_epi32(ni, 1);
+        const __m256i n2 = _mm256_sub_epi32(ni, n1);
         const __m256i bias = _mm256_set1_epi32(127);
-        const __m256  s1   = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-        const __m256  s2   = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+        const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+        const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
         return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
     }
 
@@ -87,7 +87,7 @@ struct F32x8 {
 
 #if defined(__AVX512F__)
 struct F32x16 {
-    using V    = __m512;
+    using V = __m512;
     using Mask = __mmask16;
     static constexpr int kLanes = 16;
 
@@ -114,9 +114,7 @@ struct F32x16 {
     // p 2^n: vscalefps underflows to 0 and overflows to inf by itself
     static V scale2(V p, V n) { return _mm512_scalef_ps(p, n); }
 
-    static Mask mask(int64_t n) {
-        return n >= 16 ? (Mask) 0xFFFF : n <= 0 ? (Mask) 0 : (Mask) ((1u << n) - 1u);
-    }
+    static Mask mask(int64_t n) { return n >= 16 ? (Mask) 0xFFFF : n <= 0 ? (Mask) 0 : (Mask) ((1u << n) - 1u); }
     static V load(const float * p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
     static void store(float * p, Mask m, V v) { _mm512_mask_storeu_ps(p, m, v); }
 

@@ -24,10 +24,12 @@
 
 static std::vector<llama_token> tokenize(const llama_vocab * vocab, const std::string & text, bool parse_special) {
     std::vector<llama_token> ids(text.size() + 16);
-    int n = llama_tokenize(vocab, text.c_str(), int32_t(text.size()), ids.data(), int32_t(ids.size()), true, parse_special);
+    int n =
+        llama_tokenize(vocab, text.c_str(), int32_t(text.size()), ids.data(), int32_t(ids.size()), true, parse_special);
     if (n < 0) {
         ids.resize(size_t(-n));
-        n = llama_tokenize(vocab, text.c_str(), int32_t(text.size()), ids.data(), int32_t(ids.size()), true, parse_special);
+        n = llama_tokenize(vocab, text.c_str(), int32_t(text.size()), ids.data(), int32_t(ids.size()), true,
+                           parse_special);
     }
     ids.resize(size_t(n));
     return ids;
