@@ -100,29 +100,16 @@ void rowdot_pack_q8_0(const float * x, void * vact, int64_t k) {
     }
 }
 
-void rowdot_q4_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
-    const auto * act = static_cast<const uint8_t *>(vact);
-    for (int64_t r = 0; r < m; ++r) {
-        const auto * x = reinterpret_cast<const lm_block_q4_0 *>(static_cast<const char *>(w) + r * ldw);
-        float acc = 0;
-        for (int64_t b = 0; b < k / kQK; ++b) {
-            int8_t q[32];
-            float d, s;
-            unpack_q4_act(act, b, q, &d, &s);
-            int isum = 0;
-            for (int j = 0; j < 16; ++j) {
-                isum += ((x[b].qs[j] & 15) - 8) * q[j] + ((x[b].qs[j] >> 4) - 8) * q[j + 16];
-            }
-            acc += f16(x[b].d) * d * (float) isum;
-        }
-        dst[r] = acc;
-    }
-}
+namespace {
 
-void rowdot_q4_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+// One body for the 32-value formats that read the Q4_0 / Q4_1 activation
+// rows (layouts.h; Q5_0, Q5_1 and IQ4_NL too): Levels gives the levels of
+// values j and j + 16 of a block, kMin adds Q4_1's and Q5_1's m * s.
+template <typename Block, void (*Levels)(const Block &, int, int &, int &), bool kMin>
+void rowdot_32(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
     const auto * act = static_cast<const uint8_t *>(vact);
     for (int64_t r = 0; r < m; ++r) {
-        const auto * x = reinterpret_cast<const lm_block_q4_1 *>(static_cast<const char *>(w) + r * ldw);
+        const auto * x = reinterpret_cast<const Block *>(static_cast<const char *>(w) + r * ldw);
         float acc = 0;
         for (int64_t b = 0; b < k / kQK; ++b) {
             int8_t q[32];
@@ -130,79 +117,56 @@ void rowdot_q4_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
             unpack_q4_act(act, b, q, &d, &s);
             int isum = 0;
             for (int j = 0; j < 16; ++j) {
-                isum += (x[b].qs[j] & 15) * q[j] + (x[b].qs[j] >> 4) * q[j + 16];
-            }
-            acc += f16(x[b].d) * d * (float) isum + f16(x[b].m) * s;
-        }
-        dst[r] = acc;
-    }
-}
-
-// Q5_0, Q5_1 and IQ4_NL read the Q4_0 / Q4_1 rows (layouts.h)
-void rowdot_q5_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
-    const auto * act = static_cast<const uint8_t *>(vact);
-    for (int64_t r = 0; r < m; ++r) {
-        const auto * x = reinterpret_cast<const lm_block_q5_0 *>(static_cast<const char *>(w) + r * ldw);
-        float acc = 0;
-        for (int64_t b = 0; b < k / kQK; ++b) {
-            int8_t q[32];
-            float d, s;
-            unpack_q4_act(act, b, q, &d, &s);
-            uint32_t qh;
-            std::memcpy(&qh, x[b].qh, sizeof(qh));
-            int isum = 0;
-            for (int j = 0; j < 16; ++j) {
-                const int lo = (x[b].qs[j] & 15) | (int) ((qh >> j) & 1) << 4;
-                const int hi = (x[b].qs[j] >> 4) | (int) ((qh >> (j + 16)) & 1) << 4;
-                isum += (lo - 16) * q[j] + (hi - 16) * q[j + 16];
-            }
-            acc += f16(x[b].d) * d * (float) isum;
-        }
-        dst[r] = acc;
-    }
-}
-
-void rowdot_q5_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
-    const auto * act = static_cast<const uint8_t *>(vact);
-    for (int64_t r = 0; r < m; ++r) {
-        const auto * x = reinterpret_cast<const lm_block_q5_1 *>(static_cast<const char *>(w) + r * ldw);
-        float acc = 0;
-        for (int64_t b = 0; b < k / kQK; ++b) {
-            int8_t q[32];
-            float d, s;
-            unpack_q4_act(act, b, q, &d, &s);
-            uint32_t qh;
-            std::memcpy(&qh, x[b].qh, sizeof(qh));
-            int isum = 0;
-            for (int j = 0; j < 16; ++j) {
-                const int lo = (x[b].qs[j] & 15) | (int) ((qh >> j) & 1) << 4;
-                const int hi = (x[b].qs[j] >> 4) | (int) ((qh >> (j + 16)) & 1) << 4;
+                int lo, hi;
+                Levels(x[b], j, lo, hi);
                 isum += lo * q[j] + hi * q[j + 16];
             }
-            acc += f16(x[b].d) * d * (float) isum + f16(x[b].m) * s;
+            if constexpr (kMin) {
+                acc += f16(x[b].d) * d * (float) isum + f16(x[b].m) * s;
+            } else {
+                acc += f16(x[b].d) * d * (float) isum;
+            }
         }
         dst[r] = acc;
     }
 }
 
-void rowdot_iq4_nl(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
-    const auto * act = static_cast<const uint8_t *>(vact);
-    for (int64_t r = 0; r < m; ++r) {
-        const auto * x = reinterpret_cast<const lm_block_iq4_nl *>(static_cast<const char *>(w) + r * ldw);
-        float acc = 0;
-        for (int64_t b = 0; b < k / kQK; ++b) {
-            int8_t q[32];
-            float d, s;
-            unpack_q4_act(act, b, q, &d, &s);
-            int isum = 0;
-            for (int j = 0; j < 16; ++j) {
-                isum += lm_quant_kvalues_iq4nl[x[b].qs[j] & 15] * q[j] +
-                        lm_quant_kvalues_iq4nl[x[b].qs[j] >> 4] * q[j + 16];
-            }
-            acc += f16(x[b].d) * d * (float) isum;
-        }
-        dst[r] = acc;
-    }
+void levels_q4_0(const lm_block_q4_0 & x, int j, int & lo, int & hi) {
+    lo = (x.qs[j] & 15) - 8;
+    hi = (x.qs[j] >> 4) - 8;
+}
+void levels_q4_1(const lm_block_q4_1 & x, int j, int & lo, int & hi) {
+    lo = x.qs[j] & 15;
+    hi = x.qs[j] >> 4;
+}
+// Q5_0 / Q5_1: the fifth bit of value j is bit j of qh
+template <typename Block, int kOffset> void levels_q5(const Block & x, int j, int & lo, int & hi) {
+    uint32_t qh;
+    std::memcpy(&qh, x.qh, sizeof(qh));
+    lo = ((x.qs[j] & 15) | (int) ((qh >> j) & 1) << 4) - kOffset;
+    hi = ((x.qs[j] >> 4) | (int) ((qh >> (j + 16)) & 1) << 4) - kOffset;
+}
+void levels_iq4_nl(const lm_block_iq4_nl & x, int j, int & lo, int & hi) {
+    lo = lm_quant_kvalues_iq4nl[x.qs[j] & 15];
+    hi = lm_quant_kvalues_iq4nl[x.qs[j] >> 4];
+}
+
+} // namespace
+
+void rowdot_q4_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
+    rowdot_32<lm_block_q4_0, levels_q4_0, false>(k, m, w, ldw, act, dst);
+}
+void rowdot_q4_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
+    rowdot_32<lm_block_q4_1, levels_q4_1, true>(k, m, w, ldw, act, dst);
+}
+void rowdot_q5_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
+    rowdot_32<lm_block_q5_0, levels_q5<lm_block_q5_0, 16>, false>(k, m, w, ldw, act, dst);
+}
+void rowdot_q5_1(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
+    rowdot_32<lm_block_q5_1, levels_q5<lm_block_q5_1, 0>, true>(k, m, w, ldw, act, dst);
+}
+void rowdot_iq4_nl(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
+    rowdot_32<lm_block_iq4_nl, levels_iq4_nl, false>(k, m, w, ldw, act, dst);
 }
 
 void rowdot_q8_0(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
