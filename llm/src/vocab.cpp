@@ -89,6 +89,8 @@ struct Meta {
 
 // Names llama.cpp recognises for end-of-turn and other generation-ending
 // tokens when the file does not say (first match in this order wins).
+// One name is one literal split after each hex escape, not a missing comma.
+// NOLINTBEGIN(bugprone-suspicious-missing-comma)
 const char * const k_eot_names[] = {
     "<|eot_id|>",
     "<|im_end|>",
@@ -102,7 +104,7 @@ const char * const k_eot_names[] = {
     "<\xef\xbd\x9c"
     "end\xe2\x96\x81"
     "of\xe2\x96\x81"
-    "sentence\xef\xbd\x9c>", // NOLINT(bugprone-suspicious-missing-comma): one literal split after each hex escape
+    "sentence\xef\xbd\x9c>",
     "<end_of_utterance>",
 };
 const char * const k_eog_names[] = {
@@ -130,8 +132,9 @@ const char * const k_eog_names[] = {
     "end\xe2\x96\x81"
     "of\xe2\x96\x81"
     "sentence\xef\xbd\x9c>",
-    "[e~[", // NOLINT(bugprone-suspicious-missing-comma): as above
+    "[e~[",
 };
+// NOLINTEND(bugprone-suspicious-missing-comma)
 // fill-in-the-middle tokens: prefix/suffix/middle become control tokens,
 // pad/repo/file-separator also end generation
 const char * const k_fim_pre_names[] = {"<|fim_prefix|>",    "<fim-prefix>",    "<fim_prefix>", "<PRE>",

@@ -135,8 +135,7 @@ std::string Vocab::Impl::detokenize(const std::vector<Token> & ids, bool special
         if (!hidden) {
             const std::string & piece = piece_cache[id];
             const size_t skip = (strip_space && !piece.empty() && piece[0] == ' ') ? 1 : 0;
-            out.append(piece, skip,
-                       std::string::npos); // NOLINT(readability-suspicious-call-argument): from skip to the end
+            out.append(piece, skip); // from skip to the end
         }
         strip_space = false;
     }

@@ -45,7 +45,7 @@ lmllm::Status add_rpc_servers(const std::string & list, std::vector<std::string>
         if (!known) lm_ggml_backend_register(reg);
         if (known) continue; // its devices are listed already
         for (size_t i = 0; i < lm_ggml_backend_reg_dev_count(reg); i++)
-            devices.push_back(lm_ggml_backend_dev_name(lm_ggml_backend_reg_dev_get(reg, i)));
+            devices.emplace_back(lm_ggml_backend_dev_name(lm_ggml_backend_reg_dev_get(reg, i)));
         if (comma == std::string::npos) break;
         start = comma + 1;
     }
