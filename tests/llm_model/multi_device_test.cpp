@@ -43,16 +43,30 @@ std::vector<std::string> devices_or_skip() {
         auto add_server = rpc ? reinterpret_cast<decltype(&lm_ggml_backend_rpc_add_server)>(
                                     lm_ggml_backend_reg_get_proc_address(rpc, "lm_ggml_backend_rpc_add_server"))
                               : nullptr;
-        if (cpu == nullptr || refdev == nullptr || start == nullptr || port_of == nullptr || add_server == nullptr) {
+        auto stop = rpc ? reinterpret_cast<decltype(&lm_ggml_backend_rpc_server_stop)>(
+                              lm_ggml_backend_reg_get_proc_address(rpc, "lm_ggml_backend_rpc_server_stop"))
+                        : nullptr;
+        if (cpu == nullptr || refdev == nullptr || start == nullptr || port_of == nullptr || add_server == nullptr ||
+            stop == nullptr) {
             return std::vector<std::string>{};
         }
+        // the servers live until the process ends, then are stopped (this
+        // static is made after the registry's, so it goes before it)
+        struct Servers {
+            decltype(stop) stop_fn;
+            std::vector<lm_ggml_backend_rpc_server_t> all;
+            ~Servers() {
+                for (lm_ggml_backend_rpc_server_t s : all) stop_fn(s);
+            }
+        };
+        static Servers servers{stop, {}};
         std::vector<std::string> out = {"REFDEV0"};
         for (lm_ggml_backend_dev_t served : {cpu, cpu}) {
-            lm_ggml_backend_rpc_server_t s =
-                start("127.0.0.1:0", nullptr, 2, 1, &served); // lives until the process ends
+            lm_ggml_backend_rpc_server_t s = start("127.0.0.1:0", nullptr, 2, 1, &served);
             if (s == nullptr) {
                 return std::vector<std::string>{};
             }
+            servers.all.push_back(s);
             lm_ggml_backend_reg_t reg = add_server(("127.0.0.1:" + std::to_string(port_of(s))).c_str());
             if (reg == nullptr || lm_ggml_backend_reg_dev_count(reg) != 1) {
                 return std::vector<std::string>{};
