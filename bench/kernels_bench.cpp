@@ -10,13 +10,15 @@
 // Kernels (one MUL_MAT graph per case, a persistent threadpool):
 //   BM_MulMat/<type>/K/M/N       one product: GFLOP/s and weight GB/s; weights
 //                                hot in cache except M 49152 (from DRAM)
-//                                (<type>_x8: Q4_0/Q4_1 weights repacked in
-//                                the CPU_REPACK buffer)
+//                                (<type>_x8: weights in the CPU_REPACK buffer,
+//                                repacked where the CPU's level has an x8
+//                                kernel for the type: Q4_0/Q4_1 from AVX2, also
+//                                Q5_0/Q5_1/Q8_0/IQ4_NL at AVX-512 VNNI)
 //   BM_Gen/<types>/layers        every matmul of a SmolLM2-135M token (30 layers
 //                                x q,k,v,o,gate,up,down + the output head),
 //                                N = 1: tokens/s and weight GB/s, to compare
 //                                with BM_StreamRead (_x8: the Q4_1 layers
-//                                repacked, the Q8_0 head not)
+//                                repacked, the Q8_0 head too at AVX-512 VNNI)
 //   BM_GenLayers/q4_1_x8/split|merged  a token's 210 layer matmuls (Q4_1
 //                                repacked, no head), or one matrix of the same
 //                                bytes: weight GB/s, what many small nodes cost
@@ -514,7 +516,9 @@ void register_all() {
         for (const Shape & s : shapes) {
             if (s.k % lm_ggml_blck_size(t) != 0) continue;
             for (bool x8 : {false, true}) {
-                if (x8 && t != LM_GGML_TYPE_Q4_0 && t != LM_GGML_TYPE_Q4_1) continue; // the types with an x8 layout
+                const bool has_x8 = t == LM_GGML_TYPE_Q4_0 || t == LM_GGML_TYPE_Q4_1 || t == LM_GGML_TYPE_Q5_0 ||
+                                    t == LM_GGML_TYPE_Q5_1 || t == LM_GGML_TYPE_Q8_0 || t == LM_GGML_TYPE_IQ4_NL;
+                if (x8 && !has_x8) continue; // the types with an x8 layout
                 const std::string name = std::string("BM_MulMat/") + lm_ggml_type_name(t) + (x8 ? "_x8" : "");
                 auto * b = benchmark::RegisterBenchmark(name.c_str(), BM_MulMat, x8);
                 for (int nth : {1, 2}) b->Args({(int64_t) t, s.k, s.m, s.n, nth});
@@ -558,8 +562,7 @@ void register_all() {
             ->UseRealTime()
             ->ComputeStatistics("min", min_of)
             ->ComputeStatistics("max", max_of);
-        if (x8) continue; // Q8_0 has no x8 layout
-        benchmark::RegisterBenchmark("BM_Gen/q8_0", BM_Gen, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_0, false)
+        benchmark::RegisterBenchmark(("BM_Gen/q8_0" + sfx).c_str(), BM_Gen, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_0, x8)
             ->Arg(1)
             ->Arg(2)
             ->ArgNames({"threads"})

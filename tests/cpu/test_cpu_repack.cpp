@@ -1,5 +1,6 @@
 // CPU_REPACK, the CPU device's extra buffer type, through the public API:
-// Q4_0 / Q4_1 tensors with whole groups of 8 rows are stored in the
+// Q4_0 / Q4_1 tensors (from AVX2 up; Q5_0, Q5_1, Q8_0 and IQ4_NL too at the
+// AVX-512 VNNI level) with whole groups of 8 rows are stored in the
 // permuted x8 layout, everything else plain, and get/set/memset/copy (whole
 // tensors, random sub-ranges, views) always see ggml's layout. MUL_MAT (x8
 // path for < 8 columns, gemm path otherwise, 1 and 2 threads, broadcast over
@@ -10,6 +11,7 @@
 #include "cpu_test_util.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -19,7 +21,20 @@ namespace {
 
 lm_ggml_backend_dev_t cpu_dev() { return lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU); }
 
-const lm_ggml_type kRepackTypes[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1};
+// The types with an x8 layout; which of them a CPU repacks depends on its
+// kernel level (repacked_here below). The others go through the same tests
+// stored plain.
+const lm_ggml_type kRepackTypes[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0,
+                                     LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_IQ4_NL};
+
+// Q5_0, Q5_1, Q8_0 and IQ4_NL have x8 kernels only at the AVX-512 VNNI
+// level (with VBMI, as the CPU backend's level requires,
+// and not capped below it by LMGGML_CPU_ISA)
+bool vnni_level() {
+    const char * cap = std::getenv("LMGGML_CPU_ISA");
+    if (cap != nullptr && std::strcmp(cap, "avx512_vnni") != 0) return false;
+    return lm_ggml_cpu_has_avx512_vnni() && lm_ggml_cpu_has_avx512_vbmi();
+}
 
 // Row-wise quantization of uniform random floats in [-1, 1).
 std::vector<uint8_t> random_quant(lm_ggml_type type, int64_t k, int64_t rows, uint32_t seed) {
@@ -156,9 +171,15 @@ TEST_F(CpuRepack, RoundTripWholeTensor) {
         {LM_GGML_TYPE_Q4_0, 96, 16, 1},  {LM_GGML_TYPE_Q4_0, 576, 24, 1}, {LM_GGML_TYPE_Q4_1, 96, 24, 1},
         {LM_GGML_TYPE_Q4_1, 576, 16, 1}, {LM_GGML_TYPE_Q4_0, 96, 48, 1},  {LM_GGML_TYPE_Q4_1, 160, 8, 1},
         {LM_GGML_TYPE_Q4_0, 64, 8, 3},   {LM_GGML_TYPE_Q4_1, 64, 8, 3},   {LM_GGML_TYPE_Q4_0, 160, 8, 2},
+        {LM_GGML_TYPE_Q5_0, 96, 16, 1},  {LM_GGML_TYPE_Q5_1, 576, 16, 1}, {LM_GGML_TYPE_Q8_0, 96, 24, 1},
+        {LM_GGML_TYPE_Q8_0, 160, 8, 2},  {LM_GGML_TYPE_IQ4_NL, 96, 8, 3}, {LM_GGML_TYPE_Q5_0, 64, 8, 2},
     };
     uint32_t seed = 1;
     for (const Shape & s : shapes) {
+        const bool q4 = s.type == LM_GGML_TYPE_Q4_0 || s.type == LM_GGML_TYPE_Q4_1;
+        if (!q4 && !vnni_level()) {
+            continue; // stored plain below the VNNI level (NonRepackableTensorsStayPlain's case)
+        }
         SCOPED_TRACE(std::string(lm_ggml_type_name(s.type)) + " [" + std::to_string(s.k) + ", " +
                      std::to_string(s.rows) + ", " + std::to_string(s.planes) + "]");
         GraphCtx g(4), plain(4);
@@ -307,13 +328,13 @@ TEST_F(CpuRepack, NonRepackableTensorsStayPlain) {
     lm_ggml_tensor * f32 = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F32, 32, 5);
     lm_ggml_tensor * q12 = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q4_0, 64, 12);  // 12 % 8 != 0
     lm_ggml_tensor * f16 = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_F16, 64, 8);    // no x8 layout
-    lm_ggml_tensor * q80 = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q8_0, 64, 16);  // no x8 layout
+    lm_ggml_tensor * q4k = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q4_K, 256, 16); // no x8 layout
     lm_ggml_tensor * ctrl = lm_ggml_new_tensor_2d(g.ctx, LM_GGML_TYPE_Q4_0, 64, 16); // repacked
     alloc_repack(g);
     std::mt19937 rng(21);
-    for (lm_ggml_tensor * t : {f32, q12, f16, q80}) {
+    for (lm_ggml_tensor * t : {f32, q12, f16, q4k}) {
         SCOPED_TRACE(lm_ggml_type_name(t->type));
-        std::vector<uint8_t> src = t->type == LM_GGML_TYPE_Q4_0 || t->type == LM_GGML_TYPE_Q8_0
+        std::vector<uint8_t> src = t->type == LM_GGML_TYPE_Q4_0 || t->type == LM_GGML_TYPE_Q4_K
                                        ? random_quant(t->type, t->ne[0], t->ne[1], 22)
                                        : random_bytes(lm_ggml_nbytes(t), rng);
         set_bytes(t, src);

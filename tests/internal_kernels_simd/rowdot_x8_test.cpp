@@ -16,24 +16,49 @@ namespace ref = lmggml::cpu::arch::ref;
 namespace layout = lmggml::cpu::arch::layout;
 namespace x8 = lmggml::cpu::arch::x8;
 
-const lm_ggml_type kTypes[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1};
+const lm_ggml_type kTypes[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0,
+                               LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_IQ4_NL};
 
 const arch::RowDotX8 * twin(lm_ggml_type t) {
     switch (t) {
         case LM_GGML_TYPE_Q4_0: return &ref::kRowDotX8Q4_0;
+        case LM_GGML_TYPE_Q5_0: return &ref::kRowDotX8Q5_0;
+        case LM_GGML_TYPE_Q5_1: return &ref::kRowDotX8Q5_1;
+        case LM_GGML_TYPE_Q8_0: return &ref::kRowDotX8Q8_0;
+        case LM_GGML_TYPE_IQ4_NL: return &ref::kRowDotX8IQ4_NL;
         default: return &ref::kRowDotX8Q4_1;
     }
 }
 
-// header F16 fields and level bytes per block, written out for the test
+// with a minimum m (ggml's d * q + m), whose product term is m * s
+bool has_min(lm_ggml_type t) { return t == LM_GGML_TYPE_Q4_1 || t == LM_GGML_TYPE_Q5_1; }
+
+// header F16 fields and level bytes per block (Q5: qh, then qs), written
+// out for the test; alternate: the header after the levels in even units
 struct Geometry {
     int fields, levels;
+    bool alternate;
 };
 Geometry geometry(lm_ggml_type t) {
     switch (t) {
-        case LM_GGML_TYPE_Q4_0: return {1, 16};
-        default: return {2, 16};
+        case LM_GGML_TYPE_Q4_0: return {1, 16, true};
+        case LM_GGML_TYPE_Q5_0: return {1, 20, true};
+        case LM_GGML_TYPE_Q5_1: return {2, 20, false};
+        case LM_GGML_TYPE_Q8_0: return {1, 32, true};
+        case LM_GGML_TYPE_IQ4_NL: return {1, 16, true};
+        default: return {2, 16, false};
     }
+}
+
+// the kernels of the new types are at the AVX-512 VNNI level only
+bool vector_kernel_expected(lm_ggml_type t) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (t == LM_GGML_TYPE_Q4_0 || t == LM_GGML_TYPE_Q4_1) return true; // AVX2 has them
+    return arch::kernels_for(arch::Isa::avx512_vnni) != nullptr;
+#else
+    (void) t;
+    return false;
+#endif
 }
 
 TEST(X8Layout, BytePositionsAndRoundTrip) {
@@ -53,8 +78,8 @@ TEST(X8Layout, BytePositionsAndRoundTrip) {
         x8::pack_group(f, k, rows.data(), ldw, group.data());
         for (int64_t b = 0; b < nb; ++b) {
             const uint8_t * unit = group.data() + b * 8 * bs;
-            // Q4_0: the header after the levels in even units, before them in odd ones
-            const bool last = t != LM_GGML_TYPE_Q4_1 && b % 2 == 0;
+            // Q4_0, Q5_0, Q8_0, IQ4_NL: the header after the levels in even units, before them in odd ones
+            const bool last = g.alternate && b % 2 == 0;
             const size_t hdr = last ? (size_t) 8 * g.levels : 0, lv = last ? 0 : (size_t) 16 * g.fields;
             for (int r = 0; r < 8; ++r) {
                 const uint8_t * blk = rows.data() + r * ldw + b * bs;
@@ -79,7 +104,7 @@ TEST(X8Layout, BytePositionsAndRoundTrip) {
     }
     x8::Format f;
     EXPECT_FALSE(x8::format_of(LM_GGML_TYPE_Q4_K, &f));
-    EXPECT_FALSE(x8::format_of(LM_GGML_TYPE_Q8_0, &f));
+    EXPECT_FALSE(x8::format_of(LM_GGML_TYPE_Q6_K, &f));
     EXPECT_FALSE(x8::format_of(LM_GGML_TYPE_F16, &f));
 }
 
@@ -102,8 +127,15 @@ TEST(X8Layout, ActivationRow) {
             for (int8_t v : blk->qs) sum += v;
             const float dr = lm_ggml_fp16_to_fp32(blk->d);
             EXPECT_EQ(d[b], dr);
-            const float s = t == LM_GGML_TYPE_Q4_1 ? lm_ggml_fp16_to_fp32(blk->s) : -8.0f * dr * (float) sum;
-            EXPECT_EQ(d[k / 32 + b], s) << "s of block " << b;
+            if (has_min(t)) {
+                EXPECT_EQ(d[k / 32 + b], lm_ggml_fp16_to_fp32(blk->s)) << "s of block " << b;
+            } else if (t == LM_GGML_TYPE_Q4_0) {
+                EXPECT_EQ(d[k / 32 + b], -8.0f * dr * (float) sum) << "s of block " << b;
+            } else { // the int32 offset * sum(q) of the unsigned levels
+                int32_t c;
+                std::memcpy(&c, &d[k / 32 + b], sizeof(c));
+                EXPECT_EQ(c, (t == LM_GGML_TYPE_Q5_0 ? 16 : 128) * sum) << "offset sum of block " << b;
+            }
         }
         for (size_t i = (size_t) (k / 32) * 40; i < as; ++i) ASSERT_EQ(act.data()[i], 0) << "padding byte " << i;
     }
@@ -121,7 +153,7 @@ Expected expected(const WeightRows & w, int64_t r, const std::vector<double> & a
         mag += std::fabs(w.decoded[r][i] * a[i]);
     }
     double tol = 4e-6 * mag + 1e-30;
-    if (w.type == LM_GGML_TYPE_Q4_1) { // F16(d * sum q) for the block sum: 2^-11 relative, times |m| <= 8
+    if (has_min(w.type)) { // F16(d * sum q) for the block sum: 2^-11 relative, times |m| <= 8
         for (double sb : s) tol += 8.0 * std::fabs(sb) / 2048.0 + 1e-7;
     }
     return {v, tol};
@@ -182,9 +214,9 @@ TEST(SimdRowDotX8, ProductsMatchTwinAndDouble) {
                     }
                 }
                 if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU: only the twin was checked";
-#if defined(__x86_64__) || defined(__i386__)
-                EXPECT_GT(checked, 0) << "no level has a RowDotX8 kernel for this type"; // AVX2 has them
-#endif
+                if (vector_kernel_expected(t)) {
+                    EXPECT_GT(checked, 0) << "no level has a RowDotX8 kernel for this type";
+                }
             }
         }
     }

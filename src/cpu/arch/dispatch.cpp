@@ -154,6 +154,7 @@ void fill_level(KernelSet & k, Isa isa) {
             x86::fill_vnni_rowdot_k(k);
             x86::fill_vnni_gemm_q(k);
             x86::fill_vnni_gemm_k(k);
+            x86::fill_vnni_rowdot_x8(k);
             break;
 #endif
 #if defined(__aarch64__)

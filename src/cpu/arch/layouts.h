@@ -57,27 +57,48 @@
 //   int32 bs[16]    Q8_K's bsums (sum per 16 values)
 //   float d         Q8_K's d
 //   60 bytes of zeros
+// IQ4_XS (448 bytes per super-block): int8 levels with one d per 32-value
+// sub-block (act_block_q8, the IQ4_XS Gemm rows' integers; Q8_K's one d per
+// 256 values is coarser and would save no instruction, as the kernel scales
+// each lane in float anyway), set out as Q4_0's lo / hi so that 64-byte
+// vector pair h lines up with the weights' qs bytes 64h..64h+63
+// (sub-blocks 4h..4h+3, 16 bytes each):
+//   int8  q[2][2][64]  half h: lo (values 0..15 of sub-blocks 4h..4h+3,
+//                      16 each), then hi (their values 16..31)
+//   int32 c[2][16]     lane l of half h: -128 * the sum of the 8 levels lane l
+//                      multiplies (the kernel's weight levels are + 128)
+//   float d[8]         sub-block d
+//   32 bytes of zeros
 //
 // ---------------------------------------------------------------- RowDotX8 (repacked weights)
-// Weights of Q4_0 and Q4_1 repacked at load (the CPU_REPACK buffer type,
-// src/cpu/repack/) 8 rows at a time: a group of 8 rows keeps the bytes of
-// those 8 rows (8 * row bytes), reordered block by block. Block b of the
-// group (a "unit", 8 * block bytes) holds
-//   the header: F16 field f of rows 0..7 (f: d; Q4_1: d, then m), 16 bytes
-//               per field
-//   the levels: chunk t = bytes 4t..4t+3 of rows 0..7's qs (32 bytes)
-// Q4_1: header first. Q4_0 (144-byte units): the header after the levels in
-// even units, before them in odd ones, so level loads stay 32-byte aligned.
+// Weights repacked at load (the CPU_REPACK buffer type, src/cpu/repack/)
+// 8 rows at a time, for the types the CPU's level has an x8 kernel for:
+// Q4_0 and Q4_1 from AVX2 (and ARM dotprod), Q5_0, Q5_1, Q8_0 and IQ4_NL at
+// AVX-512 VNNI. A group of 8 rows keeps the bytes of those 8 rows (8 * row
+// bytes), reordered block by block. Block b of the group (a "unit", 8 *
+// block bytes) holds
+//   the header: F16 field f of rows 0..7 (f: d; Q4_1, Q5_1: d, then m), 16
+//               bytes per field
+//   the levels: chunk t = bytes 4t..4t+3 of rows 0..7's bytes after the
+//               header (32 bytes): Q4_0, Q4_1, IQ4_NL 4 chunks of qs;
+//               Q5_0, Q5_1 5 chunks, the first one qh; Q8_0 8 chunks of qs
+// Q4_1, Q5_1: header first. The others (units of an odd number of 16-byte
+// halves: 144, 176, 272 bytes): the header after the levels in even units,
+// before them in odd ones, so level loads stay 32-byte aligned.
 // So a 32-byte load holds 4 level bytes of every row: lane r = row r.
-// (Q8_0 had an x8 kernel too: 1.8x the row kernel with weights in L2, but
-// 8-10 % slower than it streaming from DRAM here, so Q8_0 stays row-major.)
+// (Q8_0's AVX2 x8 kernel was 1.8x the row kernel with weights in L2 but
+// 8-10 % slower streaming from DRAM on the Zen 3 host, so below VNNI Q8_0
+// stays row-major; at VNNI the x8 kernel streams faster than the row one.)
 // Activation row (k values, nb = k / 32 blocks, padded to 64 bytes):
 //   int8  q[nb][32]     the levels in order (kernels broadcast each 4-value
 //                       chunk to all lanes: pre-broadcast rows 8 times as
 //                       long measured 7-10 % slower, crowding L1)
 //   float d[nb]         F16-rounded block scale
-//   float s[nb]         Q4_1: q8_1's s; Q4_0: -8 * d * sum(q) (the offset of
-//                       the unsigned nibbles)
+//   float s[nb]         Q4_1, Q5_1: q8_1's s; Q4_0: -8 * d * sum(q) (the
+//                       offset of the unsigned nibbles); Q5_0: the int32
+//                       16 * sum(q), Q8_0 and IQ4_NL: the int32 128 * sum(q)
+//                       (the offset of the kernels' unsigned levels, taken
+//                       out before scaling, so exactly)
 //
 // ---------------------------------------------------------------- Gemm (block types)
 // Activation row (k values, nb = k / 32 blocks), then padded to 64 bytes:
@@ -136,6 +157,8 @@ constexpr size_t kKGroupBytes = 320; // one Q4_K super-block's activation group
 static inline size_t rowdot_k_size(int64_t k) { return (size_t) (k / kQKK) * kKGroupBytes; }
 constexpr size_t kK6GroupBytes = 384; // one Q6_K super-block's activation group
 static inline size_t rowdot_k6_size(int64_t k) { return (size_t) (k / kQKK) * kK6GroupBytes; }
+constexpr size_t kIQ4XSGroupBytes = 448; // one IQ4_XS super-block's activation group
+static inline size_t rowdot_iq4_xs_size(int64_t k) { return (size_t) (k / kQKK) * kIQ4XSGroupBytes; }
 
 // RowDotX8: rows per repacked group, activation row bytes
 constexpr int64_t kX8Rows = 8;

@@ -55,7 +55,7 @@ extern const RowDot kRowDotF32, kRowDotF16;
 
 // ---------------------------------------------------------------- RowDotX8 (repacked weights)
 // Activation rows from x8::pack_act_* (x8.h), shared by every level.
-extern const RowDotX8 kRowDotX8Q4_0, kRowDotX8Q4_1;
+extern const RowDotX8 kRowDotX8Q4_0, kRowDotX8Q4_1, kRowDotX8Q5_0, kRowDotX8Q5_1, kRowDotX8Q8_0, kRowDotX8IQ4_NL;
 
 // ---------------------------------------------------------------- Gemm
 // Block types: activation rows per weight type, panels per weight type, one compute.

@@ -5,6 +5,7 @@
 #include "ref.h"
 
 #include "../../core/ggml-impl.h"
+#include "../../quant/q_iq4_tq.h"
 #include "../../quant/quants.h"
 
 #include <cstring>
@@ -17,6 +18,11 @@ bool format_of(lm_ggml_type type, Format * f) {
     switch (type) {
         case LM_GGML_TYPE_Q4_0: *f = {sizeof(lm_block_q4_0), 1, 4, true}; return true;
         case LM_GGML_TYPE_Q4_1: *f = {sizeof(lm_block_q4_1), 2, 4, false}; return true;
+        // Q5_0 / Q5_1: chunk 0 is the block's qh (lane r = row r's 32 high bits), chunks 1-4 its qs
+        case LM_GGML_TYPE_Q5_0: *f = {sizeof(lm_block_q5_0), 1, 5, true}; return true;
+        case LM_GGML_TYPE_Q5_1: *f = {sizeof(lm_block_q5_1), 2, 5, false}; return true;
+        case LM_GGML_TYPE_Q8_0: *f = {sizeof(lm_block_q8_0), 1, 8, true}; return true;
+        case LM_GGML_TYPE_IQ4_NL: *f = {sizeof(lm_block_iq4_nl), 1, 4, true}; return true;
         default: return false;
     }
 }
@@ -69,9 +75,11 @@ void gather_block(const Format & f, int64_t k, const void * group, int r, int64_
 
 namespace {
 
-enum class Kind { q4_0, q4_1 };
+// q4_0: s = -8 d sum(q) (F32); q4_1: s = q8_1's s; offset: s holds the
+// int32 kOff * sum(q) (the offset the kernels' unsigned levels carry)
+enum class Kind { q4_0, q4_1, offset };
 
-template <Kind kKind> void pack_act(const float * x, void * vact, int64_t k) {
+template <Kind kKind, int kOff = 0> void pack_act(const float * x, void * vact, int64_t k) {
     const int64_t nb = k / kQK;
     auto * out = static_cast<uint8_t *>(vact);
     auto * d = reinterpret_cast<float *>(out + nb * 32);
@@ -85,6 +93,10 @@ template <Kind kKind> void pack_act(const float * x, void * vact, int64_t k) {
         d[b] = lm_ggml_compute_fp16_to_fp32(q.d);
         if constexpr (kKind == Kind::q4_1) s[b] = lm_ggml_compute_fp16_to_fp32(q.s);
         if constexpr (kKind == Kind::q4_0) s[b] = -8.0f * d[b] * (float) sum;
+        if constexpr (kKind == Kind::offset) {
+            const int32_t c = kOff * sum;
+            std::memcpy(&s[b], &c, sizeof(c));
+        }
     }
     const size_t used = (size_t) nb * (32 + 8);
     std::memset(out + used, 0, rowdot_x8_act_size(k) - used);
@@ -94,5 +106,7 @@ template <Kind kKind> void pack_act(const float * x, void * vact, int64_t k) {
 
 void pack_act_q4_0(const float * x, void * act, int64_t k) { pack_act<Kind::q4_0>(x, act, k); }
 void pack_act_q4_1(const float * x, void * act, int64_t k) { pack_act<Kind::q4_1>(x, act, k); }
+void pack_act_off16(const float * x, void * act, int64_t k) { pack_act<Kind::offset, 16>(x, act, k); }
+void pack_act_off128(const float * x, void * act, int64_t k) { pack_act<Kind::offset, 128>(x, act, k); }
 
 } // namespace lmggml::cpu::arch::x8

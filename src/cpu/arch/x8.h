@@ -1,6 +1,6 @@
 #pragma once
-// The x8 layout of repacked weights (layouts.h, "RowDotX8"): Q4_0 and Q4_1
-// rows reordered 8 rows at a time. It is a byte permutation inside each
+// The x8 layout of repacked weights (layouts.h, "RowDotX8"): Q4_0, Q4_1,
+// Q5_0, Q5_1, Q8_0 and IQ4_NL rows reordered 8 rows at a time. It is a byte permutation inside each
 // block of 8 rows (a "unit": block b of rows 8g..8g+7), so a tensor keeps
 // its size and a uniform byte pattern (memset) looks the same either way.
 // Used by the CPU_REPACK buffer (reads and writes in ggml's layout), by the
@@ -16,9 +16,10 @@ namespace lmggml::cpu::arch::x8 {
 // Block geometry of a type with an x8 layout.
 struct Format {
     size_t block_bytes; // bytes of one block of one row (ggml's type size)
-    int fields;         // F16 header fields: d (Q4_0), d and m (Q4_1)
-    int chunks;         // 4-byte chunks of levels per block
-    // Q4_0 units (144 bytes) are an odd number of 16-byte halves: the
+    int fields;         // F16 header fields: d (Q4_0, Q5_0, Q8_0, IQ4_NL), d and m (Q4_1, Q5_1)
+    int chunks;         // 4-byte chunks of levels per block (Q5: qh, then qs)
+    // Q4_0 units (144 bytes) are an odd number of 16-byte halves (so are
+    // Q5_0's 176, Q8_0's 272 and IQ4_NL's 144, which do the same): the
     // header comes after the levels in even units and before them in odd
     // ones, so that every 32-byte level load is aligned.
     bool alternate;
@@ -48,7 +49,12 @@ void gather_block(const Format & f, int64_t k, const void * group, int r, int64_
 
 // Activation rows of the RowDotX8 kernels (shared by every level): values
 // quantized as ggml's x86 path does (layouts.h), k % 32 == 0.
+// q4_0: s = -8 d sum(q); q4_1 (also Q5_1): s = q8_1's s; off16 (Q5_0) and
+// off128 (Q8_0, IQ4_NL): s holds the int32 16 * sum(q) / 128 * sum(q), the
+// offset of the unsigned levels the kernels multiply (taken out exactly).
 void pack_act_q4_0(const float * x, void * act, int64_t k);
 void pack_act_q4_1(const float * x, void * act, int64_t k);
+void pack_act_off16(const float * x, void * act, int64_t k);
+void pack_act_off128(const float * x, void * act, int64_t k);
 
 } // namespace lmggml::cpu::arch::x8

@@ -9,6 +9,7 @@
 // (rowdot_avx2.cpp). Twins: ref::kRowDotX8*.
 #if defined(__x86_64__) || defined(__i386__)
 
+#include "rowdot_x8_stream.h"
 #include "simd_avx2.h"
 #include "x86.h"
 
@@ -23,23 +24,6 @@ namespace lmggml::cpu::arch::x86 {
 namespace {
 
 using namespace layout;
-
-// Weights stream once per token: keep loads in flight ahead of the math,
-// 4 KiB ahead, each cache line exactly once. A running line pointer does
-// that; prefetching every line of each unit (144 or 160 bytes, so a fifth
-// of the lines twice) read 5-10 % slower from DRAM, and one prefetch per
-// unit (skipping lines) or every other line was slower than none (-8 %,
-// -40 %: the hardware prefetcher loses the stream). None at all: -20 %.
-constexpr size_t kPrefetchBytes = kWeightPrefetchBytes;
-
-// Prefetches every line up to end + kPrefetchBytes not yet asked for; *next
-// is the next line to ask for.
-static inline void prefetch_to(const uint8_t ** next, const uint8_t * end) {
-    while (*next < end + kPrefetchBytes) {
-        _mm_prefetch((const char *) *next, _MM_HINT_T0);
-        *next += 64;
-    }
-}
 
 enum class Kind { q4_0, q4_1 };
 
@@ -63,13 +47,6 @@ template <Kind kKind> void pack_act(const float * x, void * vact, int64_t k) {
     std::memset(out + used, 0, rowdot_x8_act_size(k) - used);
 }
 
-// values 4t..4t+3 of the block at q, in every 32-bit lane (one vpbroadcastd)
-static inline __m256i chunk(const uint8_t * q, int t) {
-    int32_t v;
-    std::memcpy(&v, q + 4 * t, sizeof(v));
-    return _mm256_set1_epi32(v);
-}
-
 // One unit (block b of the 8 rows) at w; kLast: its header follows the
 // levels (even units of Q4_0, x8.h), else it precedes them. The
 // level loads are aligned when the group is (always when a row has an even
@@ -85,8 +62,8 @@ static inline void unit_q4(const uint8_t * w, const uint8_t * q, float dy, float
         const __m256i v = _mm256_loadu_si256((const __m256i *) (lv + 32 * t));
         const __m256i lo = _mm256_and_si256(v, low4);
         const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-        s16 = _mm256_add_epi16(
-            s16, _mm256_add_epi16(_mm256_maddubs_epi16(lo, chunk(q, t)), _mm256_maddubs_epi16(hi, chunk(q, t + 4))));
+        s16 = _mm256_add_epi16(s16, _mm256_add_epi16(_mm256_maddubs_epi16(lo, x8_chunk(q, t)),
+                                                     _mm256_maddubs_epi16(hi, x8_chunk(q, t + 4))));
     }
     const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) hdr));
     const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
@@ -113,20 +90,8 @@ template <Kind kKind> __m256 dot_group_q4(const uint8_t * w, int64_t nb, const u
     return _mm256_add_ps(acc, accs);
 }
 
-template <__m256 (*Group)(const uint8_t *, int64_t, const uint8_t *, const uint8_t **), size_t kUnitBytes>
-void dot_groups(int64_t k, int64_t groups, const void * w, const void * act, float * dst) {
-    const int64_t nb = k / kQK;
-    const auto * x = static_cast<const uint8_t *>(w);
-    // the first 4 KiB are left to the demand loads
-    const uint8_t * pf =
-        reinterpret_cast<const uint8_t *>(reinterpret_cast<uintptr_t>(x + kPrefetchBytes) & ~(uintptr_t) 63);
-    for (int64_t g = 0; g < groups; ++g) {
-        _mm256_storeu_ps(dst + g * kX8Rows, Group(x + g * nb * kUnitBytes, nb, static_cast<const uint8_t *>(act), &pf));
-    }
-}
-
-const RowDotX8 kQ4_0 = {rowdot_x8_act_size, pack_act<Kind::q4_0>, dot_groups<dot_group_q4<Kind::q4_0>, 144>};
-const RowDotX8 kQ4_1 = {rowdot_x8_act_size, pack_act<Kind::q4_1>, dot_groups<dot_group_q4<Kind::q4_1>, 160>};
+const RowDotX8 kQ4_0 = {rowdot_x8_act_size, pack_act<Kind::q4_0>, x8_dot_groups<dot_group_q4<Kind::q4_0>, 144>};
+const RowDotX8 kQ4_1 = {rowdot_x8_act_size, pack_act<Kind::q4_1>, x8_dot_groups<dot_group_q4<Kind::q4_1>, 160>};
 
 } // namespace
 

@@ -28,5 +28,6 @@ void fill_vnni_rowdot_q5(KernelSet & k);
 void fill_vnni_rowdot_k(KernelSet & k);
 void fill_vnni_gemm_q(KernelSet & k);
 void fill_vnni_gemm_k(KernelSet & k);
+void fill_vnni_rowdot_x8(KernelSet & k);
 
 } // namespace lmggml::cpu::arch::x86
