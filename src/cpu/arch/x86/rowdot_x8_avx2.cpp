@@ -25,27 +25,7 @@ namespace {
 
 using namespace layout;
 
-enum class Kind { q4_0, q4_1 };
-
-// The activation row (layouts.h "RowDotX8"), byte for byte as the twin's
-// x8::pack_act_*: the levels of every block, then d and s of every block.
-template <Kind kKind> void pack_act(const float * x, void * vact, int64_t k) {
-    const int64_t nb = k / kQK;
-    auto * out = static_cast<uint8_t *>(vact);
-    auto * d = reinterpret_cast<float *>(out + nb * 32);
-    float * s = d + nb;
-    for (int64_t b = 0; b < nb; ++b) {
-        alignas(32) int8_t q[32];
-        int sum;
-        const float dq = quantize_block_avx2(x + b * kQK, q, &sum);
-        std::memcpy(out + b * 32, q, 32);
-        d[b] = from_f16(to_f16(dq));
-        if constexpr (kKind == Kind::q4_1) s[b] = from_f16(to_f16(dq * (float) sum));
-        if constexpr (kKind == Kind::q4_0) s[b] = -8.0f * d[b] * (float) sum;
-    }
-    const size_t used = (size_t) nb * (32 + 8);
-    std::memset(out + used, 0, rowdot_x8_act_size(k) - used);
-}
+using Kind = X8Act;
 
 // One unit (block b of the 8 rows) at w; kLast: its header follows the
 // levels (even units of Q4_0, x8.h), else it precedes them. The
@@ -90,8 +70,8 @@ template <Kind kKind> __m256 dot_group_q4(const uint8_t * w, int64_t nb, const u
     return _mm256_add_ps(acc, accs);
 }
 
-const RowDotX8 kQ4_0 = {rowdot_x8_act_size, pack_act<Kind::q4_0>, x8_dot_groups<dot_group_q4<Kind::q4_0>, 144>};
-const RowDotX8 kQ4_1 = {rowdot_x8_act_size, pack_act<Kind::q4_1>, x8_dot_groups<dot_group_q4<Kind::q4_1>, 160>};
+const RowDotX8 kQ4_0 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_0>, x8_dot_groups<dot_group_q4<Kind::q4_0>, 144>};
+const RowDotX8 kQ4_1 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_1>, x8_dot_groups<dot_group_q4<Kind::q4_1>, 160>};
 
 } // namespace
 

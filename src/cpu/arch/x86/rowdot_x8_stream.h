@@ -4,6 +4,8 @@
 // software prefetch. Included only by files built with AVX2 or higher
 // flags; everything has internal linkage.
 
+#include "simd_avx2.h"
+
 #include "../kernels.h"
 #include "../layouts.h"
 
@@ -46,6 +48,35 @@ void x8_dot_groups(int64_t k, int64_t groups, const void * w, const void * act, 
         _mm256_storeu_ps(dst + g * layout::kX8Rows,
                          Group(x + g * nb * kUnitBytes, nb, static_cast<const uint8_t *>(act), &pf));
     }
+}
+
+// What the activation row's s holds (layouts.h "RowDotX8"): q4_0 -8 d
+// sum(q); q4_1 (Q4_1, Q5_1) q8_1's s; off16 (Q5_0) / off128 (Q8_0, IQ4_NL)
+// the int32 16 / 128 * sum(q).
+enum class X8Act { q4_0, q4_1, off16, off128 };
+
+// The activation row, byte for byte as the twin's x8::pack_act_*: the
+// levels of every block, then d and s of every block.
+template <X8Act kKind> void x8_pack_act(const float * x, void * vact, int64_t k) {
+    const int64_t nb = k / layout::kQK;
+    auto * out = static_cast<uint8_t *>(vact);
+    auto * d = reinterpret_cast<float *>(out + nb * 32);
+    float * s = d + nb;
+    for (int64_t b = 0; b < nb; ++b) {
+        alignas(32) int8_t q[32];
+        int sum;
+        const float dq = quantize_block_avx2(x + b * layout::kQK, q, &sum);
+        std::memcpy(out + b * 32, q, 32);
+        d[b] = from_f16(to_f16(dq));
+        if constexpr (kKind == X8Act::q4_1) s[b] = from_f16(to_f16(dq * (float) sum));
+        if constexpr (kKind == X8Act::q4_0) s[b] = -8.0f * d[b] * (float) sum;
+        if constexpr (kKind == X8Act::off16 || kKind == X8Act::off128) {
+            const int32_t c = (kKind == X8Act::off16 ? 16 : 128) * sum;
+            std::memcpy(&s[b], &c, sizeof(c));
+        }
+    }
+    const size_t used = (size_t) nb * (32 + 8);
+    std::memset(out + used, 0, layout::rowdot_x8_act_size(k) - used);
 }
 
 // values 4t..4t+3 of the activation block at q, in every 32-bit lane

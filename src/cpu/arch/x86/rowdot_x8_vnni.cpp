@@ -131,10 +131,13 @@ template <Fmt F> __m256 dot_group(const uint8_t * w, int64_t nb, const uint8_t *
     return _mm256_add_ps(acc, accm);
 }
 
-const RowDotX8 kQ5_0 = {rowdot_x8_act_size, x8::pack_act_off16, x8_dot_groups<dot_group<Fmt::q5_0>, kUnit<Fmt::q5_0>>};
-const RowDotX8 kQ5_1 = {rowdot_x8_act_size, x8::pack_act_q4_1, x8_dot_groups<dot_group<Fmt::q5_1>, kUnit<Fmt::q5_1>>};
-const RowDotX8 kQ8_0 = {rowdot_x8_act_size, x8::pack_act_off128, x8_dot_groups<dot_group<Fmt::q8_0>, kUnit<Fmt::q8_0>>};
-const RowDotX8 kIQ4_NL = {rowdot_x8_act_size, x8::pack_act_off128,
+const RowDotX8 kQ5_0 = {rowdot_x8_act_size, x8_pack_act<X8Act::off16>,
+                        x8_dot_groups<dot_group<Fmt::q5_0>, kUnit<Fmt::q5_0>>};
+const RowDotX8 kQ5_1 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_1>,
+                        x8_dot_groups<dot_group<Fmt::q5_1>, kUnit<Fmt::q5_1>>};
+const RowDotX8 kQ8_0 = {rowdot_x8_act_size, x8_pack_act<X8Act::off128>,
+                        x8_dot_groups<dot_group<Fmt::q8_0>, kUnit<Fmt::q8_0>>};
+const RowDotX8 kIQ4_NL = {rowdot_x8_act_size, x8_pack_act<X8Act::off128>,
                           x8_dot_groups<dot_group<Fmt::iq4_nl>, kUnit<Fmt::iq4_nl>>};
 
 } // namespace
