@@ -5,6 +5,7 @@
 #include "la_test_util.h"
 
 #include <cstdio>
+#include <cstring>
 
 using latest::get;
 
@@ -15,7 +16,8 @@ struct FaCase {
     lm_ggml_type tk, tv;
     bool mask;
     float max_bias, softcap;
-    bool permuted_kv; // k, v viewed out of a (D, n_head_kv, n_kv) cache
+    bool permuted_kv;   // k, v viewed out of a (D, n_head_kv, n_kv) cache
+    int64_t window = 0; // > 0: each query also sees only its last `window` keys (sliding window)
 };
 
 std::string name_of(const FaCase & c) {
@@ -24,6 +26,9 @@ std::string name_of(const FaCase & c) {
              (long long) c.n_q, (long long) c.n_head, (long long) c.n_head_kv, (long long) c.n_kv,
              lm_ggml_type_name(c.tk), lm_ggml_type_name(c.tv), c.mask ? " mask" : "", c.max_bias, c.softcap,
              c.permuted_kv ? " permuted" : "");
+    if (c.window > 0) {
+        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " window %lld", (long long) c.window);
+    }
     return buf;
 }
 
@@ -66,7 +71,8 @@ void fa_case(const FaCase & c, bool decode_k = false) {
         for (int64_t j = 0; j < mask->ne[1]; ++j) {
             for (int64_t i = 0; i < c.n_kv; ++i) {
                 // causal over the last n_q keys, small biases elsewhere (exact in F16)
-                const bool hidden = i > c.n_kv - c.n_q + j;
+                const int64_t pos = c.n_kv - c.n_q + j;
+                const bool hidden = i > pos || (c.window > 0 && pos - i >= c.window);
                 const float v = hidden ? -INFINITY : (float) (rng.int_in(-4, 4) / 4.0);
                 ((lm_ggml_fp16_t *) mask->data)[j * c.n_kv + i] = lm_ggml_fp32_to_fp16(v);
             }
@@ -162,6 +168,16 @@ TEST(LaFlashAttn, LongCaches) {
     for (const FaCase & c : cases) {
         fa_case(c);
     }
+}
+
+// Gemma 3's sliding window over a long cache: rows whose first visible key
+// lies tiles past the start (whole hidden tiles skipped, the rest as before),
+// a prompt and generation split into segments, most of them hidden.
+TEST(LaFlashAttn, SlidingWindow) {
+    const lm_ggml_type H = LM_GGML_TYPE_F16;
+    fa_case({32, 6, 4, 1100, 1, 1, 1, H, H, true, 0.0f, 0.0f, false, 300});
+    fa_case({16, 1, 3, 4099, 1, 1, 1, H, H, true, 0.0f, 0.0f, true, 512});
+    fa_case({16, 3, 2, 700, 2, 1, 1, H, H, true, 0.0f, 30.0f, true, 256}); // softcap, window of one tile
 }
 
 TEST(LaFlashAttn, DecodedKeys) {

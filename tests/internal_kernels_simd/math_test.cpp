@@ -93,6 +93,58 @@ TEST(SimdMath, SiluMatchesDouble) {
     }
 }
 
+// ggml's tanh approximation, in its sigmoid form: x / (1 + exp(-2u)) equals
+// x (1 + tanh(u)) / 2 without the cancellation of 1 + tanh(u) for negative x
+double gelu_ref(double x) {
+    const double u = 0.79788456080286535587989211986876 * x * (1.0 + 0.044715 * x * x);
+    return x / (1.0 + std::exp(-2.0 * u));
+}
+
+TEST(SimdMath, GeluMatchesDouble) {
+    for (const arch::KernelSet * lv : all_levels()) {
+        // the scalar twin goes through 1 + tanh(u), which cancels for negative x:
+        // there the error is absolute (a few float ulp of x); levels without a
+        // vector GELU (ARM's) inherit the twin
+        const bool scalar = lv->math.gelu == scalar_level().math.gelu;
+        for (int64_t n : kLengths) {
+            const std::vector<float> x = inputs(n, -12.0, 12.0, 400 + (uint64_t) n);
+            GuardedBytes in((size_t) n * sizeof(float)), out((size_t) n * sizeof(float));
+            std::memcpy(in.data(), x.data(), (size_t) n * sizeof(float));
+            auto * y = reinterpret_cast<float *>(out.data());
+            lv->math.gelu(n, reinterpret_cast<const float *>(in.data()), y);
+            for (int64_t i = 0; i < n; ++i) {
+                const double v = x[(size_t) i], want = gelu_ref(v);
+                // exp's error grows with its argument |2u| (relative error of u times |2u|)
+                const double u2 = std::fabs(1.5957691216057308 * v * (1.0 + 0.044715 * v * v));
+                const double tol = std::fabs(want) * (1e-6 + u2 * 3e-7) + (scalar ? std::fabs(v) * 3e-7 : 1e-37);
+                EXPECT_NEAR(y[i], want, tol) << lv->name << " n " << n << " x " << v;
+            }
+        }
+        // in place over a vector and a tail: the same as out of place
+        {
+            std::vector<float> a = inputs(19, -6.0, 6.0, 9), b(a.size());
+            lv->math.gelu((int64_t) a.size(), a.data(), b.data());
+            lv->math.gelu((int64_t) a.size(), a.data(), a.data());
+            for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], b[i]) << lv->name << " i " << i;
+        }
+        // the extremes: large negative inputs give (-)0 or a tiny negative, large positive x itself
+        std::vector<float> z = {-1000.0f, -30.0f, 30.0f, 1000.0f, 1e30f, -1e30f, 0.0f, -20000.0f};
+        lv->math.gelu((int64_t) z.size(), z.data(), z.data());
+        EXPECT_NEAR(z[0], 0.0f, 1e-30f) << lv->name;
+        EXPECT_NEAR(z[1], 0.0f, 1e-30f) << lv->name;
+        EXPECT_FLOAT_EQ(z[2], 30.0f) << lv->name;
+        EXPECT_FLOAT_EQ(z[3], 1000.0f) << lv->name;
+        EXPECT_FLOAT_EQ(z[4], 1e30f) << lv->name;
+        EXPECT_NEAR(z[5], 0.0f, 1e-30f) << lv->name;
+        EXPECT_EQ(z[6], 0.0f) << lv->name;
+        EXPECT_NEAR(z[7], 0.0f, 1e-30f) << lv->name;
+        std::vector<float> nan = {std::numeric_limits<float>::quiet_NaN()};
+        lv->math.gelu(1, nan.data(), nan.data());
+        EXPECT_TRUE(std::isnan(nan[0])) << lv->name;
+        lv->math.gelu(0, nullptr, nullptr); // n == 0 touches nothing
+    }
+}
+
 TEST(SimdMath, ScaleMaskMaxAndScaleMatchDouble) {
     for (const arch::KernelSet * lv : all_levels()) {
         for (int64_t n : kLengths) {

@@ -135,9 +135,9 @@ void run_nan_case(lm_ggml_type t, int64_t K, int64_t M, int64_t N, bool in_weigh
 }
 
 TEST(SimdMulMat, NanInputsReachTheirProducts) {
-    const lm_ggml_type types[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
-                                  LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_F16,  LM_GGML_TYPE_F32,  LM_GGML_TYPE_Q4_K,
-                                  LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K};
+    const lm_ggml_type types[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0,  LM_GGML_TYPE_Q5_1,
+                                  LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_F16,  LM_GGML_TYPE_F32,   LM_GGML_TYPE_Q4_K,
+                                  LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS};
     for (lm_ggml_type t : types) {
         const int64_t K = lm_ggml_blck_size(t) == 256 ? 512 : 128;
         for (int64_t N : {int64_t(1), int64_t(3), lmggml::cpu::la::kGemmMinCols + 3}) { // rowdot, x8 / dot, gemm

@@ -25,6 +25,7 @@ const arch::RowDot * ref_rowdot(lm_ggml_type t) {
         case LM_GGML_TYPE_IQ4_NL: return &ref::kRowDotIQ4_NL;
         case LM_GGML_TYPE_Q4_K: return &ref::kRowDotQ4_K;
         case LM_GGML_TYPE_Q6_K: return &ref::kRowDotQ6_K;
+        case LM_GGML_TYPE_IQ4_XS: return &ref::kRowDotIQ4_XS;
         case LM_GGML_TYPE_F32: return &ref::kRowDotF32;
         case LM_GGML_TYPE_F16: return &ref::kRowDotF16;
         default: return nullptr;
@@ -87,6 +88,9 @@ Decoded decode_act(lm_ggml_type t, const std::vector<float> & x) {
         for (float v : x) d.x.push_back(lm_ggml_fp16_to_fp32(lm_ggml_fp32_to_fp16(v)));
         return d;
     }
+    if (t == LM_GGML_TYPE_IQ4_XS) { // the RowDot rows: one d per 32-value sub-block
+        return decode_act_per_block(x, 32);
+    }
     if (is_k_quant(t)) { // activations quantized as Q8_K (src/quant's reference)
         std::vector<uint8_t> q(lm_ggml_row_size(LM_GGML_TYPE_Q8_K, k));
         lm_quant_quantize_row_q8_K_ref(x.data(), q.data(), k);
@@ -135,11 +139,12 @@ TEST(SimdRowDot, PackAndProductMatchTwin) {
     const std::vector<int64_t> block_ks = {32, 64, 96, 128, 160, 192, 224, 256, 288, 576, 1536};
     // float rows: around the 8-float vector and its multiples, 4-row groups plus leftovers
     const std::vector<int64_t> float_ks = {1, 3, 7, 8, 9, 15, 16, 17, 33, 64, 100, 576};
-    const std::vector<int64_t> super_ks = {256, 512, 768, 1536, 2048}; // K-quants: whole super-blocks
+    // K-quants: 1 to 8 whole super-blocks
+    const std::vector<int64_t> super_ks = {256, 512, 768, 1024, 1280, 1536, 1792, 2048};
 
-    for (lm_ggml_type t :
-         {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
-          LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q5_0,
+                           LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K,
+                           LM_GGML_TYPE_IQ4_XS, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
         const arch::RowDot * tw = ref_rowdot(t);
         const bool is_float = t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16;
         for (int64_t k : is_float ? float_ks : is_k_quant(t) ? super_ks : block_ks) {
@@ -173,6 +178,75 @@ TEST(SimdRowDot, PackAndProductMatchTwin) {
                     for (int64_t r = r0; r < m; ++r) {
                         const Expected e = expected(w, r, a);
                         EXPECT_NEAR(got[r - r0], want[r], e.tol) << lv->name << " row " << r;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// Weights at the ends of their level range against activations of one
+// sign (levels all +127 or all -127): the largest int16 pair sums the
+// kernels' byte products can reach (maddubs saturates silently). The
+// quantized rows keep their block scales; every other byte is `fill`.
+struct Extreme {
+    lm_ggml_type type;
+    size_t block_bytes;
+    size_t keep_begin, keep_end; // the block's scale bytes, kept
+    uint8_t fill;
+};
+
+TEST(SimdRowDot, ExtremeLevelsMatchTwin) {
+    if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
+    const Extreme cases[] = {
+        {LM_GGML_TYPE_Q4_0, 18, 0, 2, 0xFF},      // levels 15 (unsigned)
+        {LM_GGML_TYPE_Q4_1, 20, 0, 4, 0xFF},      // 15
+        {LM_GGML_TYPE_Q5_0, 22, 0, 2, 0xFF},      // 31
+        {LM_GGML_TYPE_Q5_1, 24, 0, 4, 0xFF},      // 31
+        {LM_GGML_TYPE_Q8_0, 34, 0, 2, 0x80},      // -128
+        {LM_GGML_TYPE_IQ4_NL, 18, 0, 2, 0x00},    // -127
+        {LM_GGML_TYPE_Q4_K, 144, 0, 4, 0xFF},     // 15, scales and mins 63
+        {LM_GGML_TYPE_Q6_K, 210, 208, 210, 0xFF}, // 63, scales -1
+        {LM_GGML_TYPE_IQ4_XS, 136, 0, 8, 0x00},   // -127
+        {LM_GGML_TYPE_IQ4_XS, 136, 0, 8, 0xFF},   // 113
+    };
+    for (const Extreme & c : cases) {
+        const bool kq = is_k_quant(c.type);
+        for (int64_t k : kq ? std::vector<int64_t>{256, 768} : std::vector<int64_t>{32, 160, 256}) {
+            for (float sign : {1.0f, -1.0f}) {
+                SCOPED_TRACE(std::string(lm_ggml_type_name(c.type)) + " k " + std::to_string(k) + " sign " +
+                             std::to_string(sign));
+                const int64_t m = 5;
+                WeightRows w = make_weights(c.type, k, m, 0, 900 + k);
+                ASSERT_EQ(lm_ggml_row_size(c.type, k) % c.block_bytes, 0u);
+                for (int64_t r = 0; r < m; ++r) {
+                    uint8_t * row = w.bytes->data() + r * w.ldw;
+                    for (size_t i = 0; i < lm_ggml_row_size(c.type, k); ++i) {
+                        const size_t o = i % c.block_bytes;
+                        if (o < c.keep_begin || o >= c.keep_end) row[i] = c.fill;
+                    }
+                    std::vector<float> dec((size_t) k);
+                    lm_ggml_get_type_traits(c.type)->to_float(row, dec.data(), k);
+                    w.decoded[r].assign(dec.begin(), dec.end());
+                }
+                const std::vector<float> x((size_t) k, sign);
+                const Decoded a = decode_act(c.type, x);
+                const arch::RowDot * tw = ref_rowdot(c.type);
+                Aligned act(tw->act_size(k), 0x5A);
+                tw->pack_act(x.data(), act.data(), k);
+                std::vector<float> want(m);
+                tw->dot_rows(k, m, w.row(0), w.ldw, act.data(), want.data());
+                for (int64_t r = 0; r < m; ++r) {
+                    const Expected e = expected(w, r, a);
+                    EXPECT_NEAR(want[r], e.value, e.tol) << "twin row " << r;
+                }
+                for (const arch::KernelSet * lv : vector_levels()) {
+                    const arch::RowDot * rd = lv->rowdot[c.type];
+                    if (rd == nullptr) continue;
+                    std::vector<float> got(m, NAN);
+                    rd->dot_rows(k, m, w.row(0), w.ldw, act.data(), got.data());
+                    for (int64_t r = 0; r < m; ++r) {
+                        EXPECT_NEAR(got[r], want[r], expected(w, r, a).tol) << lv->name << " row " << r;
                     }
                 }
             }
@@ -243,8 +317,8 @@ TEST(SimdGemm, BlockTypes) {
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
                            LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_IQ4_NL}) {
         for (int64_t k : {32, 96, 288}) {
-            for (int64_t m : {1, 15, 16, 17, 32}) {
-                for (int64_t n : {1, 3, 4, 5, 6, 7, 8, 9, 13}) check_gemm(t, k, m, n);
+            for (int64_t m : {1, 9, 15, 16, 17, 25, 32}) { // AVX2 works in 8-row halves
+                for (int64_t n = 1; n <= 13; ++n) check_gemm(t, k, m, n);
             }
         }
         // several chunks of blocks (partial sums parked in dst between them)
@@ -256,12 +330,63 @@ TEST(SimdGemm, BlockTypes) {
 TEST(SimdGemm, KQuants) {
     if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS}) {
-        for (int64_t k : {256, 512}) {
-            for (int64_t m : {1, 17, 32}) {
-                for (int64_t n : {1, 5, 6, 7, 13}) check_gemm(t, k, m, n);
+        for (int64_t sb = 1; sb <= 8; ++sb) { // super-blocks; from 7 on, several chunks of blocks
+            for (int64_t m : {1, 9, 17, 30, 32}) {
+                for (int64_t n = 1; n <= 13; n += sb <= 2 ? 1 : 4) check_gemm(t, 256 * sb, m, n);
             }
         }
-        check_gemm(t, 256 * 7, 30, 8); // several chunks of blocks
+    }
+}
+
+// Panels of one level everywhere (the format's extremes) times activation
+// levels of +-127: the products where int16 partial sums would overflow or
+// vpmaddubsw saturate if a kernel added up too many steps before widening.
+// The twin's int32 arithmetic is exact; every level must give its result.
+TEST(SimdGemm, ExtremeLevelsDoNotOverflow) {
+    if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
+    struct Case {
+        lm_ggml_type type;
+        int max_level; // 255: levels + 128 (signed weights)
+    };
+    const Case cases[] = {{LM_GGML_TYPE_Q4_0, 15},   {LM_GGML_TYPE_Q4_1, 15},  {LM_GGML_TYPE_Q5_0, 31},
+                          {LM_GGML_TYPE_Q5_1, 31},   {LM_GGML_TYPE_Q8_0, 255}, {LM_GGML_TYPE_IQ4_NL, 255},
+                          {LM_GGML_TYPE_Q4_K, 15},   {LM_GGML_TYPE_Q5_K, 31},  {LM_GGML_TYPE_Q6_K, 63},
+                          {LM_GGML_TYPE_IQ4_XS, 255}};
+    const int64_t k = 512, m = 32, n = 13;
+    for (const Case & cs : cases) {
+        const arch::Gemm * tw = ref_gemm(cs.type);
+        const int kv = cs.type == LM_GGML_TYPE_Q6_K ? 16 : 32;
+        const size_t block = layout::kGroupRows * (size_t) kv + 128; // one block of a 16-row group
+        const size_t lda = layout::pad64(tw->act_size(k));
+        Aligned act(lda * n, 0);
+        for (int64_t j = 0; j < n; ++j) { // all +127 or all -127, alternating by column
+            const std::vector<float> x((size_t) k, j % 2 ? -1.0f : 1.0f);
+            tw->pack_act(x.data(), act.data() + j * lda, k);
+        }
+        for (int level : {0, 1, cs.max_level}) {
+            SCOPED_TRACE(std::string(lm_ggml_type_name(cs.type)) + " level " + std::to_string(level));
+            const size_t ps = tw->panel_size(k);
+            Aligned panel(ps, 0);
+            for (size_t off = 0; off < ps; off += block) {
+                std::memset(panel.data() + off, level, 16 * (size_t) kv);
+                auto * dm = reinterpret_cast<float *>(panel.data() + off + 16 * kv);
+                for (int r = 0; r < 16; ++r) {
+                    dm[r] = 1.0f + 0.125f * (float) r;
+                    dm[16 + r] = -0.5f;
+                }
+            }
+            std::vector<float> want((size_t) (m * n));
+            tw->compute(panel.data(), m, k, act.data(), lda, n, want.data(), m);
+            for (const arch::KernelSet * lv : vector_levels()) {
+                const arch::Gemm * gm = lv->gemm[cs.type];
+                if (gm == nullptr) continue;
+                std::vector<float> got((size_t) (m * n), NAN);
+                gm->compute(panel.data(), m, k, act.data(), lda, n, got.data(), m);
+                for (int64_t i = 0; i < m * n; ++i) {
+                    EXPECT_NEAR(got[i], want[i], 1e-5 * std::fabs(want[i]) + 1e-3) << lv->name << " at " << i;
+                }
+            }
+        }
     }
 }
 

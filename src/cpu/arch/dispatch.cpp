@@ -32,6 +32,7 @@ void ggml_sig(int n, float * s, size_t, const void * x, size_t, const void * y, 
 void fill_scalar(KernelSet & k) {
     k.math.exp_sum = ref::exp_sum;
     k.math.silu = ref::silu;
+    k.math.gelu = ref::gelu;
     k.math.scale_mask_max = ref::scale_mask_max;
     k.math.scale = ref::scale;
     k.attn_f16.scores = ref::attn_f16_scores;
@@ -66,8 +67,19 @@ void fill_scalar(KernelSet & k) {
     k.from_float[LM_GGML_TYPE_Q8_0] = ref::quantize_row_q8_0;
     k.from_float[LM_GGML_TYPE_Q8_1] = ref::quantize_row_q8_1;
     k.from_float[LM_GGML_TYPE_Q8_K] = lm_quant_quantize_row_q8_K_ref; // ggml's x86 path uses its reference too
-    // no RowDot / Gemm / RowDotX8: the scalar twins are not faster than
-    // vec_dot (and without RowDotX8 the CPU does not repack weights)
+    // no RowDot / RowDotX8 and no Gemm of the block types: those scalar
+    // twins are not faster than vec_dot (and without RowDotX8 the CPU does
+    // not repack weights). The K-quant Gemm twins are (N = 512, x86, GFLOP/s:
+    // Q4_K 0.9 -> 1.8, Q5_K 0.5 -> 2.1, Q6_K 0.4 -> 3.2, IQ4_XS 1.3 -> 2.7)
+    // and round activations per sub-block as the vector levels do
+    // (layouts.h). Not on ARM64, whose NEON level (every AArch64 CPU) would
+    // inherit them unmeasured against its row dots.
+#if !defined(__aarch64__)
+    k.gemm[LM_GGML_TYPE_Q4_K] = &ref::kGemmQ4_K;
+    k.gemm[LM_GGML_TYPE_Q5_K] = &ref::kGemmQ5_K;
+    k.gemm[LM_GGML_TYPE_Q6_K] = &ref::kGemmQ6_K;
+    k.gemm[LM_GGML_TYPE_IQ4_XS] = &ref::kGemmIQ4_XS;
+#endif
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -137,6 +149,8 @@ void fill_level(KernelSet & k, Isa isa) {
             x86::fill_avx2_math(k);
             x86::fill_avx2_attn(k);
             x86::fill_avx2_rowdot(k);
+            x86::fill_avx2_rowdot_q5(k);
+            x86::fill_avx2_rowdot_k(k);
             x86::fill_avx2_rowdot_x8(k);
             x86::fill_avx2_gemm_q(k);
             x86::fill_avx2_iqdot(k);
@@ -167,6 +181,7 @@ void fill_level(KernelSet & k, Isa isa) {
         case Isa::dotprod:
             arm::fill_dotprod_qdot(k);
             arm::fill_dotprod_rowdot_x8(k);
+            arm::fill_dotprod_gemm(k);
             break;
         case Isa::i8mm: arm::fill_i8mm_gemm(k); break;
 #endif

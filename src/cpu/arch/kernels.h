@@ -83,6 +83,8 @@ struct VecMath {
     float (*exp_sum)(int64_t n, const float * x, float shift, float * y);
     // y[i] = x[i] / (1 + exp(-x[i])); y may alias x.
     void (*silu)(int64_t n, const float * x, float * y);
+    // y[i] = GELU(x[i]), ggml's tanh approximation; y may alias x.
+    void (*gelu)(int64_t n, const float * x, float * y);
     // Softmax input: y[i] = x[i] * scale + slope * mask[i] with the mask in
     // F32 (m32) or F16 (m16) or none (both NULL); returns max(y) (-inf for n == 0).
     float (*scale_mask_max)(int64_t n, const float * x, float scale, const float * m32, const uint16_t * m16,

@@ -18,6 +18,7 @@ void convert_row_bf16(const float * x, void * y, int64_t k);
 // ---------------------------------------------------------------- vector math (VecMath)
 float exp_sum(int64_t n, const float * x, float shift, float * y);
 void silu(int64_t n, const float * x, float * y);
+void gelu(int64_t n, const float * x, float * y);
 float scale_mask_max(int64_t n, const float * x, float scale, const float * m32, const uint16_t * m16, float slope,
                      float * y);
 void scale(int64_t n, float * y, float s);
@@ -50,6 +51,10 @@ void rowdot_q4_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
 void rowdot_pack_q6_K(const float * x, void * act, int64_t k);
 void rowdot_q6_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
 extern const RowDot kRowDotQ4_K, kRowDotQ6_K;
+// IQ4_XS: activation rows of every level from rowdot_pack_iq4_xs (layouts.h)
+void rowdot_pack_iq4_xs(const float * x, void * act, int64_t k);
+void rowdot_iq4_xs(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
+extern const RowDot kRowDotIQ4_XS;
 // F32 / F16: the Gemm's activation rows (gemm_pack_act_f*), one float sum per row
 extern const RowDot kRowDotF32, kRowDotF16;
 

@@ -1,4 +1,4 @@
-// Scalar twins of the vector math (kernels.h VecMath): libm's expf.
+// Scalar twins of the vector math (kernels.h VecMath): libm's expf and tanhf.
 #include "ref.h"
 
 #include "../../core/ggml-impl.h" // fp16 conversion
@@ -18,6 +18,14 @@ float exp_sum(int64_t n, const float * x, float shift, float * y) {
 
 void silu(int64_t n, const float * x, float * y) {
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + expf(-x[i]));
+}
+
+void gelu(int64_t n, const float * x, float * y) {
+    const float c = 0.79788456080286535587989211986876f; // sqrt(2 / pi)
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        y[i] = 0.5f * v * (1.0f + tanhf(c * v * (1.0f + 0.044715f * v * v)));
+    }
 }
 
 float scale_mask_max(int64_t n, const float * x, float scale, const float * m32, const uint16_t * m16, float slope,

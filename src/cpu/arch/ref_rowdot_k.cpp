@@ -1,12 +1,14 @@
-// Scalar twins of the Q4_K and Q6_K RowDot kernels (layouts.h, "RowDot
-// rows") and the packers of their activation rows, which every level
+// Scalar twins of the Q4_K, Q6_K and IQ4_XS RowDot kernels (layouts.h,
+// "RowDot rows") and the packers of their activation rows, which every level
 // shares: Q8_K (src/quant's reference quantizer, as ggml's x86 path), for
 // Q4_K with the levels reordered to line up with the weights' nibbles and a
-// sum per sub-block, for Q6_K in order with Q8_K's sums per 16 values.
+// sum per sub-block, for Q6_K in order with Q8_K's sums per 16 values; for
+// IQ4_XS one scale per 32-value sub-block (act_block_q8).
 #include "layouts.h"
 #include "ref.h"
 
 #include "../../core/ggml-impl.h"
+#include "../../quant/q_iq4_tq.h"
 #include "../../quant/q_search.h"
 #include "../../quant/quants.h"
 
@@ -114,7 +116,60 @@ void rowdot_q6_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
     }
 }
 
+void rowdot_pack_iq4_xs(const float * x, void * vact, int64_t k) {
+    auto * out = static_cast<uint8_t *>(vact);
+    std::memset(out, 0, rowdot_iq4_xs_size(k));
+    for (int64_t sb = 0; sb < k / kQKK; ++sb) {
+        uint8_t * g = out + sb * kIQ4XSGroupBytes;
+        auto * dy = reinterpret_cast<float *>(g + 384);
+        for (int s = 0; s < 8; ++s) {
+            int8_t q[32];
+            dy[s] = act_block_q8(x + sb * kQKK + 32 * s, 32, q);
+            uint8_t * lo = g + 128 * (s / 4) + 16 * (s % 4);
+            for (int j = 0; j < 16; ++j) {
+                lo[j] = (uint8_t) q[j];
+                lo[64 + j] = (uint8_t) q[16 + j];
+            }
+        }
+        auto * c = reinterpret_cast<int32_t *>(g + 256);
+        for (int h = 0; h < 2; ++h) {
+            for (int l = 0; l < 16; ++l) {
+                int sum = 0;
+                for (int i = 0; i < 4; ++i)
+                    sum += (int8_t) g[128 * h + 4 * l + i] + (int8_t) g[128 * h + 64 + 4 * l + i];
+                c[16 * h + l] = -128 * sum;
+            }
+        }
+    }
+}
+
+void rowdot_iq4_xs(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    const auto * act = static_cast<const uint8_t *>(vact);
+    for (int64_t r = 0; r < m; ++r) {
+        const auto * x = reinterpret_cast<const lm_block_iq4_xs *>(static_cast<const char *>(w) + r * ldw);
+        float acc = 0;
+        for (int64_t sb = 0; sb < k / kQKK; ++sb) {
+            const uint8_t * g = act + sb * kIQ4XSGroupBytes;
+            const float d = lm_ggml_compute_fp16_to_fp32(x[sb].d);
+            for (int s = 0; s < 8; ++s) {
+                // value i < 16 of sub-block s sits at lo[i], value 16 + i at lo[64 + i]
+                const auto * lo = reinterpret_cast<const int8_t *>(g + 128 * (s / 4) + 16 * (s % 4));
+                int dot = 0;
+                for (int i = 0; i < 16; ++i) {
+                    const uint8_t b = x[sb].qs[16 * s + i];
+                    dot += lm_quant_kvalues_iq4nl[b & 15] * lo[i] + lm_quant_kvalues_iq4nl[b >> 4] * lo[64 + i];
+                }
+                float dy;
+                std::memcpy(&dy, g + 384 + 4 * s, sizeof(float));
+                acc += d * dy * (float) (lm_quant_iq4_xs_scale(&x[sb], s) * dot);
+            }
+        }
+        dst[r] = acc;
+    }
+}
+
 const RowDot kRowDotQ4_K = {rowdot_k_size, rowdot_pack_q4_K, rowdot_q4_K};
 const RowDot kRowDotQ6_K = {rowdot_k6_size, rowdot_pack_q6_K, rowdot_q6_K};
+const RowDot kRowDotIQ4_XS = {rowdot_iq4_xs_size, rowdot_pack_iq4_xs, rowdot_iq4_xs};
 
 } // namespace lmggml::cpu::arch::ref

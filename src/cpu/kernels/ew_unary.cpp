@@ -1,7 +1,8 @@
 // LM_GGML_OP_UNARY: activations, computed in float for F32/F16/BF16 with the
-// formulas of ggml 1.4.1. GELU is the tanh approximation evaluated directly
-// (ggml reads a table of fp16 results; for F16 data that table holds exactly
-// fp16(gelu(x)), which is what the F16 path here produces).
+// formulas of ggml 1.4.1. GELU is the tanh approximation: F32 rows go
+// through the vector math (arch/kernels.h VecMath); F16 / BF16 rows through
+// the formula itself, because ggml reads a table of fp16 results and for F16
+// data that table holds exactly fp16(gelu(x)), which that path reproduces.
 
 #include "ew_map.h"
 #include "ew_ops.h"
@@ -13,11 +14,12 @@ namespace lm_cpu_ew {
 
 namespace {
 
-constexpr float kGeluCoefA = 0.044715f;
 constexpr float kGeluQuickCoef = -1.702f;
+constexpr float kGeluCoefA = 0.044715f;
 constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
 
 inline float gelu(float x) { return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kGeluCoefA * x * x))); }
+
 inline float gelu_quick(float x) { return x * (1.0f / (1.0f + std::exp(kGeluQuickCoef * x))); }
 inline float hardsigmoid(float x) { return std::fmin(1.0f, std::fmax(0.0f, (x + 3.0f) / 6.0f)); }
 
@@ -45,7 +47,13 @@ void relu_fwd(const lm_cpu_params * p, lm_ggml_tensor * d) {
 void sigmoid_fwd(const lm_cpu_params * p, lm_ggml_tensor * d) {
     map_rows(p, d, [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
 }
-void gelu_fwd(const lm_cpu_params * p, lm_ggml_tensor * d) { map_rows(p, d, gelu); }
+void gelu_fwd(const lm_cpu_params * p, lm_ggml_tensor * d) {
+    if (d->type == LM_GGML_TYPE_F32 && d->src[0]->type == LM_GGML_TYPE_F32) {
+        map_rows_vec(p, d, lmggml::cpu::arch::kernels().math.gelu);
+    } else {
+        map_rows(p, d, gelu);
+    }
+}
 void gelu_quick_fwd(const lm_cpu_params * p, lm_ggml_tensor * d) { map_rows(p, d, gelu_quick); }
 void silu_fwd(const lm_cpu_params * p, lm_ggml_tensor * d) {
     map_rows_vec(p, d, lmggml::cpu::arch::kernels().math.silu);

@@ -4,14 +4,16 @@
 // for all g of them. Keys go in tiles of kTile: the tile's scores, scaled,
 // masked and exponentiated with an online softmax (running max M and sum S
 // per query; the accumulator is rescaled when M grows), then the tile's V
-// rows are added in. A row's keys past its last unmasked one are skipped.
+// rows are added in. A row's keys past its last unmasked one are skipped, and
+// so are whole tiles before its first (a sliding window over a long cache).
 //
 // Generation has few units (SmolLM2: 3 KV heads x 1 row), too few for
-// threads to share evenly, so then each unit's keys are cut into segments
+// threads to share evenly, so then each unit's visible keys (the span its
+// mask row leaves, which a sliding window makes short) are cut into segments
 // (flash decoding): threads compute unnormalised partials (M, S, acc) per
 // segment into shared scratch, meet at a barrier, and merge them per unit.
-// The cut depends on the shape only, so every thread count (one included)
-// sums in the same order.
+// The cut depends on the shape and the mask only, so every thread count (one
+// included) sums in the same order.
 #include "la_ops.h"
 
 #include "../arch/kernels.h"
@@ -69,6 +71,21 @@ int64_t visible_keys(const lm_ggml_tensor * mask, const char * mrow, int64_t n_k
     return n;
 }
 
+// The first key at or after j the mask row does not hide (-inf); n when it hides all of [j, n).
+int64_t first_visible_key(const lm_ggml_tensor * mask, const char * mrow, int64_t j, int64_t n) {
+    if (mask == nullptr) {
+        return j;
+    }
+    if (mask->type == LM_GGML_TYPE_F16) {
+        const auto * m = (const lm_ggml_fp16_t *) mrow;
+        while (j < n && m[j] == 0xFC00) ++j; // F16 -inf
+    } else {
+        const auto * m = (const float *) mrow;
+        while (j < n && m[j] == -INFINITY) ++j;
+    }
+    return j;
+}
+
 struct Attend {
     const lm_ggml_tensor * dst;
     const lm_ggml_tensor * q;
@@ -90,6 +107,15 @@ struct Attend {
         *iq3 = u / (dims.n_kvh * dims.n_q);
     }
 
+    // [*lo, *hi): the keys of unit u from the first to the last its mask row shows
+    void key_span(int64_t u, int64_t * lo, int64_t * hi) const {
+        int64_t ik2, iq1, iq3;
+        unit_index(u, &ik2, &iq1, &iq3);
+        const char * mrow = mask != nullptr ? (const char *) mask->data + iq1 * mask->nb[1] : nullptr;
+        *hi = visible_keys(mask, mrow, dims.n_kv);
+        *lo = first_visible_key(mask, mrow, 0, *hi);
+    }
+
     // Unnormalised partial of unit u over keys [j_begin, j_end): acc (g x D),
     // M and S (g) at part; qb (g*D) and sc (g*kTile) are scratch.
     void partial(int64_t u, int64_t j_begin, int64_t j_end, float * qb, float * sc, float * part) const {
@@ -105,6 +131,13 @@ struct Attend {
         std::fill_n(S, g, 0.0f);
         const char * mrow = mask != nullptr ? (const char *) mask->data + iq1 * mask->nb[1] : nullptr;
         j_end = std::min(j_end, visible_keys(mask, mrow, dims.n_kv));
+        // Whole tiles of hidden keys add nothing (every query's max stays -inf):
+        // skip them, keeping the tiles after them where they were, so the
+        // result is bit for bit the one over all keys.
+        const int64_t first = first_visible_key(mask, mrow, j_begin, j_end);
+        if (first > j_begin) {
+            j_begin += (first - j_begin) / kTile * kTile;
+        }
         if (j_begin >= j_end) {
             return;
         }
@@ -218,11 +251,13 @@ void flash_attn_f16_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) 
         return;
     }
     float * parts = (float *) params->wdata; // units x segs partials
-    const int64_t per = (d.n_kv + segs - 1) / segs;
     for (int64_t i0, i1; lm_cpu_chunks_next(params, &it, &i0, &i1);) {
         for (int64_t i = i0; i < i1; ++i) {
-            const int64_t s = i % segs;
-            a.partial(i / segs, s * per, (s + 1) * per, qb, sc, parts + i * d.partial_floats());
+            const int64_t u = i / segs, s = i % segs;
+            int64_t lo = 0, hi = 0;
+            a.key_span(u, &lo, &hi);
+            const int64_t per = (hi - lo + segs - 1) / segs;
+            a.partial(u, lo + s * per, lo + (s + 1) * per, qb, sc, parts + i * d.partial_floats());
         }
     }
     sync(params); // every partial written

@@ -16,6 +16,7 @@ void fill_neon_math(KernelSet & k);
 void fill_neon_qdot(KernelSet & k);
 void fill_dotprod_qdot(KernelSet & k);
 void fill_dotprod_rowdot_x8(KernelSet & k);
+void fill_dotprod_gemm(KernelSet & k);
 void fill_i8mm_gemm(KernelSet & k);
 
 } // namespace lmggml::cpu::arch::arm

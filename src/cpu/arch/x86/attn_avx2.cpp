@@ -2,9 +2,11 @@
 // ref_attn.cpp). Each K or V row is widened once (vcvtph2ps) for all the
 // query rows of its group, which is where grouped-query attention saves: the
 // widening, not the FMAs, bounds a head dimension of 64.
-//   scores      3 or 4 keys at a time, widened 8 values at a time and
-//               dotted with up to 3 query rows; a block's sums are reduced
-//               together (hsum8x4).
+//   scores      2 to 4 keys at a time, widened 8 values at a time and
+//               dotted with up to 4 query rows; a block's sums are reduced
+//               together (hsum8x4). Groups of 4 (Gemma 3: 4 heads per KV
+//               head) go in one pass of 2 keys: a second pass for the 4th
+//               row would widen every key again for a single FMA.
 //   accumulate  per 16 output columns, each V row's 16 values are widened
 //               once and added into up to 4 query rows' accumulators.
 #if defined(__x86_64__) || defined(__i386__)
@@ -26,7 +28,7 @@ inline __m256 widen8(const char * row, int64_t c) {
 // Keys per scores block for G query rows: K * G accumulators, K widened keys
 // and one query vector stay within the 16 registers (13 at most; one more
 // and the compiler spills an accumulator into a store-load chain).
-template <int G> constexpr int kKeys = G == 3 ? 3 : 4;
+template <int G> constexpr int kKeys = G == 4 ? 2 : (G == 3 ? 3 : 4);
 
 // Rows fetched ahead of use. The cache is cold at generation (a token's
 // weights stream through every cache level in between), its rows are a
@@ -42,7 +44,7 @@ void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float 
     for (int j = 0; j < K; ++j) r[j] = rows + (j < nk ? j : 0) * (int64_t) ldk; // past nk: row 0 again, dropped
     __m256 acc[G][4];
     for (int i = 0; i < G; ++i)
-        for (int j = 0; j < 4; ++j) acc[i][j] = _mm256_setzero_ps(); // lane 3 stays 0 when K == 3
+        for (int j = 0; j < 4; ++j) acc[i][j] = _mm256_setzero_ps(); // lanes K..3 stay 0
     for (int64_t c = 0; c < d; c += 8) {
         __m256 kv[K];
         for (int j = 0; j < K; ++j) kv[j] = widen8(r[j], c);
@@ -55,6 +57,8 @@ void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float 
         const __m128 sums = hsum8x4(acc[i]);
         if (nk == 4) {
             _mm_storeu_ps(s + i * n, sums);
+        } else if (nk == 2) {
+            _mm_storel_pi(reinterpret_cast<__m64 *>(s + i * n), sums);
         } else {
             alignas(16) float t[4];
             _mm_store_ps(t, sums);
@@ -85,14 +89,19 @@ void scores(int64_t d, int64_t n, const void * k, size_t ldk, const float * q, i
         return;
     }
     const char * rows = static_cast<const char *>(k);
-    for (int64_t i0 = 0; i0 < g; i0 += 3) { // up to 3 query rows per pass over the keys
+    // up to 4 query rows per pass over the keys: 4 while a multiple of 4 is left, else 3
+    for (int64_t i0 = 0; i0 < g;) {
         const float * qi = q + i0 * d;
         float * si = s + i0 * n;
-        switch (std::min<int64_t>(3, g - i0)) {
+        const int64_t rows_left = g - i0;
+        const int64_t take = rows_left % 4 == 0 ? 4 : std::min<int64_t>(3, rows_left);
+        switch (take) {
             case 1: scores_rows<1>(d, n, rows, ldk, qi, si); break;
             case 2: scores_rows<2>(d, n, rows, ldk, qi, si); break;
-            default: scores_rows<3>(d, n, rows, ldk, qi, si); break;
+            case 3: scores_rows<3>(d, n, rows, ldk, qi, si); break;
+            default: scores_rows<4>(d, n, rows, ldk, qi, si); break;
         }
+        i0 += take;
     }
 }
 

@@ -1,119 +1,18 @@
-// AVX-512 VNNI Gemm for the K-quants Q4_K, Q5_K, IQ4_XS (32-value sub-blocks;
-// IQ4_XS's levels + 128, taken out by the activation's c) and Q6_K (16-value groups), on the int8 microkernel of gemm_q_kernel.h: each
+// AVX-512 VNNI Gemm for the K-quants Q4_K, Q5_K, IQ4_XS (32-value
+// sub-blocks; IQ4_XS's levels + 128, taken out by the activation's c) and
+// Q6_K (16-value groups), on the int8 microkernel of gemm_q_kernel.h: each
 // sub-block becomes a block with its own F32 scale (d * scale) and minimum
-// (-dmin * min); activations are quantized as Q8_K and spread over the
-// sub-blocks (layouts.h). Twins: ref::gemm_*_q4_K / q5_K / q6_K.
+// (-dmin * min); activations get one int8 scale per sub-block (layouts.h).
+// Activation packers and decoders: gemm_k_pack.h, shared with the AVX2
+// level. Twins: ref::gemm_*_q4_K / q5_K / q6_K / iq4_xs.
 #if defined(__x86_64__) || defined(__i386__)
 
+#include "gemm_k_pack.h"
 #include "gemm_q_kernel.h"
-#include "simd_avx2.h"
 #include "x86.h"
-
-#include "../../../quant/q_iq4_tq.h"
-#include "../../../quant/quants.h"
 
 namespace lmggml::cpu::arch::x86 {
 namespace {
-
-// ---------------------------------------------------------------- activations
-// kV = 32: d = the sub-block's d, s = d * sum of the sub-block, c = 0;
-// kV = 16: d = the group's d, s = 0, c = 32 * sum of the group (Q6_K's level offset).
-// kOff (kV = 32, IQ4_XS: 128): s = 0, c = kOff * sum of the sub-block
-template <int kV, int kOff = 0> void pack_act_k(const float * x, void * vact, int64_t k) {
-    const int64_t nb = k / kV;
-    auto * q = static_cast<int8_t *>(vact);
-    auto * d = reinterpret_cast<float *>(q + k);
-    auto * s = d + nb;
-    auto * c = reinterpret_cast<int32_t *>(s + nb);
-    // one d per sub-block (layouts.h), the scalar twin's bytes exactly
-    for (int64_t b = 0; b < nb; ++b) {
-        int8_t * qb = q + b * kV;
-        d[b] = layout::act_block_q8(x + b * kV, kV, qb);
-        int sum = 0;
-        for (int i = 0; i < kV; ++i) sum += qb[i];
-        s[b] = kV == 32 && kOff == 0 ? d[b] * (float) sum : 0.0f;
-        c[b] = kV == 32 ? kOff * sum : 32 * sum;
-    }
-}
-
-// ---------------------------------------------------------------- panels
-// 6-bit scale and min of sub-block j (0..7) of a q4_K / q5_K super-block
-static inline void k4_scale_min(const uint8_t * q, int j, int * sc, int * m) {
-    if (j < 4) {
-        *sc = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-    }
-}
-
-// sub-block g of a q4_K / q5_K super-block: values 32g.. are the low (g even)
-// or high (g odd) nibbles of qs[32 (g / 2) ..]
-static inline __m256i k4_nibbles(const uint8_t * qs, int g) {
-    const __m256i q = _mm256_loadu_si256((const __m256i *) (qs + 32 * (g / 2)));
-    return _mm256_and_si256(_mm256_srli_epi16(q, 4 * (g % 2)), _mm256_set1_epi8(0x0F));
-}
-
-struct DecodeQ4_K {
-    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
-        const auto & x = static_cast<const lm_block_q4_K *>(row)[b / 8];
-        const int g = (int) (b % 8);
-        int sc, mn;
-        k4_scale_min(x.scales, g, &sc, &mn);
-        _mm256_store_si256((__m256i *) out, k4_nibbles(x.qs, g));
-        *d = from_f16(x.d) * (float) sc;
-        *m = -from_f16(x.dmin) * (float) mn;
-    }
-};
-
-struct DecodeQ5_K {
-    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
-        const auto & x = static_cast<const lm_block_q5_K *>(row)[b / 8];
-        const int g = (int) (b % 8);
-        int sc, mn;
-        k4_scale_min(x.scales, g, &sc, &mn);
-        // the 5th bit of value 32g + l is bit g of qh[l]
-        const __m256i h =
-            _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *) x.qh), g), _mm256_set1_epi8(1));
-        _mm256_store_si256((__m256i *) out, _mm256_or_si256(k4_nibbles(x.qs, g), _mm256_slli_epi16(h, 4)));
-        *d = from_f16(x.d) * (float) sc;
-        *m = -from_f16(x.dmin) * (float) mn;
-    }
-};
-
-// group grp (16 values, 0..15) of a q6_K super-block: value e = 128c + 32s + l
-// has 4 low bits in ql[64c + 32(s & 1) + l] (nibble s >> 1) and 2 high bits
-// (2s) in qh[32c + l]; the level is value + 32, 0..63
-struct DecodeQ6_K {
-    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
-        const auto & x = static_cast<const lm_block_q6_K *>(row)[b / 16];
-        const int grp = (int) (b % 16);
-        const int c = grp / 8, s = (grp % 8) / 2, l0 = 16 * (grp % 2);
-        const __m128i lo = _mm_loadu_si128((const __m128i *) (x.ql + 64 * c + 32 * (s & 1) + l0));
-        const __m128i hi = _mm_loadu_si128((const __m128i *) (x.qh + 32 * c + l0));
-        const __m128i low = _mm_and_si128(_mm_srli_epi16(lo, 4 * (s >> 1)), _mm_set1_epi8(0x0F));
-        const __m128i top = _mm_and_si128(_mm_srli_epi16(hi, 2 * s), _mm_set1_epi8(3));
-        _mm_store_si128((__m128i *) out, _mm_or_si128(low, _mm_slli_epi16(top, 4)));
-        *d = from_f16(x.d) * (float) x.scales[grp];
-        *m = 0.0f;
-    }
-};
-
-// sub-block g of an IQ4_XS super-block: each nibble's level + 128 (unsigned)
-struct DecodeIQ4_XS {
-    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
-        const auto & x = static_cast<const lm_block_iq4_xs *>(row)[b / 8];
-        const int g = (int) (b % 8);
-        const __m128i lut =
-            _mm_xor_si128(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl), _mm_set1_epi8((char) 0x80));
-        const __m128i q = _mm_loadu_si128((const __m128i *) (x.qs + 16 * g));
-        const __m256i nib = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
-        _mm256_store_si256((__m256i *) out, _mm256_shuffle_epi8(_mm256_set_m128i(lut, lut), nib));
-        *d = from_f16(x.d) * (float) lm_quant_iq4_xs_scale(&x, g);
-        *m = 0.0f;
-    }
-};
 
 using namespace layout;
 

@@ -1,18 +1,23 @@
-// AVX2 Gemm for Q4_0, Q4_1 and Q8_0 weights (layouts.h), prompt processing
-// on CPUs without AVX-512: the same panels and activation rows as the VNNI
-// kernel (gemm_q_pack.h), a different microkernel.
+// AVX2 Gemm (layouts.h) for the 32-value block types Q4_0, Q4_1, Q5_0,
+// Q5_1, Q8_0, IQ4_NL and the K-quants Q4_K, Q5_K, IQ4_XS (32-value
+// sub-blocks) and Q6_K (16-value groups), prompt processing on CPUs without
+// AVX-512: the same panels and activation rows as the VNNI kernels
+// (gemm_q_pack.h, gemm_k_pack.h), a different microkernel.
 //
 // A 64-byte panel vector (4 levels of 16 rows) is two ymm halves of 8 rows;
 // the microkernel takes one half (8 rows) x kN columns. Per 4 levels of a
-// column: one broadcast, one vpmaddubsw per half. Nibble levels (0..15)
-// times int8 activations keep int16 pair sums small enough to add up a whole
-// block (8 steps, at most 8 * 2 * 15 * 127 < 2^15) before one vpmaddwd
-// widens them. Q8_0's panel levels carry +128; they are turned back into
-// signed bytes and multiplied as |w| * (sign(w) y), which cannot saturate,
-// so its offset correction is not needed. Per block, the int32 sums are
-// converted and scaled into F32 accumulators. Twins: ref::gemm_*.
+// column: one broadcast, one vpmaddubsw per half. Its int16 pair sums add
+// up in int16 over as many steps as cannot overflow (steps * 2 * L * 127 <
+// 2^15 for levels 0..L: a whole block for nibbles, 4 steps for 5-bit levels,
+// 2 for Q6_K's 0..63) before one vpmaddwd widens them. Levels carrying +128
+// (Q8_0, IQ4_NL, IQ4_XS) are turned back into signed bytes and multiplied as
+// |w| * (sign(w) y), which cannot saturate (widened every step), so their
+// offset correction is not needed. Per block, the int32 sums are corrected
+// (the unsigned offset of Q4_0, Q5_0, Q6_K), converted and scaled into F32
+// accumulators. Twins: ref::gemm_*.
 #if defined(__x86_64__) || defined(__i386__)
 
+#include "gemm_k_pack.h"
 #include "gemm_q_pack.h"
 #include "simd_avx2.h"
 #include "x86.h"
@@ -30,12 +35,25 @@ namespace {
 using namespace layout;
 
 constexpr int64_t kGroups = kPanelRows / kGroupRows;
-constexpr int64_t kBlock = (int64_t) panel_block_bytes<32>(); // one block of one 16-row group
 
 // Panel chunks stay in L1 while every column tile passes over them.
 constexpr int64_t kMaxChunkBytes = 24 << 10;
 
-enum class Kind { nibble, nibble_offset, q8 };
+// A weight format as the microkernel sees it: kV values per block, levels
+// 0..kMaxLevel (255: levels + 128, multiplied signed); kCorr: subtract the
+// activation's c (the unsigned levels' offset); kMin: add m * s.
+template <int kValues, int kMaxLevel, bool kCorrect, bool kMinimum> struct Fmt {
+    static constexpr int kV = kValues;
+    static constexpr bool kCorr = kCorrect;
+    static constexpr bool kMin = kMinimum;
+    static constexpr int kSteps = kV / 4;
+    static constexpr bool kSigned = kMaxLevel > 127;
+    // steps whose int16 sums cannot overflow (activation levels are within +-127)
+    static constexpr int kWiden = kSigned ? 1 : std::min(kSteps, 32767 / (2 * kMaxLevel * 127));
+    // columns per tile: int32 sums beside the int16 ones take registers
+    static constexpr int kCols = kSigned || kWiden < kSteps ? 4 : 6;
+    static_assert(kWiden > 0 && kSteps % kWiden == 0, "whole widening rounds per block");
+};
 
 static inline __m256i rows_mask8(int64_t rows) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int) rows), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -49,10 +67,12 @@ static inline __m256i bcast4(const int8_t * p) {
 
 // 8 rows (half hf of the panel's 32) x kN columns, blocks [b0, b1).
 // rows: how many of the 8 exist; first: start from zero, else continue dst.
-template <Kind kKind, bool kMin, int kN>
+template <class F, int kN>
 void tile(const uint8_t * panel, int hf, int64_t rows, int64_t k, int64_t b0, int64_t b1, const char * act, size_t lda,
           float * dst, size_t ldd, bool first) {
-    const int64_t nb = k / kQK;
+    constexpr int kV = F::kV;
+    constexpr int64_t kBlock = (int64_t) panel_block_bytes<kV>(); // one block of one 16-row group
+    const int64_t nb = k / kV;
     const size_t off = (size_t) (hf / 2) * kBlock + (size_t) (hf % 2) * 32; // this half in a block's bytes
     const __m256i ones = _mm256_set1_epi16(1);
     const __m256i mask = rows_mask8(rows);
@@ -76,34 +96,45 @@ void tile(const uint8_t * panel, int hf, int64_t rows, int64_t k, int64_t b0, in
         __m256i isum[kN];
 #pragma GCC unroll 8
         for (int j = 0; j < kN; ++j) isum[j] = _mm256_setzero_si256();
-            // not unrolled: GCC 12 would hoist all 8 steps' products and spill them
+        if constexpr (F::kSigned) {
 #pragma GCC unroll 1
-        for (int t = 0; t < 8; ++t) {
-            const __m256i w = _mm256_load_si256((const __m256i *) (pb + 64 * t));
-            if constexpr (kKind == Kind::q8) {
-                const __m256i ws = _mm256_xor_si256(w, _mm256_set1_epi8((char) 0x80));
+            for (int t = 0; t < F::kSteps; ++t) {
+                const __m256i ws =
+                    _mm256_xor_si256(_mm256_load_si256((const __m256i *) (pb + 64 * t)), _mm256_set1_epi8((char) 0x80));
                 const __m256i wa = _mm256_abs_epi8(ws);
 #pragma GCC unroll 8
                 for (int j = 0; j < kN; ++j) {
-                    const __m256i y = _mm256_sign_epi8(bcast4(q[j] + b * kQK + 4 * t), ws);
+                    const __m256i y = _mm256_sign_epi8(bcast4(q[j] + b * kV + 4 * t), ws);
                     isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(_mm256_maddubs_epi16(wa, y), ones));
                 }
-            } else {
+            }
+        } else {
+            for (int t0 = 0; t0 < F::kSteps; t0 += F::kWiden) {
+                __m256i i16[kN];
 #pragma GCC unroll 8
-                for (int j = 0; j < kN; ++j) {
-                    isum[j] = _mm256_add_epi16(isum[j], _mm256_maddubs_epi16(w, bcast4(q[j] + b * kQK + 4 * t)));
+                for (int j = 0; j < kN; ++j) i16[j] = _mm256_setzero_si256();
+                    // not unrolled: GCC 12 would hoist all 8 steps' products and spill them
+#pragma GCC unroll 1
+                for (int t = t0; t < t0 + F::kWiden; ++t) {
+                    const __m256i w = _mm256_load_si256((const __m256i *) (pb + 64 * t));
+#pragma GCC unroll 8
+                    for (int j = 0; j < kN; ++j) {
+                        i16[j] = _mm256_add_epi16(i16[j], _mm256_maddubs_epi16(w, bcast4(q[j] + b * kV + 4 * t)));
+                    }
                 }
+#pragma GCC unroll 8
+                for (int j = 0; j < kN; ++j) isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(i16[j], ones));
             }
         }
-        const __m256 dw = _mm256_load_ps((const float *) (pb + 16 * 32));
+        const __m256 dw = _mm256_load_ps((const float *) (pb + 16 * kV));
 #pragma GCC unroll 8
         for (int j = 0; j < kN; ++j) {
-            __m256i p = kKind == Kind::q8 ? isum[j] : _mm256_madd_epi16(isum[j], ones);
-            if constexpr (kKind == Kind::nibble_offset) p = _mm256_sub_epi32(p, _mm256_set1_epi32(c[j][b]));
+            __m256i p = isum[j];
+            if constexpr (F::kCorr) p = _mm256_sub_epi32(p, _mm256_set1_epi32(c[j][b]));
             acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dw, _mm256_broadcast_ss(d[j] + b)), acc[j]);
         }
-        if constexpr (kMin) {
-            const __m256 mw = _mm256_load_ps((const float *) (pb + 16 * 32 + 64));
+        if constexpr (F::kMin) {
+            const __m256 mw = _mm256_load_ps((const float *) (pb + 16 * kV + 64));
 #pragma GCC unroll 8
             for (int j = 0; j < kN; ++j) acc[j] = _mm256_fmadd_ps(mw, _mm256_broadcast_ss(s[j] + b), acc[j]);
         }
@@ -119,91 +150,151 @@ void tile(const uint8_t * panel, int hf, int64_t rows, int64_t k, int64_t b0, in
     }
 }
 
-// columns in tiles of at most kMax, of near-equal width (a narrow tile leaves the multipliers idle)
-template <Kind kKind, bool kMin>
+// a tile of w <= kN columns
+template <class F, int kN>
+void tile_w(int64_t w, const uint8_t * panel, int hf, int64_t rows, int64_t k, int64_t b0, int64_t b1, const char * act,
+            size_t lda, float * dst, size_t ldd, bool first) {
+    if constexpr (kN > 1) {
+        if (w < kN) {
+            tile_w<F, kN - 1>(w, panel, hf, rows, k, b0, b1, act, lda, dst, ldd, first);
+            return;
+        }
+    }
+    tile<F, kN>(panel, hf, rows, k, b0, b1, act, lda, dst, ldd, first);
+}
+
+// columns in tiles of at most F::kCols, of near-equal width (a narrow tile leaves the multipliers idle)
+template <class F>
 void columns(const uint8_t * panel, int hf, int64_t rows, int64_t k, int64_t b0, int64_t b1, const char * act,
              size_t lda, int64_t n, float * dst, size_t ldd, bool first) {
-    constexpr int kMax = kKind == Kind::q8 ? 4 : 6;
-    const int64_t tiles = (n + kMax - 1) / kMax;
+    const int64_t tiles = (n + F::kCols - 1) / F::kCols;
     for (int64_t i = 0, j = 0; i < tiles; ++i) {
         const int64_t w = (n - j) / (tiles - i) + ((n - j) % (tiles - i) != 0);
-        const char * a = act + j * (int64_t) lda;
-        float * o = dst + j * (int64_t) ldd + 8 * hf;
-        switch (w) {
-            case 1: tile<kKind, kMin, 1>(panel, hf, rows, k, b0, b1, a, lda, o, ldd, first); break;
-            case 2: tile<kKind, kMin, 2>(panel, hf, rows, k, b0, b1, a, lda, o, ldd, first); break;
-            case 3: tile<kKind, kMin, 3>(panel, hf, rows, k, b0, b1, a, lda, o, ldd, first); break;
-            case 4: tile<kKind, kMin, 4>(panel, hf, rows, k, b0, b1, a, lda, o, ldd, first); break;
-            case 5: tile<kKind, kMin, 5>(panel, hf, rows, k, b0, b1, a, lda, o, ldd, first); break;
-            default: tile<kKind, kMin, kMax>(panel, hf, rows, k, b0, b1, a, lda, o, ldd, first); break;
-        }
+        tile_w<F, F::kCols>(w, panel, hf, rows, k, b0, b1, act + j * (int64_t) lda, lda,
+                            dst + j * (int64_t) ldd + 8 * hf, ldd, first);
         j += w;
     }
 }
 
-template <Kind kKind, bool kMin>
+template <class F>
 void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst,
              size_t ldd) {
-    constexpr int64_t kMaxChunk = kMaxChunkBytes / (kGroups * kBlock);
+    constexpr int64_t kMaxChunk = kMaxChunkBytes / (kGroups * (int64_t) panel_block_bytes<F::kV>());
     const auto * panel = static_cast<const uint8_t *>(vpanel);
     const auto * a = static_cast<const char *>(act);
-    const int64_t nb = k / kQK;
+    const int64_t nb = k / F::kV;
     const int64_t parts = (nb + kMaxChunk - 1) / kMaxChunk;
     const int64_t chunk = parts > 0 ? (nb + parts - 1) / parts : 1;
     for (int64_t b0 = 0; b0 < nb; b0 += chunk) {
         const int64_t b1 = std::min(nb, b0 + chunk);
         for (int hf = 0; hf < 4 && 8 * hf < m; ++hf) {
-            columns<kKind, kMin>(panel, hf, m - 8 * hf, k, b0, b1, a, lda, n, dst, ldd, b0 == 0);
+            columns<F>(panel, hf, m - 8 * hf, k, b0, b1, a, lda, n, dst, ldd, b0 == 0);
         }
     }
 }
 
+// r[i] = row i of a 4x4 block of 32-bit values in, column i out
+static inline void transpose4(__m128 r[4]) {
+    const __m128 t0 = _mm_unpacklo_ps(r[0], r[1]); // a0 b0 a1 b1
+    const __m128 t1 = _mm_unpackhi_ps(r[0], r[1]); // a2 b2 a3 b3
+    const __m128 t2 = _mm_unpacklo_ps(r[2], r[3]); // c0 d0 c1 d1
+    const __m128 t3 = _mm_unpackhi_ps(r[2], r[3]); // c2 d2 c3 d3
+    r[0] = _mm_movelh_ps(t0, t2);
+    r[1] = _mm_movehl_ps(t2, t0);
+    r[2] = _mm_movelh_ps(t1, t3);
+    r[3] = _mm_movehl_ps(t3, t1);
+}
+
 // Panel packing: for each block and 16-row group, vector t holds dword t
-// (levels 4t..4t+3) of each row: a transpose of 16 rows x 8 dwords, done
-// as two 8x8 transposes (simd_avx2.h's, on the dwords cast to floats).
-template <class Decode> void pack_panel(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel) {
+// (levels 4t..4t+3) of each row: a transpose of 16 rows x kV / 4 dwords,
+// done as 8x8 (kV = 32, simd_avx2.h's) or 4x4 (kV = 16) transposes of the
+// dwords cast to floats.
+template <int kV, class Decode> void pack_panel(const void * w, size_t ldw, int64_t m, int64_t k, void * vpanel) {
+    constexpr int64_t kBlock = (int64_t) panel_block_bytes<kV>();
     auto * panel = static_cast<uint8_t *>(vpanel);
-    for (int64_t b = 0; b < k / kQK; ++b) {
+    for (int64_t b = 0; b < k / kV; ++b) {
         for (int64_t g = 0; g < kGroups; ++g) {
             uint8_t * pb = panel + (b * kGroups + g) * kBlock;
-            auto * d = reinterpret_cast<float *>(pb + 16 * 32);
+            auto * d = reinterpret_cast<float *>(pb + 16 * kV);
             auto * mn = d + 16;
             const int64_t has = m - g * kGroupRows;
-            for (int hf = 0; hf < 2; ++hf) {
-                alignas(32) uint8_t lv[32];
-                __m256 r[8];
-                for (int i = 0; i < 8; ++i) {
-                    const int64_t row = 8 * hf + i;
-                    if (row < has) {
-                        Decode::run(static_cast<const char *>(w) + (g * kGroupRows + row) * ldw, b, lv, &d[row],
-                                    &mn[row]);
-                        r[i] = _mm256_load_ps(reinterpret_cast<const float *>(lv));
-                    } else {
-                        r[i] = _mm256_setzero_ps();
-                        d[row] = 0.0f;
-                        mn[row] = 0.0f;
-                    }
+            alignas(32) uint8_t lv[kGroupRows][32]; // row r's levels (the first kV bytes)
+            for (int64_t r = 0; r < kGroupRows; ++r) {
+                if (r < has) {
+                    Decode::run(static_cast<const char *>(w) + (g * kGroupRows + r) * ldw, b, lv[r], &d[r], &mn[r]);
+                } else {
+                    std::memset(lv[r], 0, sizeof(lv[r]));
+                    d[r] = 0.0f;
+                    mn[r] = 0.0f;
                 }
-                transpose8(r); // r[t]: dword t of rows 0..7
-                for (int t = 0; t < 8; ++t) _mm256_store_ps(reinterpret_cast<float *>(pb + 64 * t + 32 * hf), r[t]);
+            }
+            if constexpr (kV == 32) {
+                for (int hf = 0; hf < 2; ++hf) {
+                    __m256 r[8];
+                    for (int i = 0; i < 8; ++i) r[i] = _mm256_load_ps(reinterpret_cast<const float *>(lv[8 * hf + i]));
+                    transpose8(r); // r[t]: dword t of rows 8hf..8hf+7
+                    for (int t = 0; t < 8; ++t) _mm256_store_ps(reinterpret_cast<float *>(pb + 64 * t + 32 * hf), r[t]);
+                }
+            } else {
+                static_assert(kV == 16, "16 or 32 values per block");
+                for (int qr = 0; qr < 4; ++qr) {
+                    __m128 r[4];
+                    for (int i = 0; i < 4; ++i) r[i] = _mm_load_ps(reinterpret_cast<const float *>(lv[4 * qr + i]));
+                    transpose4(r); // r[t]: dword t of rows 4qr..4qr+3
+                    for (int t = 0; t < 4; ++t) _mm_store_ps(reinterpret_cast<float *>(pb + 64 * t + 16 * qr), r[t]);
+                }
             }
         }
     }
 }
 
-const Gemm kQ4_0 = {kPanelRows,        gemm_q_act_size,        gemm_pack_act<8, false>,
-                    gemm_q_panel_size, pack_panel<DecodeQ4_0>, compute<Kind::nibble_offset, false>};
-const Gemm kQ4_1 = {kPanelRows,        gemm_q_act_size,        gemm_pack_act<0, true>,
-                    gemm_q_panel_size, pack_panel<DecodeQ4_1>, compute<Kind::nibble, true>};
-const Gemm kQ8_0 = {kPanelRows,        gemm_q_act_size,        gemm_pack_act<128, false>,
-                    gemm_q_panel_size, pack_panel<DecodeQ8_0>, compute<Kind::q8, false>};
+// the formats (values per block, largest level, correction, minimum)
+using Nibble = Fmt<32, 15, false, true>;       // Q4_1, Q4_K
+using NibbleOffset = Fmt<32, 15, true, false>; // Q4_0 (levels - 8)
+using Bits5 = Fmt<32, 31, false, true>;        // Q5_1, Q5_K
+using Bits5Offset = Fmt<32, 31, true, false>;  // Q5_0 (levels - 16)
+using Bits6Offset = Fmt<16, 63, true, false>;  // Q6_K (levels - 32)
+using Signed = Fmt<32, 255, false, false>;     // Q8_0, IQ4_NL, IQ4_XS (levels + 128)
+
+const Gemm kQ4_0 = {
+    kPanelRows,           gemm_q_act_size, gemm_pack_act<8, false>, gemm_q_panel_size, pack_panel<32, DecodeQ4_0>,
+    compute<NibbleOffset>};
+const Gemm kQ4_1 = {
+    kPanelRows,     gemm_q_act_size, gemm_pack_act<0, true>, gemm_q_panel_size, pack_panel<32, DecodeQ4_1>,
+    compute<Nibble>};
+const Gemm kQ5_0 = {
+    kPanelRows,          gemm_q_act_size, gemm_pack_act<16, false>, gemm_q_panel_size, pack_panel<32, DecodeQ5_0>,
+    compute<Bits5Offset>};
+const Gemm kQ5_1 = {
+    kPanelRows, gemm_q_act_size, gemm_pack_act<0, true>, gemm_q_panel_size, pack_panel<32, DecodeQ5_1>, compute<Bits5>};
+const Gemm kQ8_0 = {
+    kPanelRows,     gemm_q_act_size, gemm_pack_act<128, false>, gemm_q_panel_size, pack_panel<32, DecodeQ8_0>,
+    compute<Signed>};
+const Gemm kIQ4_NL = {
+    kPanelRows,     gemm_q_act_size, gemm_pack_act<128, false>, gemm_q_panel_size, pack_panel<32, DecodeIQ4_NL>,
+    compute<Signed>};
+const Gemm kQ4_K = {kPanelRows,     gemm_q_act_size, pack_act_k<32>, gemm_q_panel_size, pack_panel<32, DecodeQ4_K>,
+                    compute<Nibble>};
+const Gemm kQ5_K = {kPanelRows,    gemm_q_act_size, pack_act_k<32>, gemm_q_panel_size, pack_panel<32, DecodeQ5_K>,
+                    compute<Bits5>};
+const Gemm kQ6_K = {kPanelRows,          gemm_q16_act_size,          pack_act_k<16>,
+                    gemm_q16_panel_size, pack_panel<16, DecodeQ6_K>, compute<Bits6Offset>};
+const Gemm kIQ4_XS = {
+    kPanelRows, gemm_q_act_size, pack_act_k<32, 128>, gemm_q_panel_size, pack_panel<32, DecodeIQ4_XS>, compute<Signed>};
 
 } // namespace
 
 void fill_avx2_gemm_q(KernelSet & k) {
     k.gemm[LM_GGML_TYPE_Q4_0] = &kQ4_0;
     k.gemm[LM_GGML_TYPE_Q4_1] = &kQ4_1;
+    k.gemm[LM_GGML_TYPE_Q5_0] = &kQ5_0;
+    k.gemm[LM_GGML_TYPE_Q5_1] = &kQ5_1;
     k.gemm[LM_GGML_TYPE_Q8_0] = &kQ8_0;
+    k.gemm[LM_GGML_TYPE_IQ4_NL] = &kIQ4_NL;
+    k.gemm[LM_GGML_TYPE_Q4_K] = &kQ4_K;
+    k.gemm[LM_GGML_TYPE_Q5_K] = &kQ5_K;
+    k.gemm[LM_GGML_TYPE_Q6_K] = &kQ6_K;
+    k.gemm[LM_GGML_TYPE_IQ4_XS] = &kIQ4_XS;
 }
 
 } // namespace lmggml::cpu::arch::x86

@@ -74,6 +74,23 @@ template <class P> void silu(int64_t n, const float * x, float * y) {
     if (i < n) P::store_n(y + i, n - i, silu_v<P>(P::load_n(x + i, n - i)));
 }
 
+// GELU(x) = x (1 + tanh(u)) / 2 = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3):
+// the sigmoid form has no cancellation for negative x, where 1 + tanh(u) -> 0.
+template <class P> inline typename P::V gelu_v(typename P::V v) {
+    const auto v2 = P::mul(v, v);
+    const auto inner = P::fmadd(P::set1(0.044715f), v2, P::set1(1.0f));
+    const auto m2u = P::mul(P::mul(v, P::set1(-2.0f * 0.79788456080286535587989211986876f)), inner); // -2u
+    // exp_v saturates at exp(89): a numerator held to -1e4 then still gives ~0 for
+    // every x below (maxps returns its second operand for a NaN, so NaN stays NaN)
+    return P::div(P::max(P::set1(-1e4f), v), P::add(P::set1(1.0f), exp_v<P>(m2u)));
+}
+
+template <class P> void gelu(int64_t n, const float * x, float * y) {
+    int64_t i = 0;
+    for (; i + P::kLanes <= n; i += P::kLanes) P::store(y + i, gelu_v<P>(P::load(x + i)));
+    if (i < n) P::store_n(y + i, n - i, gelu_v<P>(P::load_n(x + i, n - i)));
+}
+
 // y = x scale + slope mask (F32 or F16 mask, either may be NULL); returns max y
 template <class P>
 float scale_mask_max(int64_t n, const float * x, float scale, const float * m32, const uint16_t * m16, float slope,
@@ -109,6 +126,7 @@ template <class P> void scale(int64_t n, float * y, float s) {
 template <class P> void fill_math(KernelSet & k) {
     k.math.exp_sum = exp_sum<P>;
     k.math.silu = silu<P>;
+    k.math.gelu = gelu<P>;
     k.math.scale_mask_max = scale_mask_max<P>;
     k.math.scale = scale<P>;
 }

@@ -11,6 +11,7 @@
 // and spread over the lanes by permutes. Twins: ref::rowdot_*.
 #if defined(__x86_64__) || defined(__i386__)
 
+#include "rowdot_impl.h"
 #include "rowdot_pack.h"
 #include "simd_avx2.h"
 #include "x86.h"
@@ -18,8 +19,6 @@
 #include "../layouts.h"
 
 #include <immintrin.h>
-
-#include <cstring>
 
 namespace lmggml::cpu::arch::x86 {
 namespace {
@@ -30,27 +29,6 @@ using namespace layout;
 // loads in flight while the row's arithmetic runs. With the faster kernels
 // 4 KiB ahead beat 2 KiB (+3-8 % generation; 1 KiB -8 %, 8 KiB the same).
 constexpr int64_t kPrefetchBytes = kWeightPrefetchBytes;
-
-static inline int32_t load32(const uint8_t * p) {
-    int32_t v;
-    std::memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static inline int32_t load16(const uint8_t * p) {
-    uint16_t v;
-    std::memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-// 16 bytes of block i at p, or zeros when i >= n (past the row's end)
-static inline __m128i load_qs(const uint8_t * p, int i, int n) {
-    return i < n ? _mm_loadu_si128((const __m128i *) p) : _mm_setzero_si128();
-}
-
-static inline __m256i pair(__m128i lo, __m128i hi) {
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
-}
 
 // ---------------------------------------------------------------- Q4_0 / Q4_1
 // One group of n <= 4 blocks at x (the packed row is zero past the row, so
@@ -114,24 +92,6 @@ template <bool kMin> __m256 dot_row_q4(const uint8_t * x, int64_t nb, const uint
     return _mm256_add_ps(acc, _mm256_blend_ps(_mm256_setzero_ps(), accm, 0xAA));
 }
 
-// Rows one after another; their 8-lane sums are reduced 4 at a time.
-template <__m256 (*Row)(const uint8_t *, int64_t, const uint8_t *)>
-void dot_rows_by4(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
-    const auto * x = static_cast<const uint8_t *>(w);
-    const auto * a = static_cast<const uint8_t *>(act);
-    int64_t r = 0;
-    for (; r + 4 <= m; r += 4) {
-        const __m256 v[4] = {Row(x + r * ldw, k / kQK, a), Row(x + (r + 1) * ldw, k / kQK, a),
-                             Row(x + (r + 2) * ldw, k / kQK, a), Row(x + (r + 3) * ldw, k / kQK, a)};
-        _mm_storeu_ps(dst + r, hsum8x4(v));
-    }
-    for (; r < m; ++r) {
-        const __m256 v[4] = {Row(x + r * ldw, k / kQK, a), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                             _mm256_setzero_ps()};
-        dst[r] = _mm_cvtss_f32(hsum8x4(v));
-    }
-}
-
 // ---------------------------------------------------------------- Q8_0
 // One group of n <= 2 blocks (34 bytes: F16 d, 32 int8 levels); block h adds
 // into acc[h]: one FMA chain per block, as a single chain of latency 4 per
@@ -162,9 +122,9 @@ __m256 dot_row_q8(const uint8_t * x, int64_t nb, const uint8_t * act) {
     return _mm256_add_ps(acc[0], acc[1]);
 }
 
-const RowDot kQ4_0 = {rowdot_q4_size, rowdot_pack_q4<false>, dot_rows_by4<dot_row_q4<false>>};
-const RowDot kQ4_1 = {rowdot_q4_size, rowdot_pack_q4<true>, dot_rows_by4<dot_row_q4<true>>};
-const RowDot kQ8_0 = {rowdot_q8_size, rowdot_pack_q8, dot_rows_by4<dot_row_q8>};
+const RowDot kQ4_0 = {rowdot_q4_size, rowdot_pack_q4<false>, dot_rows_by4<kQK, dot_row_q4<false>>};
+const RowDot kQ4_1 = {rowdot_q4_size, rowdot_pack_q4<true>, dot_rows_by4<kQK, dot_row_q4<true>>};
+const RowDot kQ8_0 = {rowdot_q8_size, rowdot_pack_q8, dot_rows_by4<kQK, dot_row_q8>};
 
 } // namespace
 

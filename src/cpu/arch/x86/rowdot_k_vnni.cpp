@@ -1,4 +1,5 @@
-// AVX-512 VNNI matrix x vector (RowDot, layouts.h) for Q4_K and Q6_K weights.
+// AVX-512 VNNI matrix x vector (RowDot, layouts.h) for Q4_K, Q6_K and
+// IQ4_XS weights.
 //
 // Q4_K:
 // A super-block's 128 qs bytes are two 64-byte loads; their low and high
@@ -16,13 +17,26 @@
 // against the Q8_K levels; lane i of vector t belongs to 16-value group
 // 4t + i / 4, whose signed scale vpermd spreads over its lanes; the -32
 // offset comes out once per super-block as 32 * scale * Q8_K's bsums.
-// Twins: ref::rowdot_q4_K, ref::rowdot_q6_K.
+//
+// IQ4_XS: each 64-byte half of qs (sub-blocks 4h..4h+3) is two vectors,
+// the low nibbles and the high ones (shifted down by 4); vpermb on a
+// 64-byte table of the 16 levels + 128 repeated 4 times maps them to
+// unsigned levels without masking (index bits 4 and 5 select a copy), and
+// vpdpbusd, started from the packed row's c (-128 * the lane's levels),
+// gives lane l of half h the signed sum of sub-block 4h + l / 4. The 6-bit
+// scales come out as 8 int32 lanes by per-lane shifts of the header, times
+// d and the activation's per-sub-block d in float, spread over the lanes by
+// vpermps into one F32 fma per half.
+// Twins: ref::rowdot_q4_K, ref::rowdot_q6_K, ref::rowdot_iq4_xs.
 #if defined(__x86_64__) || defined(__i386__)
 
+#include "rowdot_impl.h"
+#include "rowdot_pack.h"
 #include "x86.h"
 
 #include "../layouts.h"
 #include "../ref.h"
+#include "../../../quant/q_iq4_tq.h"
 #include "../../../quant/quants.h"
 
 #include <immintrin.h>
@@ -41,18 +55,6 @@ static inline float from_f16_scalar(lm_half h) {
     uint16_t u;
     std::memcpy(&u, &h, sizeof(u));
     return _cvtsh_ss(u);
-}
-
-// 16 bytes: the scales of sub-blocks 0..7, then their mins (6 bits each,
-// the K-quant scale layout of 12 bytes)
-static inline __m128i scales_mins(const uint8_t * s) {
-    uint32_t u[3];
-    std::memcpy(u, s, sizeof(u));
-    const uint32_t sc03 = u[0] & 0x3f3f3f3fu;
-    const uint32_t mn03 = u[1] & 0x3f3f3f3fu;
-    const uint32_t sc47 = (u[2] & 0x0f0f0f0fu) | (((u[0] >> 6) & 0x03030303u) << 4);
-    const uint32_t mn47 = ((u[2] >> 4) & 0x0f0f0f0fu) | (((u[1] >> 6) & 0x03030303u) << 4);
-    return _mm_set_epi32((int) mn47, (int) mn03, (int) sc47, (int) sc03);
 }
 
 float dot_row_q4_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
@@ -151,14 +153,65 @@ void dot_rows_q4_K(int64_t k, int64_t m, const void * w, size_t ldw, const void 
     }
 }
 
-const RowDot kQ4_K = {rowdot_k_size, ref::rowdot_pack_q4_K, dot_rows_q4_K};
-const RowDot kQ6_K = {rowdot_k6_size, ref::rowdot_pack_q6_K, dot_rows_q6_K};
+float dot_row_iq4_xs(const uint8_t * x, int64_t nb, const uint8_t * act) {
+    // the 16 levels + 128 (unsigned) 4 times: a vpermb table for a nibble with any 2 bits above it
+    const __m512i lut =
+        _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl)),
+                         _mm512_set1_epi8((char) 0x80));
+    // lane l of half h: sub-block 4h + l / 4
+    const __m512i i0 = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    const __m512i i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(4));
+    // sub-block s: scales_l bits 4s..4s+3 to bits 0-3; scales_h (bits 16 + 2s of the
+    // header's first word) to bits 4-5
+    const __m256i shl = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    const __m256i shh = _mm256_setr_epi32(12, 14, 16, 18, 20, 22, 24, 26);
+    __m512 acc0 = _mm512_setzero_ps();
+    __m512 acc1 = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_iq4_xs), act += kIQ4XSGroupBytes) {
+        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
+        _mm_prefetch((const char *) x + kPrefetchBytes + 64, _MM_HINT_T0);
+        _mm_prefetch((const char *) x + kPrefetchBytes + 128, _MM_HINT_T0);
+        const __m512i v0 = _mm512_loadu_si512(x + 8);
+        const __m512i v1 = _mm512_loadu_si512(x + 72);
+        __m512i p0 =
+            _mm512_dpbusd_epi32(_mm512_load_si512(act + 256), _mm512_permutexvar_epi8(v0, lut), _mm512_load_si512(act));
+        p0 = _mm512_dpbusd_epi32(p0, _mm512_permutexvar_epi8(_mm512_srli_epi16(v0, 4), lut),
+                                 _mm512_load_si512(act + 64));
+        __m512i p1 = _mm512_dpbusd_epi32(_mm512_load_si512(act + 320), _mm512_permutexvar_epi8(v1, lut),
+                                         _mm512_load_si512(act + 128));
+        p1 = _mm512_dpbusd_epi32(p1, _mm512_permutexvar_epi8(_mm512_srli_epi16(v1, 4), lut),
+                                 _mm512_load_si512(act + 192));
+        int32_t w0, w1;
+        std::memcpy(&w0, x, sizeof(w0));     // d, scales_h
+        std::memcpy(&w1, x + 4, sizeof(w1)); // scales_l
+        const __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(w1), shl), _mm256_set1_epi32(0x0F));
+        const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(w0), shh), _mm256_set1_epi32(0x30));
+        const __m256i sc = _mm256_sub_epi32(_mm256_or_si256(lo, hi), _mm256_set1_epi32(32));
+        const __m256 dd =
+            _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss((uint16_t) w0)), _mm256_load_ps((const float *) (act + 384)));
+        const __m512 f = _mm512_castps256_ps512(_mm256_mul_ps(_mm256_cvtepi32_ps(sc), dd));
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), _mm512_permutexvar_ps(i0, f), acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p1), _mm512_permutexvar_ps(i1, f), acc1);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+void dot_rows_iq4_xs(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
+    for (int64_t r = 0; r < m; ++r) {
+        dst[r] = dot_row_iq4_xs(static_cast<const uint8_t *>(w) + r * ldw, k / kQKK, static_cast<const uint8_t *>(act));
+    }
+}
+
+const RowDot kQ4_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_q4_K};
+const RowDot kQ6_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_q6_K};
+const RowDot kIQ4_XS = {rowdot_iq4_xs_size, ref::rowdot_pack_iq4_xs, dot_rows_iq4_xs};
 
 } // namespace
 
 void fill_vnni_rowdot_k(KernelSet & k) {
     k.rowdot[LM_GGML_TYPE_Q4_K] = &kQ4_K;
     k.rowdot[LM_GGML_TYPE_Q6_K] = &kQ6_K;
+    k.rowdot[LM_GGML_TYPE_IQ4_XS] = &kIQ4_XS;
 }
 
 } // namespace lmggml::cpu::arch::x86

@@ -64,4 +64,36 @@ template <bool kMin> static void rowdot_pack_q4(const float * x, void * vact, in
     }
 }
 
+// Q4_K and Q6_K rows byte for byte as ref::rowdot_pack_q4_K / _q6_K, with
+// the vectorized Q8_K quantizer (the reference's integers and scale).
+[[maybe_unused]] static void rowdot_pack_q4_K_avx2(const float * x, void * vact, int64_t k) {
+    auto * out = static_cast<uint8_t *>(vact);
+    std::memset(out, 0, rowdot_k_size(k));
+    for (int64_t sb = 0; sb < k / kQKK; ++sb) {
+        alignas(32) int8_t q[kQKK];
+        int16_t bsums[16];
+        float d;
+        quantize_q8K_block_avx2(x + sb * kQKK, q, bsums, &d);
+        uint8_t * g = out + sb * kKGroupBytes;
+        for (int s = 0; s < 8; ++s) { // sub-block s: vector s % 2 + 2 (s / 4), its half (s / 2) % 2
+            std::memcpy(g + 64 * (s % 2 + 2 * (s / 4)) + 32 * ((s / 2) % 2), q + 32 * s, 32);
+            reinterpret_cast<int32_t *>(g + 256)[s] = bsums[2 * s] + bsums[2 * s + 1];
+        }
+        std::memcpy(g + 288, &d, sizeof(d));
+    }
+}
+
+[[maybe_unused]] static void rowdot_pack_q6_K_avx2(const float * x, void * vact, int64_t k) {
+    auto * out = static_cast<uint8_t *>(vact);
+    std::memset(out, 0, rowdot_k6_size(k));
+    for (int64_t sb = 0; sb < k / kQKK; ++sb) {
+        int16_t bsums[16];
+        float d;
+        uint8_t * g = out + sb * kK6GroupBytes;
+        quantize_q8K_block_avx2(x + sb * kQKK, reinterpret_cast<int8_t *>(g), bsums, &d);
+        for (int j = 0; j < 16; ++j) reinterpret_cast<int32_t *>(g + 256)[j] = bsums[j];
+        std::memcpy(g + 320, &d, sizeof(d));
+    }
+}
+
 } // namespace lmggml::cpu::arch::x86

@@ -15,6 +15,8 @@ void fill_avx2_math(KernelSet & k);
 void fill_avx2_qdot(KernelSet & k);
 void fill_avx2_qdot_iq4(KernelSet & k);
 void fill_avx2_rowdot(KernelSet & k);
+void fill_avx2_rowdot_q5(KernelSet & k);
+void fill_avx2_rowdot_k(KernelSet & k);
 void fill_avx2_rowdot_x8(KernelSet & k);
 void fill_avx2_gemm_q(KernelSet & k);
 void fill_avx2_iqdot(KernelSet & k);

@@ -1,0 +1,157 @@
+// AVX2 matrix x vector (RowDot, layouts.h) for Q4_K and Q6_K weights, on
+// the activation rows every level shares (ref::rowdot_pack_q4_K / _q6_K,
+// packed here by rowdot_pack.h's vectorized twins of those): generation on
+// CPUs without AVX-512.
+//
+// Q4_K: 32 qs bytes at a time; their low and high nibbles are sub-blocks
+// 2c and 2c + 1, whose activations the packed row keeps 64 bytes apart. One
+// maddubs each (pair sums up to 2 * 15 * 127) and one vpmaddwd against the
+// sub-block's 16-bit scale give int32 sums of scale * dot; the mins times
+// the activation's sub-block sums take one more vpmaddwd per super-block.
+//
+// Q6_K: a half's 32 qh bytes and 64 ql bytes give four vectors of levels
+// 0..63 in value order (the high bits moved to bits 4-5 by 16-bit shifts
+// that keep them inside their byte); one maddubs each (pair sums up to
+// 2 * 63 * 127, within int16) against Q8_K's levels, then vpmaddwd by the
+// signed scale of each 16-value group (128-bit lane i: group 2j + i of
+// quarter j). The -32 offset comes out once per super-block as
+// 32 * scale * Q8_K's bsums. Twins: ref::rowdot_q4_K, ref::rowdot_q6_K.
+#if defined(__x86_64__) || defined(__i386__)
+
+#include "rowdot_impl.h"
+#include "rowdot_pack.h"
+#include "simd_avx2.h"
+#include "x86.h"
+
+#include "../layouts.h"
+#include "../../../quant/quants.h"
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstring>
+
+namespace lmggml::cpu::arch::x86 {
+namespace {
+
+using namespace layout;
+
+// Weight rows stream from memory once per token (see rowdot_avx2.cpp).
+constexpr int64_t kPrefetchBytes = kWeightPrefetchBytes;
+
+// vpshufb index that repeats 16-bit element e0 over 128-bit lane 0 and e1 over lane 1
+static inline __m256i word_index(int e0, int e1) {
+    return _mm256_set_m128i(_mm_set1_epi16((short) (2 * e1 | (2 * e1 + 1) << 8)),
+                            _mm_set1_epi16((short) (2 * e0 | (2 * e0 + 1) << 8)));
+}
+
+// ---------------------------------------------------------------- Q4_K
+// qs bytes 32c..32c+31 against the packed row: low nibbles are sub-block
+// 2c (activation bytes 128 (c / 2) + 32 (c % 2)), high ones 2c + 1 (64 on)
+template <int c> static inline __m256i chunk_q4_K(const uint8_t * qs, const uint8_t * act, __m256i sc) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i v = _mm256_loadu_si256((const __m256i *) (qs + 32 * c));
+    const uint8_t * a = act + 128 * (c / 2) + 32 * (c % 2);
+    const __m256i plo = _mm256_maddubs_epi16(_mm256_and_si256(v, low4), _mm256_load_si256((const __m256i *) a));
+    const __m256i phi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4),
+                                             _mm256_load_si256((const __m256i *) (a + 64)));
+    return _mm256_add_epi32(_mm256_madd_epi16(plo, _mm256_shuffle_epi8(sc, word_index(2 * c, 2 * c))),
+                            _mm256_madd_epi16(phi, _mm256_shuffle_epi8(sc, word_index(2 * c + 1, 2 * c + 1))));
+}
+
+__m256 dot_row_q4_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
+    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_q4_K), act += kKGroupBytes) {
+        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
+        _mm_prefetch((const char *) x + kPrefetchBytes + 64, _MM_HINT_T0);
+        _mm_prefetch((const char *) x + kPrefetchBytes + sizeof(lm_block_q4_K) - 1, _MM_HINT_T0);
+        const auto * blk = reinterpret_cast<const lm_block_q4_K *>(x);
+        const __m128i sm = scales_mins(blk->scales);
+        const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm)); // 16-bit scales 0..7 per lane
+        __m256i t = _mm256_add_epi32(chunk_q4_K<0>(blk->qs, act, sc), chunk_q4_K<1>(blk->qs, act, sc));
+        t = _mm256_add_epi32(t, _mm256_add_epi32(chunk_q4_K<2>(blk->qs, act, sc), chunk_q4_K<3>(blk->qs, act, sc)));
+        // mins (int32 lanes with a zero upper half) times the sub-block sums
+        // (|sum| <= 32 * 127: their lower half is the value as int16)
+        const __m256i m = _mm256_madd_epi16(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8)),
+                                            _mm256_load_si256((const __m256i *) (act + 256)));
+        float dy;
+        std::memcpy(&dy, act + 288, sizeof(dy));
+        const __m128 dd = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(load32(x))), _mm_set1_ps(dy)); // d, dmin
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_broadcastss_ps(dd), acc);
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(m), _mm256_broadcastss_ps(_mm_movehdup_ps(dd)), accm);
+    }
+    return _mm256_sub_ps(acc, accm);
+}
+
+// ---------------------------------------------------------------- Q6_K
+// Quarter j (values 32j..32j+31) of a half: low nibbles of ql bytes 0..31
+// (j = 0) or 32..63 (j = 1), high nibbles of the same (j = 2, 3); bits
+// 2j, 2j + 1 of the qh bytes. sc: the half's 8 scales as int16 per lane.
+template <int j>
+static inline __m256i quarter_q6_K(__m256i l0, __m256i l1, __m256i hq, const uint8_t * act, __m256i sc) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i bits45 = _mm256_set1_epi8(0x30);
+    const __m256i l = j % 2 == 0 ? l0 : l1;
+    const __m256i nib = _mm256_and_si256(j < 2 ? l : _mm256_srli_epi16(l, 4), low4);
+    // bits 2j, 2j + 1 to bits 4, 5: the shifted-in bits of the neighbouring byte fall outside 0x30
+    __m256i h;
+    if constexpr (j < 2) {
+        h = _mm256_slli_epi16(hq, 4 - 2 * j);
+    } else if constexpr (j == 2) {
+        h = hq;
+    } else {
+        h = _mm256_srli_epi16(hq, 2);
+    }
+    const __m256i w = _mm256_or_si256(nib, _mm256_and_si256(h, bits45));
+    const __m256i p = _mm256_maddubs_epi16(w, _mm256_load_si256((const __m256i *) (act + 32 * j)));
+    return _mm256_madd_epi16(p, _mm256_shuffle_epi8(sc, word_index(2 * j, 2 * j + 1)));
+}
+
+__m256 dot_row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_q6_K), act += kK6GroupBytes) {
+        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
+        _mm_prefetch((const char *) x + kPrefetchBytes + 64, _MM_HINT_T0);
+        _mm_prefetch((const char *) x + kPrefetchBytes + 128, _MM_HINT_T0);
+        _mm_prefetch((const char *) x + kPrefetchBytes + sizeof(lm_block_q6_K) - 1, _MM_HINT_T0);
+        const auto * blk = reinterpret_cast<const lm_block_q6_K *>(x);
+        const __m128i sc8 = _mm_loadu_si128((const __m128i *) blk->scales);
+        __m256i t = _mm256_setzero_si256();
+        for (int n = 0; n < 2; ++n) {
+            const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(n == 0 ? sc8 : _mm_srli_si128(sc8, 8)));
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *) (blk->ql + 64 * n));
+            const __m256i l1 = _mm256_loadu_si256((const __m256i *) (blk->ql + 64 * n + 32));
+            const __m256i hq = _mm256_loadu_si256((const __m256i *) (blk->qh + 32 * n));
+            const uint8_t * a = act + 128 * n;
+            t = _mm256_add_epi32(
+                t, _mm256_add_epi32(quarter_q6_K<0>(l0, l1, hq, a, sc), quarter_q6_K<1>(l0, l1, hq, a, sc)));
+            t = _mm256_add_epi32(
+                t, _mm256_add_epi32(quarter_q6_K<2>(l0, l1, hq, a, sc), quarter_q6_K<3>(l0, l1, hq, a, sc)));
+        }
+        // the levels' +32: 32 * sum over groups of scale * bsum
+        const __m256i c0 =
+            _mm256_mullo_epi32(_mm256_cvtepi8_epi32(sc8), _mm256_load_si256((const __m256i *) (act + 256)));
+        const __m256i c1 = _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_srli_si128(sc8, 8)),
+                                              _mm256_load_si256((const __m256i *) (act + 288)));
+        t = _mm256_sub_epi32(t, _mm256_slli_epi32(_mm256_add_epi32(c0, c1), 5));
+        float dy;
+        std::memcpy(&dy, act + 320, sizeof(dy));
+        const float d = from_f16((uint16_t) load16(x + offsetof(lm_block_q6_K, d)));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(d * dy), acc);
+    }
+    return acc;
+}
+
+const RowDot kQ4_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_by4<kQKK, dot_row_q4_K>};
+const RowDot kQ6_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_by4<kQKK, dot_row_q6_K>};
+
+} // namespace
+
+void fill_avx2_rowdot_k(KernelSet & k) {
+    k.rowdot[LM_GGML_TYPE_Q4_K] = &kQ4_K;
+    k.rowdot[LM_GGML_TYPE_Q6_K] = &kQ6_K;
+}
+
+} // namespace lmggml::cpu::arch::x86
+
+#endif
