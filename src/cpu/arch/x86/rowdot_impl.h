@@ -13,6 +13,13 @@
 namespace lmggml::cpu::arch::x86 {
 namespace {
 
+// The 32-value block formats of the Q5 / IQ4_NL RowDots (rowdot_q5_*.cpp):
+// block bytes and where qh and qs start in a block.
+enum class Q5Fmt { q5_0, q5_1, iq4_nl };
+template <Q5Fmt F> constexpr int kQ5Block = F == Q5Fmt::q5_0 ? 22 : F == Q5Fmt::q5_1 ? 24 : 18;
+template <Q5Fmt F> constexpr int kQ5Qh = F == Q5Fmt::q5_0 ? 2 : 4; // offset of qh in a block
+template <Q5Fmt F> constexpr int kQ5Qs = F == Q5Fmt::iq4_nl ? 2 : kQ5Qh<F> + 4;
+
 static inline int32_t load32(const uint8_t * p) {
     int32_t v;
     std::memcpy(&v, p, sizeof(v));

@@ -30,11 +30,7 @@ namespace {
 
 using namespace layout;
 
-enum class Fmt { q5_0, q5_1, iq4_nl };
-
-template <Fmt F> constexpr int kBlock = F == Fmt::q5_0 ? 22 : F == Fmt::q5_1 ? 24 : 18;
-template <Fmt F> constexpr int kQh = F == Fmt::q5_0 ? 2 : 4; // offset of qh in a block
-template <Fmt F> constexpr int kQs = F == Fmt::iq4_nl ? 2 : kQh<F> + 4;
+using Fmt = Q5Fmt;
 
 // Weight rows stream from memory once per token (see rowdot_avx2.cpp).
 constexpr int64_t kPrefetchBytes = kWeightPrefetchBytes;
@@ -57,7 +53,7 @@ static inline void fifth_bits(int32_t qh0, int32_t qh1, __m256i * lo, __m256i * 
 // adds into acc[h], two FMA chains.
 template <Fmt F, int n> static inline void group(const uint8_t * x, const uint8_t * act, __m256 * acc, __m256 * accm) {
     constexpr bool kMin = F == Fmt::q5_1;
-    constexpr int kB = kBlock<F>;
+    constexpr int kB = kQ5Block<F>;
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i ones = _mm256_set1_epi16(1);
     // F16 d (and m for Q5_1, else 2 other bytes, unused) of blocks 0 2 | 1 3,
@@ -72,7 +68,7 @@ template <Fmt F, int n> static inline void group(const uint8_t * x, const uint8_
     }
     for (int h = 0; h < (n + 1) / 2; ++h) { // a half without blocks adds nothing
         const uint8_t * b0 = x + 2 * h * kB;
-        const __m256i v = pair(load_qs(b0 + kQs<F>, 2 * h, n), load_qs(b0 + kB + kQs<F>, 2 * h + 1, n));
+        const __m256i v = pair(load_qs(b0 + kQ5Qs<F>, 2 * h, n), load_qs(b0 + kB + kQ5Qs<F>, 2 * h + 1, n));
         __m256i lo = _mm256_and_si256(v, low4);
         __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
         const __m256i ylo = _mm256_load_si256((const __m256i *) (act + 32 * h));
@@ -87,7 +83,8 @@ template <Fmt F, int n> static inline void group(const uint8_t * x, const uint8_
             p = _mm256_add_epi32(_mm256_madd_epi16(plo, ones), _mm256_madd_epi16(phi, ones));
         } else {
             __m256i flo, fhi;
-            fifth_bits(2 * h < n ? load32(b0 + kQh<F>) : 0, 2 * h + 1 < n ? load32(b0 + kB + kQh<F>) : 0, &flo, &fhi);
+            fifth_bits(2 * h < n ? load32(b0 + kQ5Qh<F>) : 0, 2 * h + 1 < n ? load32(b0 + kB + kQ5Qh<F>) : 0, &flo,
+                       &fhi);
             lo = _mm256_or_si256(lo, flo);
             hi = _mm256_or_si256(hi, fhi);
             p = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi)), ones);
@@ -108,7 +105,7 @@ template <Fmt F, int n> static inline void group(const uint8_t * x, const uint8_
 }
 
 template <Fmt F> __m256 dot_row(const uint8_t * x, int64_t nb, const uint8_t * act) {
-    constexpr int64_t kGroup = 4 * kBlock<F>;
+    constexpr int64_t kGroup = 4 * kQ5Block<F>;
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     __m256 accm = _mm256_setzero_ps();
     int64_t b = 0;

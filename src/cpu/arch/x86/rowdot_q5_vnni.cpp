@@ -11,6 +11,7 @@
 // 16 cy for IQ4_NL (- 128). Twins: ref::rowdot_q5_0, _q5_1, _iq4_nl.
 #if defined(__x86_64__) || defined(__i386__)
 
+#include "rowdot_impl.h"
 #include "rowdot_pack.h"
 #include "x86.h"
 
@@ -24,11 +25,7 @@ namespace {
 
 using namespace layout;
 
-enum class Fmt { q5_0, q5_1, iq4_nl };
-
-template <Fmt F> constexpr int kBlock = F == Fmt::q5_0 ? 22 : F == Fmt::q5_1 ? 24 : 18;
-template <Fmt F> constexpr int kQh = F == Fmt::q5_0 ? 2 : 4; // offset of qh in a block
-template <Fmt F> constexpr int kQs = F == Fmt::iq4_nl ? 2 : kQh<F> + 4;
+using Fmt = Q5Fmt;
 
 // Byte p of the nibble vector: block p / 16, qs byte p % 16. hl / hh: the
 // qh byte holding the fifth bit of value p % 16 / of value 16 + p % 16 of
@@ -54,7 +51,7 @@ struct Index {
         }
     }
 };
-template <Fmt F> constexpr Index kIndex(kBlock<F>, kQh<F>, kQs<F>);
+template <Fmt F> constexpr Index kIndex(kQ5Block<F>, kQ5Qh<F>, kQ5Qs<F>);
 
 // Weight rows stream once per token from memory (see rowdot_vnni.cpp).
 constexpr int64_t kPrefetchBytes = 2048;
@@ -84,7 +81,7 @@ template <int kGroupBytes> static inline void load_group(const uint8_t * p, int6
 
 template <Fmt F> float dot_row(const uint8_t * x, int64_t nb, const uint8_t * act) {
     constexpr bool kMin = F == Fmt::q5_1;
-    constexpr int64_t kB = kBlock<F>;
+    constexpr int64_t kB = kQ5Block<F>;
     const Index & ix = kIndex<F>;
     const __m512i inib = _mm512_load_si512(ix.nib);
     const __m512i idm = _mm512_load_si512(ix.dm);
