@@ -5,7 +5,11 @@
 # an inline function or template instantiation emitted as a weak (COMDAT)
 # symbol could be the copy the linker keeps, and then baseline code would
 # run AVX instructions on CPUs without them. Each of these objects may
-# define only its fill_* entry point as a global symbol.
+# define only its fill_* entry point as a global symbol. The one exception
+# is DW.ref.__gxx_personality_v0, a weak pointer to the C++ runtime's
+# exception personality routine that objects with unwinding landing pads
+# carry (the ASan build adds such pads): data, the same in every object,
+# no code of the object's instruction set.
 # usage: check_isa_objects.sh <object files...> (all of the library's; others are ignored)
 status=0
 checked=0
@@ -15,7 +19,8 @@ for obj in "$@"; do
     *) continue ;;
   esac
   checked=$((checked + 1))
-  bad=$(nm -C --defined-only "$obj" | awk '$2 ~ /^[A-Z]$/ && $2 != "U" && !($2 == "T" && $0 ~ /lmggml::cpu::arch::(x86|arm)::fill_/)')
+  bad=$(nm -C --defined-only "$obj" | awk '$2 ~ /^[A-Z]$/ && $2 != "U" && $3 != "DW.ref.__gxx_personality_v0" &&
+    !($2 == "T" && $0 ~ /lmggml::cpu::arch::(x86|arm)::fill_/)')
   if [ -n "$bad" ]; then
     echo "FAIL: $obj exports symbols other than its fill_* function:"
     echo "$bad"
