@@ -81,6 +81,7 @@ void detect_arm(lm_cpu_features & f) {
     f.neon = (hwcap & HWCAP_ASIMD) != 0;
     f.arm_fma = f.neon; // AArch64 Advanced SIMD always has fused multiply-add
     f.fp16_va = (hwcap & HWCAP_ASIMDHP) != 0;
+    f.fp16_fml = (hwcap & HWCAP_ASIMDFHM) != 0;
     f.dotprod = (hwcap & HWCAP_ASIMDDP) != 0;
     f.matmul_int8 = (hwcap2 & HWCAP2_I8MM) != 0;
     f.sve = (hwcap & HWCAP_SVE) != 0;

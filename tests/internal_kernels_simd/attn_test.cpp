@@ -43,6 +43,17 @@ std::vector<Shape> shapes() {
     return v;
 }
 
+// The ARM i8mm level (arm/fhm_i8mm.cpp) rounds q (scores) and p (accumulate)
+// to F16 for its FMLALs. Round to nearest: |f16(x) - x| <= 2^-11 |x| for
+// normal values, <= 2^-25 (half the subnormal step 2^-24) below, so the
+// product with an F16 value y is off by at most 2^-11 |x y| + 2^-25 |y|:
+// summed over the products, 2^-11 of the magnitude plus 2^-25 sum |y|.
+bool rounds_to_f16(const arch::KernelSet * lv) { return lv->isa == arch::Isa::i8mm; }
+
+double rounding_slack(const arch::KernelSet * lv, double mag, double sum_abs_half) {
+    return rounds_to_f16(lv) ? 0x1p-11 * mag + 0x1p-25 * sum_abs_half : 0.0;
+}
+
 } // namespace
 
 TEST(SimdAttn, ScoresMatchDoubleDots) {
@@ -55,14 +66,42 @@ TEST(SimdAttn, ScoresMatchDoubleDots) {
             lv->attn_f16.scores(sh.d, sh.n, k.bytes.data(), ld, q.data(), sh.g, s.data());
             for (int64_t i = 0; i < sh.g; ++i) {
                 for (int64_t j = 0; j < sh.n; ++j) {
-                    double want = 0.0, mag = 0.0;
+                    double want = 0.0, mag = 0.0, kabs = 0.0;
                     for (int64_t c = 0; c < sh.d; ++c) {
                         want += (double) q[(size_t) (i * sh.d + c)] * k.at(j, c, sh.d);
                         mag += std::fabs((double) q[(size_t) (i * sh.d + c)] * k.at(j, c, sh.d));
+                        kabs += std::fabs(k.at(j, c, sh.d));
                     }
-                    ASSERT_NEAR(s[(size_t) (i * sh.n + j)], want, 1e-6 * mag + 1e-30)
+                    ASSERT_NEAR(s[(size_t) (i * sh.n + j)], want, 1e-6 * mag + rounding_slack(lv, mag, kabs) + 1e-30)
                         << lv->name << " d " << sh.d << " n " << sh.n << " g " << sh.g << " query " << i << " key "
                         << j;
+                }
+            }
+        }
+    }
+}
+
+// Head dims past the F16 kernel's q buffer, and query values past F16's
+// range (65504), which it must not round to infinity.
+TEST(SimdAttn, ScoresOfWideHeadsAndLargeQueries) {
+    for (const arch::KernelSet * lv : all_levels()) {
+        for (const Shape & sh : {Shape{520, 3, 5}, Shape{64, 9, 6}}) {
+            const size_t ld = (size_t) sh.d * 2;
+            HalfRows k(sh.n, sh.d, ld, (uint64_t) sh.d);
+            std::vector<float> q = activations((size_t) (sh.g * sh.d), 4);
+            if (sh.d == 64) q[(size_t) (5 * sh.d + 7)] = 1.0e5f; // the second block of 4 rows
+            std::vector<float> s((size_t) (sh.g * sh.n), -1.0f);
+            lv->attn_f16.scores(sh.d, sh.n, k.bytes.data(), ld, q.data(), sh.g, s.data());
+            for (int64_t i = 0; i < sh.g; ++i) {
+                for (int64_t j = 0; j < sh.n; ++j) {
+                    double want = 0.0, mag = 0.0, kabs = 0.0;
+                    for (int64_t c = 0; c < sh.d; ++c) {
+                        want += (double) q[(size_t) (i * sh.d + c)] * k.at(j, c, sh.d);
+                        mag += std::fabs((double) q[(size_t) (i * sh.d + c)] * k.at(j, c, sh.d));
+                        kabs += std::fabs(k.at(j, c, sh.d));
+                    }
+                    ASSERT_NEAR(s[(size_t) (i * sh.n + j)], want, 1e-6 * mag + rounding_slack(lv, mag, kabs) + 1e-30)
+                        << lv->name << " d " << sh.d << " query " << i << " key " << j;
                 }
             }
         }
@@ -81,12 +120,14 @@ TEST(SimdAttn, AccumulateMatchesDoubleSums) {
             lv->attn_f16.accumulate(sh.d, sh.n, v.bytes.data(), ld, p.data(), sh.g, acc.data());
             for (int64_t i = 0; i < sh.g; ++i) {
                 for (int64_t c = 0; c < sh.d; ++c) {
-                    double want = before[(size_t) (i * sh.d + c)], mag = std::fabs(want);
+                    double want = before[(size_t) (i * sh.d + c)], mag = std::fabs(want), prod = 0.0, vabs = 0.0;
                     for (int64_t j = 0; j < sh.n; ++j) {
+                        prod += std::fabs((double) p[(size_t) (i * sh.n + j)] * v.at(j, c, sh.d));
                         want += (double) p[(size_t) (i * sh.n + j)] * v.at(j, c, sh.d);
-                        mag += std::fabs((double) p[(size_t) (i * sh.n + j)] * v.at(j, c, sh.d));
+                        vabs += std::fabs(v.at(j, c, sh.d));
                     }
-                    ASSERT_NEAR(acc[(size_t) (i * sh.d + c)], want, 1e-6 * mag + 1e-30)
+                    mag += prod;
+                    ASSERT_NEAR(acc[(size_t) (i * sh.d + c)], want, 1e-6 * mag + rounding_slack(lv, prod, vabs) + 1e-30)
                         << lv->name << " d " << sh.d << " n " << sh.n << " g " << sh.g << " row " << i << " col " << c;
                 }
             }
@@ -104,12 +145,32 @@ TEST(SimdAttn, VectorLevelsMatchTheTwin) {
         std::vector<float> s1((size_t) (sh.g * sh.n)), s2 = s1;
         lv->attn_f16.scores(sh.d, sh.n, k.bytes.data(), k.ld, q.data(), sh.g, s1.data());
         arch::ref::attn_f16_scores(sh.d, sh.n, k.bytes.data(), k.ld, q.data(), sh.g, s2.data());
-        for (size_t i = 0; i < s1.size(); ++i)
-            ASSERT_NEAR(s1[i], s2[i], 1e-4 * (1.0 + std::fabs(s2[i]))) << lv->name << " " << i;
+        for (int64_t i = 0; i < sh.g; ++i) {
+            for (int64_t j = 0; j < sh.n; ++j) {
+                double mag = 0.0, kabs = 0.0;
+                for (int64_t c = 0; c < sh.d; ++c) {
+                    mag += std::fabs((double) q[(size_t) (i * sh.d + c)] * k.at(j, c, sh.d));
+                    kabs += std::fabs(k.at(j, c, sh.d));
+                }
+                const size_t at = (size_t) (i * sh.n + j);
+                ASSERT_NEAR(s1[at], s2[at], 1e-4 * (1.0 + std::fabs(s2[at])) + rounding_slack(lv, mag, kabs))
+                    << lv->name << " " << at;
+            }
+        }
         std::vector<float> a1((size_t) (sh.g * sh.d), 0.0f), a2 = a1;
         lv->attn_f16.accumulate(sh.d, sh.n, v.bytes.data(), v.ld, s2.data(), sh.g, a1.data());
         arch::ref::attn_f16_accumulate(sh.d, sh.n, v.bytes.data(), v.ld, s2.data(), sh.g, a2.data());
-        for (size_t i = 0; i < a1.size(); ++i)
-            ASSERT_NEAR(a1[i], a2[i], 1e-4 * (1.0 + std::fabs(a2[i]))) << lv->name << " " << i;
+        for (int64_t i = 0; i < sh.g; ++i) {
+            for (int64_t c = 0; c < sh.d; ++c) {
+                double mag = 0.0, vabs = 0.0;
+                for (int64_t j = 0; j < sh.n; ++j) {
+                    mag += std::fabs((double) s2[(size_t) (i * sh.n + j)] * v.at(j, c, sh.d));
+                    vabs += std::fabs(v.at(j, c, sh.d));
+                }
+                const size_t at = (size_t) (i * sh.d + c);
+                ASSERT_NEAR(a1[at], a2[at], 1e-4 * (1.0 + std::fabs(a2[at])) + rounding_slack(lv, mag, vabs))
+                    << lv->name << " " << at;
+            }
+        }
     }
 }

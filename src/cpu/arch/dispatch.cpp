@@ -111,7 +111,10 @@ bool cpu_supports(Isa isa) {
         case Isa::scalar: return true;
         case Isa::neon: return f.neon;
         case Isa::dotprod: return f.neon && f.dotprod;
-        case Isa::i8mm: return f.neon && f.dotprod && f.matmul_int8;
+        // FHM (FMLAL) with i8mm: FEAT_FHM is mandatory from ARMv8.4 on cores
+        // with FP16, and every i8mm core (Cortex-A510/A710/X2 on, Neoverse
+        // V1/N2, Apple M2) is ARMv8.4+ with FP16; one without stays dotprod
+        case Isa::i8mm: return f.neon && f.dotprod && f.matmul_int8 && f.fp16_va && f.fp16_fml;
         default: return false;
     }
 #else
@@ -183,7 +186,10 @@ void fill_level(KernelSet & k, Isa isa) {
             arm::fill_dotprod_rowdot_x8(k);
             arm::fill_dotprod_gemm(k);
             break;
-        case Isa::i8mm: arm::fill_i8mm_gemm(k); break;
+        case Isa::i8mm:
+            arm::fill_i8mm_gemm(k);
+            arm::fill_i8mm_fhm(k);
+            break;
 #endif
         default: break;
     }

@@ -30,9 +30,10 @@ elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$" AND
   file(GLOB _lm_files ${_lm_arch}/*_dotprod.cpp)
   set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
   # *_i8mm.cpp: the int8 matrix multiply instructions (ARMv8.6's, optional
-  # from ARMv8.2) on top of dotprod
+  # from ARMv8.2) and the F16 widening multiply-add FMLAL (FEAT_FHM, part of
+  # every core with i8mm; dispatch.cpp checks both) on top of dotprod
   file(GLOB _lm_files ${_lm_arch}/*_i8mm.cpp)
-  set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod+i8mm")
+  set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod+i8mm+fp16fml")
 else()
   # other architectures: the x86 and ARM files compile to nothing (they test
   # __x86_64__ / __aarch64__)
