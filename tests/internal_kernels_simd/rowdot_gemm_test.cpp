@@ -138,7 +138,8 @@ TEST(SimdRowDot, PackAndProductMatchTwin) {
     if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
     const std::vector<int64_t> block_ks = {32, 64, 96, 128, 160, 192, 224, 256, 288, 576, 1536};
     // float rows: around the 8-float vector and its multiples, 4-row groups plus leftovers
-    const std::vector<int64_t> float_ks = {1, 3, 7, 8, 9, 15, 16, 17, 33, 64, 100, 576};
+    // (4100: ARM's FMLAL F16 RowDot converts the activation 4096 values at a time)
+    const std::vector<int64_t> float_ks = {1, 3, 7, 8, 9, 15, 16, 17, 33, 64, 100, 576, 4100};
     // K-quants: 1 to 8 whole super-blocks
     const std::vector<int64_t> super_ks = {256, 512, 768, 1024, 1280, 1536, 1792, 2048};
 

@@ -180,6 +180,7 @@ void fill_level(KernelSet & k, Isa isa) {
             arm::fill_neon_attn(k);
             arm::fill_neon_math(k);
             arm::fill_neon_qdot(k);
+            arm::fill_neon_gemm_f(k);
             break;
         case Isa::dotprod:
             arm::fill_dotprod_qdot(k);

@@ -14,6 +14,7 @@ void fill_neon_act(KernelSet & k);
 void fill_neon_attn(KernelSet & k);
 void fill_neon_math(KernelSet & k);
 void fill_neon_qdot(KernelSet & k);
+void fill_neon_gemm_f(KernelSet & k);
 void fill_dotprod_qdot(KernelSet & k);
 void fill_dotprod_rowdot_x8(KernelSet & k);
 void fill_dotprod_gemm(KernelSet & k);

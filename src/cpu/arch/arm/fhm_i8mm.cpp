@@ -13,6 +13,7 @@
 #include "arm.h"
 #include "simd_neon.h"
 
+#include "../layouts.h"
 #include "../ref.h"
 
 namespace lmggml::cpu::arch::arm {
@@ -133,10 +134,64 @@ void accumulate(int64_t d, int64_t n, const void * v, size_t ldv, const float * 
     }
 }
 
+// ---------------------------------------------------------------- F16 RowDot
+// Generation's product with F16 weights (the NEON level's RowDot layout: an
+// F32 activation row already rounded through F16). The row is converted
+// back to F16 (exactly) kChunk values at a time into a stack buffer, then
+// per 8 values of 4 weight rows: one activation load, four weight loads and
+// eight FMLALs (the row dot above needs two loads and two FMLALs per row).
+constexpr int64_t kChunk = 4096;
+
+// rows r..r+nr-1 (nr <= 4) over values [k0, k0 + kc): dst[i] += the dot
+inline void fhm_rows(const char * rows, size_t ldw, int64_t nr, int64_t k0, int64_t kc, const uint16_t * xh,
+                     const float * x, float * dst) {
+    const uint16_t * wr[4];
+    for (int64_t j = 0; j < 4; ++j) {
+        wr[j] = reinterpret_cast<const uint16_t *>(rows + (j < nr ? j : 0) * (int64_t) ldw) + k0;
+    }
+    float32x4_t acc[4][2];
+    for (auto & a : acc) a[0] = a[1] = vdupq_n_f32(0.0f);
+    const int64_t k8 = kc & ~(int64_t) 7;
+    for (int64_t i = 0; i < k8; i += 8) {
+        const float16x8_t xv = load_h8(xh + i);
+        for (int64_t j = 0; j < 4; ++j) {
+            const float16x8_t wv = load_h8(wr[j] + i);
+            acc[j][0] = vfmlalq_low_f16(acc[j][0], wv, xv);
+            acc[j][1] = vfmlalq_high_f16(acc[j][1], wv, xv);
+        }
+    }
+    for (int64_t j = 0; j < nr; ++j) {
+        float sum = vaddvq_f32(vaddq_f32(acc[j][0], acc[j][1]));
+        for (int64_t i = k8; i < kc; ++i) sum += from_f16(wr[j][i]) * x[k0 + i];
+        dst[j] += sum;
+    }
+}
+
+void rowdot_f16(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    const auto * x = static_cast<const float *>(vact);
+    const char * rows = static_cast<const char *>(w);
+    alignas(16) uint16_t xh[kChunk];
+    for (int64_t r = 0; r < m; ++r) dst[r] = 0.0f;
+    for (int64_t k0 = 0; k0 < k; k0 += kChunk) {
+        const int64_t kc = k - k0 < kChunk ? k - k0 : kChunk;
+        for (int64_t i = 0; i + 8 <= kc; i += 8) {
+            const float16x4_t lo = vcvt_f16_f32(vld1q_f32(x + k0 + i));
+            vst1q_u16(xh + i, vreinterpretq_u16_f16(vcvt_high_f16_f32(lo, vld1q_f32(x + k0 + i + 4))));
+        }
+        // a last group of fewer than 4 rows reads its first row in the unused slots, never past the matrix
+        for (int64_t r = 0; r < m; r += 4) {
+            fhm_rows(rows + r * (int64_t) ldw, ldw, m - r < 4 ? m - r : 4, k0, kc, xh, x, dst + r);
+        }
+    }
+}
+
+const RowDot kRowDotF16 = {layout::gemm_f_act_size, ref::gemm_pack_act_f16, rowdot_f16};
+
 } // namespace
 
 void fill_i8mm_fhm(KernelSet & k) {
     k.vec_dot[LM_GGML_TYPE_F16] = vec_dot_f16;
+    k.rowdot[LM_GGML_TYPE_F16] = &kRowDotF16;
     k.attn_f16.scores = scores;
     k.attn_f16.accumulate = accumulate;
 }
