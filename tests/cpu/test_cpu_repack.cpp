@@ -22,7 +22,7 @@ namespace {
 lm_ggml_backend_dev_t cpu_dev() { return lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU); }
 
 // The types with an x8 layout; which of them a CPU repacks depends on its
-// kernel level (repacked_here below). The others go through the same tests
+// kernel level (repacked_here). The others go through the same tests
 // stored plain.
 const lm_ggml_type kRepackTypes[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0,
                                      LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_IQ4_NL};
@@ -34,6 +34,44 @@ bool vnni_level() {
     const char * cap = std::getenv("LMGGML_CPU_ISA");
     if (cap != nullptr && std::strcmp(cap, "avx512_vnni") != 0) return false;
     return lm_ggml_cpu_has_avx512_vnni() && lm_ggml_cpu_has_avx512_vbmi();
+}
+
+// The level LMGGML_CPU_ISA caps the CPU backend at, if any ("" when unset).
+std::string isa_cap() {
+    const char * cap = std::getenv("LMGGML_CPU_ISA");
+    return cap != nullptr ? cap : "";
+}
+
+// Whether this CPU's level stores a tensor of `type` (whole groups of 8
+// rows) repacked: Q4_0 / Q4_1 from AVX2 (x86) or dotprod (ARM64) up, the
+// others at the AVX-512 VNNI level. The CPU_REPACK buffer keeps the rest
+// plain, and supports_op then refuses ops on them (as ggml's extra buffer
+// types).
+bool repacked_here(lm_ggml_type type) {
+    if (type != LM_GGML_TYPE_Q4_0 && type != LM_GGML_TYPE_Q4_1) return vnni_level();
+    const std::string cap = isa_cap();
+#if defined(__aarch64__)
+    return cap != "scalar" && cap != "neon" && lm_ggml_cpu_has_dotprod();
+#else
+    return cap != "scalar" && lm_ggml_cpu_has_avx2();
+#endif
+}
+
+// Whether MUL_MAT of n columns takes the level's Gemm on repacked and on
+// plain weights alike, so the two agree bit for bit: x86 from 8 columns
+// (for Q4_0 / Q4_1 from AVX2, the others at VNNI; below that both are
+// plain); ARM64 only at the i8mm level from 24 columns (its Gemm's
+// threshold on x8 weights; dotprod multiplies repacked Q4 with its x8
+// kernel and plain Q4 row by row).
+bool both_on_gemm(lm_ggml_type type, int64_t n) {
+#if defined(__aarch64__)
+    const std::string cap = isa_cap();
+    if (!repacked_here(type)) return false; // both plain, but maybe not on a Gemm (neon)
+    return (cap.empty() || cap == "i8mm") && lm_ggml_cpu_has_matmul_int8() && n >= 24;
+#else
+    (void) type;
+    return n >= 8;
+#endif
 }
 
 // Row-wise quantization of uniform random floats in [-1, 1).
@@ -128,7 +166,8 @@ struct CpuRepack : ::testing::Test {
         lm_ggml_backend_buffer_type_t * list = get(cpu_dev());
         ASSERT_NE(list, nullptr);
         if (list[0] == nullptr) {
-            GTEST_SKIP() << "no extra CPU buffer type: CPU_REPACK needs AVX2, FMA and F16C";
+            GTEST_SKIP()
+                << "no extra CPU buffer type: CPU_REPACK needs x8 kernels (x86 AVX2 + FMA + F16C, ARM64 dotprod)";
         }
         EXPECT_EQ(list[1], nullptr) << "the list holds CPU_REPACK only";
         buft = list[0];
@@ -176,8 +215,7 @@ TEST_F(CpuRepack, RoundTripWholeTensor) {
     };
     uint32_t seed = 1;
     for (const Shape & s : shapes) {
-        const bool q4 = s.type == LM_GGML_TYPE_Q4_0 || s.type == LM_GGML_TYPE_Q4_1;
-        if (!q4 && !vnni_level()) {
+        if (!repacked_here(s.type)) {
             continue; // stored plain below the VNNI level (NonRepackableTensorsStayPlain's case)
         }
         SCOPED_TRACE(std::string(lm_ggml_type_name(s.type)) + " [" + std::to_string(s.k) + ", " +
@@ -381,7 +419,8 @@ TEST_F(CpuRepack, MulMatMatchesReferenceAndPlainWeights) {
                 lm_ggml_tensor * wr = lm_ggml_new_tensor_2d(gw.ctx, type, k, m);
                 alloc_repack(gw);
                 set_bytes(wr, wq);
-                for (int64_t n : {1, 3, 17, 40}) { // x8 path, then gemm (40: columns split between threads)
+                for (int64_t n :
+                     {1, 3, 17, 40}) { // x8 path, then gemm (40: columns split between threads; ARM i8mm: 17 on x8)
                     SCOPED_TRACE(std::string(lm_ggml_type_name(type)) + " k=" + std::to_string(k) +
                                  " m=" + std::to_string(m) + " n=" + std::to_string(n));
                     GraphCtx g(8);
@@ -396,7 +435,8 @@ TEST_F(CpuRepack, MulMatMatchesReferenceAndPlainWeights) {
                     set_bytes(wp, wq);
                     const std::vector<float> xv = activations((size_t) (k * n), (float) seed++);
                     set_f32(x, xv);
-                    EXPECT_TRUE(lm_ggml_backend_dev_supports_op(cpu_dev(), out_r));
+                    // a tensor the level keeps plain still computes (plain bytes)
+                    EXPECT_EQ(lm_ggml_backend_dev_supports_op(cpu_dev(), out_r), repacked_here(type));
 
                     std::vector<float> first;
                     for (int threads : {1, 2}) {
@@ -413,7 +453,7 @@ TEST_F(CpuRepack, MulMatMatchesReferenceAndPlainWeights) {
                             ASSERT_LE(std::fabs((double) r[i] - p[i]), 1e-2 * mag + 1e-6)
                                 << "repacked vs plain weights at " << i << ": " << r[i] << " vs " << p[i];
                         }
-                        if (n >= 8) { // both take the gemm path, the repacked one on unpacked panels: same bits
+                        if (both_on_gemm(type, n)) { // the repacked one on panels packed from x8: same bits
                             EXPECT_EQ(r, p) << "gemm on repacked weights differs from gemm on plain weights";
                         }
                         if (first.empty()) {
@@ -485,7 +525,7 @@ TEST_F(CpuRepack, GetRowsBitExact) {
         const int32_t id2[5] = {0, 7, 8, 13, 23}, id3[6] = {7, 0, 3, 5, 0, 7};
         lm_ggml_backend_tensor_set(ids2, id2, 0, sizeof(id2));
         lm_ggml_backend_tensor_set(ids3, id3, 0, sizeof(id3));
-        EXPECT_TRUE(lm_ggml_backend_dev_supports_op(cpu_dev(), r2));
+        EXPECT_EQ(lm_ggml_backend_dev_supports_op(cpu_dev(), r2), repacked_here(type));
 
         for (int threads : {1, 2}) {
             lm_ggml_backend_cpu_set_n_threads(backend, threads);

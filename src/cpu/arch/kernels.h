@@ -74,6 +74,10 @@ struct Gemm {
     void (*pack_panel)(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
     void (*compute)(const void * panel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst,
                     size_t ldd);
+    // On weights repacked to x8 (panels packed by x8::pack_panel): the fewest
+    // activation columns for which MUL_MAT takes this Gemm rather than the
+    // level's RowDotX8; 0 for the common threshold (la_mul_mat_fast.h).
+    int64_t x8_min_cols = 0;
 };
 
 // Row-wise float math of the softmax and activation kernels.

@@ -44,6 +44,12 @@ void unpack_unit(const Format & f, int64_t b, const uint8_t * unit, uint8_t * ro
 void pack_group(const Format & f, int64_t k, const void * rows, size_t ldw, void * group);
 void unpack_group(const Format & f, int64_t k, const void * group, void * rows, size_t ldw);
 
+// A Gemm panel (layouts.h "Gemm (block types)": the bytes every level's
+// pack_panel makes from the unpacked rows) straight from m / 8 x8 groups,
+// group_bytes apart from groups; m a multiple of 8 up to the panel's 32
+// rows, k % 32 == 0. False (nothing written) for other shapes or types.
+bool pack_panel(lm_ggml_type type, int64_t k, const void * groups, size_t group_bytes, int64_t m, void * panel);
+
 // Block b of row r (0..7) of the group at group, in ggml's layout, into out.
 void gather_block(const Format & f, int64_t k, const void * group, int r, int64_t b, void * out);
 

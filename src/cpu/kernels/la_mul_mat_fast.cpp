@@ -14,8 +14,9 @@
 //           (lm_cpu_chunks_*); each run it takes (up to 64 rows) is dotted
 //           with every column before the next.
 //   x8      the same with chunks of one 8-row group, runs of up to 8.
-//   gemm on repacked weights: a panel's rows are unpacked into the thread's
-//           scratch (after its panel) before the usual panel packing.
+//   gemm on repacked weights: panels are packed straight from the x8
+//           groups (x8::pack_panel; the same bytes as the level's packer
+//           makes from the rows).
 // Every dst element is computed by one thread in one piece, so results do
 // not depend on the thread count.
 #include "la_mul_mat_fast.h"
@@ -50,11 +51,6 @@ size_t act_row_bytes(const FastPath & f, int64_t k) {
     }
 }
 
-// Per thread with repacked weights on the gemm path: one panel's rows unpacked.
-size_t unpacked_panel_bytes(const FastPath & f, const lm_ggml_tensor * a) {
-    return f.kind == FastPath::gemm && f.repacked ? pad_line((size_t) f.gm->panel_rows * a->nb[1]) : 0;
-}
-
 // Packs rows r of b (flat index ir = (i3*ne2 + i2)*ne1 + i1).
 void pack_b(const FastPath & f, const lm_ggml_tensor * b, Range r, char * out, size_t row) {
     const auto pack = f.kind == FastPath::gemm ? f.gm->pack_act
@@ -68,9 +64,9 @@ void pack_b(const FastPath & f, const lm_ggml_tensor * b, Range r, char * out, s
     }
 }
 
-// unpacked: NULL, or room for a panel's rows when a is repacked
+// repacked: a's weights are in the x8 layout
 void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::Gemm & gm, const char * act, size_t row,
-              char * panel, char * unpacked) {
+              char * panel, bool repacked) {
     const lm_ggml_tensor * a = dst->src[0];
     const lm_ggml_tensor * b = dst->src[1];
     const int64_t k = a->ne[0];
@@ -98,14 +94,8 @@ void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::Ge
         const int64_t m = std::min(gm.panel_rows, a->ne[1] - row0);
         const char * w = row_of(a, row0, i2 / r2, i3 / r3);
         if (w != packed) {
-            if (unpacked != nullptr) { // m is whole groups: panels start at multiples of 8 rows
-                arch::x8::Format fmt;
-                arch::x8::format_of(a->type, &fmt);
-                const size_t group = arch::layout::kX8Rows * a->nb[1];
-                for (int64_t g = 0; g < m / arch::layout::kX8Rows; ++g) {
-                    arch::x8::unpack_group(fmt, k, w + g * group, unpacked + g * group, a->nb[1]);
-                }
-                gm.pack_panel(unpacked, a->nb[1], m, k, panel);
+            if (repacked) { // m is whole groups: panels start at multiples of 8 rows
+                arch::x8::pack_panel(a->type, k, w, arch::layout::kX8Rows * a->nb[1], m, panel);
             } else {
                 gm.pack_panel(w, a->nb[1], m, k, panel);
             }
@@ -198,7 +188,8 @@ FastPath fast_path_for(const Plan & p, const lm_ggml_tensor * dst) {
             return f; // mul_mat_supports refuses this
         }
         f.repacked = true;
-        if (ks.gemm[a->type] != nullptr && b->ne[1] >= kGemmMinCols) {
+        const arch::Gemm * gm = ks.gemm[a->type];
+        if (gm != nullptr && b->ne[1] >= (gm->x8_min_cols > 0 ? gm->x8_min_cols : kGemmMinCols)) {
             f.kind = FastPath::gemm;
             f.gm = ks.gemm[a->type];
         } else {
@@ -229,7 +220,7 @@ size_t fast_work_size(const FastPath & f, const lm_ggml_tensor * dst, int n_thre
         s *= (size_t) n_threads;
     }
     if (f.kind == FastPath::gemm) {
-        s += (size_t) n_threads * (pad_line(f.gm->panel_size(k)) + unpacked_panel_bytes(f, dst->src[0]));
+        s += (size_t) n_threads * pad_line(f.gm->panel_size(k));
     }
     return s;
 }
@@ -253,10 +244,9 @@ void fast_forward(const lm_cpu_params * params, lm_ggml_tensor * dst, const Fast
         return;
     }
     if (f.kind == FastPath::gemm) {
-        const size_t unpacked = unpacked_panel_bytes(f, dst->src[0]);
-        char * panel = act + pad_line(row * (size_t) n_b_rows(b)) +
-                       (size_t) params->ith * (pad_line(f.gm->panel_size(k)) + unpacked);
-        run_gemm(params, dst, *f.gm, act, row, panel, unpacked > 0 ? panel + pad_line(f.gm->panel_size(k)) : nullptr);
+        char * panel =
+            act + pad_line(row * (size_t) n_b_rows(b)) + (size_t) params->ith * pad_line(f.gm->panel_size(k));
+        run_gemm(params, dst, *f.gm, act, row, panel, f.repacked);
     } else if (f.kind == FastPath::x8) {
         run_x8(params, dst, *f.rx, act, row);
     } else {

@@ -1,12 +1,10 @@
 // ARMv8.6 int8 matrix multiply (usmmla; HWCAP2_I8MM): the Gemm of the
-// 32-value block types whose weights stay row-major (Q5_0, Q5_1, Q8_0,
-// IQ4_NL) and of the K-quants (Q4_K, Q5_K, Q6_K, IQ4_XS) on the shared
-// layouts (layouts.h "Gemm (block types)", "Gemm (K-quants)"): activation
+// 32-value block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) and of the
+// K-quants (Q4_K, Q5_K, Q6_K, IQ4_XS) on the shared layouts (layouts.h "Gemm (block types)", "Gemm (K-quants)"): activation
 // rows from the scalar twins' packers, panels from gemm_neon.h's NEON packer
-// (same bytes, the tests compare). Q4_0 and Q4_1 stay on the dotprod level's repacked
-// x8 kernels: through this Gemm, whose panels are unpacked from the
-// repacked layout, a prompt token of SmolLM2 Q4_1 took more instructions
-// under qemu than on the x8 path (docs/PERF.md, ARM64 section).
+// (same bytes, the tests compare). Q4_0 and Q4_1, repacked to x8, take it
+// for prompts of 24 columns or more (panels packed straight from x8), the
+// x8 sdot kernels below that (docs/PERF.md, ARM64 section).
 // usmmla multiplies a 2x8 block of unsigned bytes (two weight rows, eight
 // values each) by a 2x8 block of signed bytes (two activation rows) into a
 // 2x2 int32 tile. The panel holds 4 values of each of 16 rows per vector t,
@@ -110,6 +108,25 @@ void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t
 }
 
 // block types: Q5_1's minimum, the others' offsets (Q5_0 16, Q8_0 and IQ4_NL 128)
+// Q4_0 (offset 8) and Q4_1 (minimum), whose weights are repacked to x8 from
+// the dotprod level up: their Gemm takes prompts of 24 columns or more (the
+// panels packed from x8 cost more than the x8 sdot kernel saves below about
+// 19 columns; docs/PERF.md)
+constexpr int64_t kQ4MinCols = 24;
+const Gemm kQ4_0 = {kPanelRows,
+                    gemm_q_act_size,
+                    ref::gemm_pack_act_q4_0,
+                    gemm_q_panel_size,
+                    pack_panel_neon<DecodeQ4_0>,
+                    compute<32, false, true>,
+                    kQ4MinCols};
+const Gemm kQ4_1 = {kPanelRows,
+                    gemm_q_act_size,
+                    ref::gemm_pack_act_q4_1,
+                    gemm_q_panel_size,
+                    pack_panel_neon<DecodeQ4_1>,
+                    compute<32, true, false>,
+                    kQ4MinCols};
 const Gemm kQ5_0 = {kPanelRows,
                     gemm_q_act_size,
                     ref::gemm_pack_act_q5_0,
@@ -160,6 +177,8 @@ const Gemm kIQ4_XS = {kPanelRows,
 } // namespace
 
 void fill_i8mm_gemm(KernelSet & k) {
+    k.gemm[LM_GGML_TYPE_Q4_0] = &kQ4_0;
+    k.gemm[LM_GGML_TYPE_Q4_1] = &kQ4_1;
     k.gemm[LM_GGML_TYPE_Q5_0] = &kQ5_0;
     k.gemm[LM_GGML_TYPE_Q5_1] = &kQ5_1;
     k.gemm[LM_GGML_TYPE_Q8_0] = &kQ8_0;

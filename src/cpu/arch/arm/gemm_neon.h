@@ -49,6 +49,33 @@ static inline float f16_at(const void * p) {
     return from_f16(h);
 }
 
+// Q4_0 / Q4_1 levels 0..15: value j the low nibble of qs[j], value j + 16 its high one
+static inline void q4_levels(const uint8_t * qs, uint8_t * out) {
+    const uint8x16_t q = vld1q_u8(qs);
+    vst1q_u8(out, vandq_u8(q, vdupq_n_u8(0x0F)));
+    vst1q_u8(out + 16, vshrq_n_u8(q, 4));
+}
+
+struct DecodeQ4_0 {
+    static constexpr int kV = 32;
+    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
+        const auto * x = static_cast<const uint8_t *>(row) + b * (int64_t) sizeof(lm_block_q4_0);
+        q4_levels(x + offsetof(lm_block_q4_0, qs), out);
+        *d = f16_at(x + offsetof(lm_block_q4_0, d));
+        *m = 0.0f;
+    }
+};
+
+struct DecodeQ4_1 {
+    static constexpr int kV = 32;
+    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
+        const auto * x = static_cast<const uint8_t *>(row) + b * (int64_t) sizeof(lm_block_q4_1);
+        q4_levels(x + offsetof(lm_block_q4_1, qs), out);
+        *d = f16_at(x + offsetof(lm_block_q4_1, d));
+        *m = f16_at(x + offsetof(lm_block_q4_1, m));
+    }
+};
+
 // Q5_0 / Q5_1 levels 0..31: nibbles of qs, 5th bit j of the 32-bit qh for value j
 static inline void q5_levels(const uint8_t * qh, const uint8_t * qs, uint8_t * out) {
     static constexpr uint8_t kByte[32] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
