@@ -7,7 +7,7 @@
 //           the weight rows per column
 //   x8      rowdot on weights repacked 8 rows at a time (a CPU_REPACK
 //           tensor, src/cpu/repack/); with many columns such weights take
-//           the gemm path, each panel's rows unpacked first
+//           the gemm path, its panels packed from the x8 groups
 // Otherwise la_mul_mat.cpp's row-dot loop runs.
 
 #include "la_vec_dot.h"
@@ -20,7 +20,7 @@ struct FastPath {
     const arch::RowDot * rd = nullptr;
     const arch::Gemm * gm = nullptr;
     const arch::RowDotX8 * rx = nullptr;
-    bool repacked = false; // a is in the x8 layout (gemm unpacks its panels)
+    bool repacked = false; // a is in the x8 layout (gemm packs panels with x8::pack_panel)
 };
 
 // Columns per weight plane from which the gemm path is taken.
