@@ -13,6 +13,7 @@
 #include "arm.h"
 #include "simd_neon.h"
 
+#include "../gemm_f_walk.h"
 #include "../layouts.h"
 
 #include <array>
@@ -98,8 +99,7 @@ void pack_panel_f32(const void * w, size_t ldw, int64_t m, int64_t k, void * p) 
 void pack_panel_f16(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel<true>(w, ldw, m, k, p); }
 
 // ---------------------------------------------------------------- microkernel
-using TileFn = void (*)(const float * p, int64_t rows, int64_t k0, int64_t k1, const char * act, size_t lda,
-                        float * dst, size_t ldd, bool first);
+using gemm_f::TileFn;
 
 // lanes [0, n) of a vector of dst (n in 1..3: a partial tile's last rows)
 static inline float32x4_t load_part(const float * d, int64_t n) {
@@ -197,21 +197,7 @@ void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t
     const int64_t grows = rows <= 4 ? 4 : rows <= 8 ? 8 : 16; // rows per tile
     const int64_t ncols = rows <= 4 ? kCols1 : rows <= 8 ? kCols2 : kCols4;
     const TileFn * fns = rows <= 4 ? kTiles1.data() : rows <= 8 ? kTiles2.data() : kTiles4.data();
-    for (int64_t k0 = 0; k0 < k; k0 += kChunk) {
-        const int64_t k1 = k - k0 < kChunk ? k : k0 + kChunk;
-        const bool first = k0 == 0;
-        // tiles of near-equal width: a narrow tile has too few accumulators
-        // to cover the FMA latency
-        const int64_t ntiles = (n + ncols - 1) / ncols;
-        for (int64_t t = 0, j = 0, nc = 0; t < ntiles; ++t, j += nc) {
-            nc = (n - j + ntiles - t - 1) / (ntiles - t);
-            // every row group over the same columns: their activations stay in L1
-            for (int64_t r0 = 0; r0 < rows; r0 += grows) {
-                fns[nc - 1](panel + r0, rows - r0 < grows ? rows - r0 : grows, k0, k1, a + j * lda, lda,
-                            dst + j * ldd + r0, ldd, first);
-            }
-        }
-    }
+    gemm_f::walk(panel, rows, grows, ncols, fns, k, kChunk, a, lda, n, dst, ldd);
 }
 
 // ---------------------------------------------------------------- RowDot

@@ -14,6 +14,7 @@
 
 #include "simd_f32.h"
 
+#include "../gemm_f_walk.h"
 #include "../kernels.h"
 #include "../layouts.h"
 
@@ -93,8 +94,7 @@ void pack_panel_f32(const void * w, size_t ldw, int64_t m, int64_t k, void * p) 
 void pack_panel_f16(const void * w, size_t ldw, int64_t m, int64_t k, void * p) { pack_panel<true>(w, ldw, m, k, p); }
 
 // ---------------------------------------------------------------- microkernel
-using TileFn = void (*)(const float * p, int64_t rows, int64_t k0, int64_t k1, const char * act, size_t lda,
-                        float * dst, size_t ldd, bool first);
+using gemm_f::TileFn;
 
 // kR vectors of rows (p = the panel + the tile's first row; rows = how many
 // are real, 1..kR lanes) x kN columns, k steps [k0, k1); first: start from
@@ -163,21 +163,7 @@ void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t
     const int64_t grows = one ? L : 2 * L; // rows per tile
     const int64_t ncols = one ? kAcc : kAcc / 2;
     const TileFn * fns = one ? kTiles1.data() : kTiles2.data();
-    for (int64_t k0 = 0; k0 < k; k0 += kChunk) {
-        const int64_t k1 = k - k0 < kChunk ? k : k0 + kChunk;
-        const bool first = k0 == 0;
-        // tiles of near-equal width (7 columns: 4 + 3, not 6 + 1): a narrow
-        // tile has too few accumulators to cover the FMA latency
-        const int64_t ntiles = (n + ncols - 1) / ncols;
-        for (int64_t t = 0, j = 0, nc = 0; t < ntiles; ++t, j += nc) {
-            nc = (n - j + ntiles - t - 1) / (ntiles - t);
-            // every row group over the same columns: their activations stay in L1
-            for (int64_t r0 = 0; r0 < rows; r0 += grows) {
-                fns[nc - 1](panel + r0, rows - r0 < grows ? rows - r0 : grows, k0, k1, a + j * lda, lda,
-                            dst + j * ldd + r0, ldd, first);
-            }
-        }
-    }
+    gemm_f::walk(panel, rows, grows, ncols, fns, k, kChunk, a, lda, n, dst, ldd);
 }
 
 template <class P, int64_t kChunk, int kAcc> constexpr Gemm gemm_f32() {
