@@ -1,6 +1,7 @@
 // FLASH_ATTN_EXT against plain softmax attention in double: grouped-query
 // heads, F16/F32 K and V, padded F16 mask with -inf, ALiBi, logit softcap,
 // KV-cache style permuted views, one query (generation) and several.
+#include "cpu/arch/kernels.h"
 #include "cpu/kernels/la_ops.h"
 #include "la_test_util.h"
 
@@ -178,6 +179,33 @@ TEST(LaFlashAttn, SlidingWindow) {
     fa_case({32, 6, 4, 1100, 1, 1, 1, H, H, true, 0.0f, 0.0f, false, 300});
     fa_case({16, 1, 3, 4099, 1, 1, 1, H, H, true, 0.0f, 0.0f, true, 512});
     fa_case({16, 3, 2, 700, 2, 1, 1, H, H, true, 0.0f, 30.0f, true, 256}); // softcap, window of one tile
+}
+
+// The prompt path (la_flash_attn_tiled.cpp): blocks of query rows against
+// 128-key tiles on the Gemm, where the level has an F32/F16 Gemm. Blocks
+// that end mid-prompt, tiles and Gemm panels cut short, head sizes not a
+// multiple of the 32-column panel, rows whose keys start tiles late.
+TEST(LaFlashAttn, PromptBlocksOnTheGemm) {
+    const lm_ggml_type H = LM_GGML_TYPE_F16;
+    const bool gemm = lmggml::cpu::arch::kernels().gemm[LM_GGML_TYPE_F32] != nullptr &&
+                      lmggml::cpu::arch::kernels().gemm[LM_GGML_TYPE_F16] != nullptr;
+    const FaCase cases[] = {
+        {64, 20, 9, 140, 3, 1, 1, H, H, true, 0.0f, 0.0f, true},      // SmolLM2: 16 + 4 rows, 2 tiles
+        {256, 13, 4, 70, 1, 1, 1, H, H, true, 0.0f, 0.0f, false},     // Gemma 3: head size 256, 12 + 1 rows
+        {80, 17, 2, 129, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},      // g 1, 80 = 2 panels + 16 columns
+        {32, 40, 4, 420, 1, 1, 1, H, H, true, 0.0f, 0.0f, false, 150}, // sliding window: tiles skipped per block
+        {48, 18, 4, 90, 2, 1, 1, H, H, true, 4.0f, 0.0f, false},      // ALiBi
+        {40, 24, 2, 77, 1, 2, 1, H, H, true, 0.0f, 30.0f, true},      // softcap, batch broadcast
+        {16, 33, 1, 40, 1, 1, 1, H, H, false, 0.0f, 0.0f, false},     // no mask
+    };
+    for (const FaCase & c : cases) {
+        latest::Context ctx;
+        lm_ggml_tensor * q = lm_ggml_new_tensor_4d(ctx, LM_GGML_TYPE_F32, c.D, c.n_q, c.n_head, c.n_batch);
+        lm_ggml_tensor * k = lm_ggml_new_tensor_4d(ctx, H, c.D, c.n_kv, c.n_head_kv, c.n_batch_kv);
+        lm_ggml_tensor * dst = lm_ggml_flash_attn_ext(ctx, q, k, k, nullptr, 1.0f, 0.0f, 0.0f);
+        EXPECT_EQ(lmggml::cpu::la::flash_attn_tiled_path(dst), gemm) << name_of(c);
+        fa_case(c);
+    }
 }
 
 TEST(LaFlashAttn, DecodedKeys) {

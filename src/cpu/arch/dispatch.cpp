@@ -35,6 +35,7 @@ void fill_scalar(KernelSet & k) {
     k.math.gelu = ref::gelu;
     k.math.scale_mask_max = ref::scale_mask_max;
     k.math.scale = ref::scale;
+    k.math.widen_f16 = ref::widen_f16;
     k.attn_f16.scores = ref::attn_f16_scores;
     k.attn_f16.accumulate = ref::attn_f16_accumulate;
     k.vec_dot[LM_GGML_TYPE_F32] = ref::vec_dot_f32;

@@ -95,6 +95,8 @@ struct VecMath {
                             float slope, float * y);
     // y[i] *= s
     void (*scale)(int64_t n, float * y, float s);
+    // y[i] = x[i] widened from F16 (exact); y does not overlap x.
+    void (*widen_f16)(int64_t n, const uint16_t * x, float * y);
 };
 
 // Attention over an F16 KV cache for g query rows that share one KV head

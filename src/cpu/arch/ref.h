@@ -22,6 +22,7 @@ void gelu(int64_t n, const float * x, float * y);
 float scale_mask_max(int64_t n, const float * x, float scale, const float * m32, const uint16_t * m16, float slope,
                      float * y);
 void scale(int64_t n, float * y, float s);
+void widen_f16(int64_t n, const uint16_t * x, float * y);
 
 // ---------------------------------------------------------------- attention (AttnF16)
 void attn_f16_scores(int64_t d, int64_t n, const void * k, size_t ldk, const float * q, int64_t g, float * s);

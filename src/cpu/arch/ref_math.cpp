@@ -45,4 +45,8 @@ void scale(int64_t n, float * y, float s) {
     for (int64_t i = 0; i < n; ++i) y[i] *= s;
 }
 
+void widen_f16(int64_t n, const uint16_t * x, float * y) {
+    for (int64_t i = 0; i < n; ++i) y[i] = lm_ggml_compute_fp16_to_fp32(x[i]);
+}
+
 } // namespace lmggml::cpu::arch::ref

@@ -14,6 +14,10 @@
 // segment into shared scratch, meet at a barrier, and merge them per unit.
 // The cut depends on the shape and the mask only, so every thread count (one
 // included) sums in the same order.
+//
+// Prompts (16 or more query vectors per KV head) take the tiled path
+// instead, on the Gemm (la_flash_attn_tiled.cpp), where the kernels have one.
+#include "la_flash_attn_rows.h"
 #include "la_ops.h"
 
 #include "../arch/kernels.h"
@@ -55,36 +59,8 @@ struct Dims {
     }
 };
 
-// 1 + the last key the mask row does not hide (-inf); n_kv without a mask.
-int64_t visible_keys(const lm_ggml_tensor * mask, const char * mrow, int64_t n_kv) {
-    if (mask == nullptr) {
-        return n_kv;
-    }
-    int64_t n = n_kv;
-    if (mask->type == LM_GGML_TYPE_F16) {
-        const auto * m = (const lm_ggml_fp16_t *) mrow;
-        while (n > 0 && m[n - 1] == 0xFC00) --n; // F16 -inf
-    } else {
-        const auto * m = (const float *) mrow;
-        while (n > 0 && m[n - 1] == -INFINITY) --n;
-    }
-    return n;
-}
-
-// The first key at or after j the mask row does not hide (-inf); n when it hides all of [j, n).
-int64_t first_visible_key(const lm_ggml_tensor * mask, const char * mrow, int64_t j, int64_t n) {
-    if (mask == nullptr) {
-        return j;
-    }
-    if (mask->type == LM_GGML_TYPE_F16) {
-        const auto * m = (const lm_ggml_fp16_t *) mrow;
-        while (j < n && m[j] == 0xFC00) ++j; // F16 -inf
-    } else {
-        const auto * m = (const float *) mrow;
-        while (j < n && m[j] == -INFINITY) ++j;
-    }
-    return j;
-}
+using fa::first_visible_key;
+using fa::visible_keys;
 
 struct Attend {
     const lm_ggml_tensor * dst;
@@ -94,12 +70,12 @@ struct Attend {
     const lm_ggml_tensor * mask;
     const arch::KernelSet & kern;
     Dims dims;
-    float scale, max_bias, softcap;
+    fa::SoftmaxParams sp;
 
     explicit Attend(const lm_ggml_tensor * d)
         : dst(d), q(d->src[0]), k(d->src[1]), v(d->src[2]), mask(d->src[3]), kern(arch::kernels()), dims(d),
-          scale(lm_ggml_get_op_params_f32(d, 0)), max_bias(lm_ggml_get_op_params_f32(d, 1)),
-          softcap(lm_ggml_get_op_params_f32(d, 2)) {}
+          sp{kern, mask, lm_ggml_get_op_params_f32(d, 0), lm_ggml_get_op_params_f32(d, 1),
+             lm_ggml_get_op_params_f32(d, 2), q->ne[2]} {}
 
     void unit_index(int64_t u, int64_t * ik2, int64_t * iq1, int64_t * iq3) const {
         *ik2 = u % dims.n_kvh;
@@ -149,31 +125,7 @@ struct Attend {
             kern.attn_f16.scores(D, nt, row_of(k, j0, ik2, ik3), k->nb[1], qb, g, sc);
             bool any = false;
             for (int64_t t = 0; t < g; ++t) {
-                float * st = sc + t * nt;
-                float s1 = scale;
-                if (softcap != 0.0f) { // s = softcap * tanh(q.k * scale / softcap), before the mask
-                    for (int64_t j = 0; j < nt; ++j) st[j] = softcap * tanhf(st[j] * (scale / softcap));
-                    s1 = 1.0f;
-                }
-                const bool f16 = mask != nullptr && mask->type == LM_GGML_TYPE_F16;
-                const float * m32 = mask != nullptr && !f16 ? (const float *) mrow + j0 : nullptr;
-                const uint16_t * m16 = f16 ? (const uint16_t *) mrow + j0 : nullptr;
-                const float slope = flash_attn_slope(max_bias, q->ne[2], ik2 * g + t);
-                const float mx = kern.math.scale_mask_max(nt, st, s1, m32, m16, slope, st);
-                if (mx == -INFINITY) { // every key of the tile masked for this query
-                    std::fill_n(st, nt, 0.0f);
-                    continue;
-                }
-                if (mx > M[t]) {
-                    if (M[t] != -INFINITY) {
-                        const float r = expf(M[t] - mx);
-                        kern.math.scale(D, acc + t * D, r);
-                        S[t] *= r;
-                    }
-                    M[t] = mx;
-                }
-                S[t] += kern.math.exp_sum(nt, st, M[t], st);
-                any = true;
+                any |= fa::softmax_tile_row(sp, sc + t * nt, nt, mrow, j0, ik2 * g + t, acc + t * D, D, M + t, S + t);
             }
             if (any) {
                 kern.attn_f16.accumulate(D, nt, row_of(v, j0, ik2, ik3), v->nb[1], sc, g, acc);
@@ -219,16 +171,23 @@ bool flash_attn_f16_path(const lm_ggml_tensor * dst) {
 }
 
 size_t flash_attn_f16_work_size(const lm_ggml_tensor * dst, int n_threads) {
+    if (flash_attn_tiled_path(dst)) {
+        return flash_attn_tiled_work_size(dst, n_threads);
+    }
     const Dims d(dst);
     return d.partials_bytes(d.segments()) + (size_t) n_threads * d.per_thread();
 }
 
 bool flash_attn_f16_private_scratch(const lm_ggml_tensor * dst, int n_threads) {
     (void) n_threads;
-    return Dims(dst).segments() == 1;
+    return flash_attn_tiled_path(dst) || Dims(dst).segments() == 1;
 }
 
 void flash_attn_f16_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
+    if (flash_attn_tiled_path(dst)) {
+        flash_attn_tiled_forward(params, dst);
+        return;
+    }
     const Attend a(dst);
     const Dims & d = a.dims;
     const int64_t segs = d.segments();

@@ -60,6 +60,11 @@ bool flash_attn_f16_path(const lm_ggml_tensor * dst);
 size_t flash_attn_f16_work_size(const lm_ggml_tensor * dst, int n_threads);
 bool flash_attn_f16_private_scratch(const lm_ggml_tensor * dst, int n_threads);
 void flash_attn_f16_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
+// ... and its prompt path, blocks of query rows on the F32/F16 Gemm
+// (la_flash_attn_tiled.cpp), taken by flash_attn_f16_* where this says so
+bool flash_attn_tiled_path(const lm_ggml_tensor * dst);
+size_t flash_attn_tiled_work_size(const lm_ggml_tensor * dst, int n_threads);
+void flash_attn_tiled_forward(const lm_cpu_params * params, lm_ggml_tensor * dst);
 
 // The same three kernels with an explicit plan for the weight (K) type
 // instead of plan_for(type): the registered entry points call these, and

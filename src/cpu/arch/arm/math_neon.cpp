@@ -116,6 +116,12 @@ void scale(int64_t n, float * y, float s) {
     for (; i < n; ++i) y[i] *= s;
 }
 
+void widen_f16(int64_t n, const uint16_t * x, float * y) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, load_f16x4(x + i));
+    for (; i < n; ++i) y[i] = from_f16(x[i]);
+}
+
 } // namespace
 
 void fill_neon_math(KernelSet & k) {
@@ -123,6 +129,7 @@ void fill_neon_math(KernelSet & k) {
     k.math.silu = silu;
     k.math.scale_mask_max = scale_mask_max;
     k.math.scale = scale;
+    k.math.widen_f16 = widen_f16;
 }
 
 } // namespace lmggml::cpu::arch::arm

@@ -123,12 +123,19 @@ template <class P> void scale(int64_t n, float * y, float s) {
     if (i < n) P::store_n(y + i, n - i, P::mul(P::load_n(y + i, n - i), sv));
 }
 
+template <class P> void widen_f16(int64_t n, const uint16_t * x, float * y) {
+    int64_t i = 0;
+    for (; i + P::kLanes <= n; i += P::kLanes) P::store(y + i, P::load_f16(x + i));
+    if (i < n) P::store_n(y + i, n - i, P::load_f16_n(x + i, n - i));
+}
+
 template <class P> void fill_math(KernelSet & k) {
     k.math.exp_sum = exp_sum<P>;
     k.math.silu = silu<P>;
     k.math.gelu = gelu<P>;
     k.math.scale_mask_max = scale_mask_max<P>;
     k.math.scale = scale<P>;
+    k.math.widen_f16 = widen_f16<P>;
 }
 
 } // namespace

@@ -1,0 +1,87 @@
+#pragma once
+// What the two FLASH_ATTN_EXT paths over an F16 KV cache share: reading a
+// mask row's visible span, and one query's step of the online softmax over a
+// tile of scores (la_flash_attn_f16.cpp for generation and short batches,
+// la_flash_attn_tiled.cpp for prompts).
+#include "la_ops.h"
+
+#include "../arch/kernels.h"
+
+#include <cmath>
+
+namespace lmggml::cpu::la::fa {
+
+// 1 + the last key the mask row does not hide (-inf); n_kv without a mask.
+inline int64_t visible_keys(const lm_ggml_tensor * mask, const char * mrow, int64_t n_kv) {
+    if (mask == nullptr) {
+        return n_kv;
+    }
+    int64_t n = n_kv;
+    if (mask->type == LM_GGML_TYPE_F16) {
+        const auto * m = (const lm_ggml_fp16_t *) mrow;
+        while (n > 0 && m[n - 1] == 0xFC00) --n; // F16 -inf
+    } else {
+        const auto * m = (const float *) mrow;
+        while (n > 0 && m[n - 1] == -INFINITY) --n;
+    }
+    return n;
+}
+
+// The first key at or after j the mask row does not hide (-inf); n when it hides all of [j, n).
+inline int64_t first_visible_key(const lm_ggml_tensor * mask, const char * mrow, int64_t j, int64_t n) {
+    if (mask == nullptr) {
+        return j;
+    }
+    if (mask->type == LM_GGML_TYPE_F16) {
+        const auto * m = (const lm_ggml_fp16_t *) mrow;
+        while (j < n && m[j] == 0xFC00) ++j; // F16 -inf
+    } else {
+        const auto * m = (const float *) mrow;
+        while (j < n && m[j] == -INFINITY) ++j;
+    }
+    return j;
+}
+
+// The op's scalars and the mask, for one query row's softmax steps.
+struct SoftmaxParams {
+    const arch::KernelSet & kern;
+    const lm_ggml_tensor * mask;
+    float scale, max_bias, softcap;
+    int64_t n_head;
+};
+
+// One query's scores st[0..nt) for keys j0.. (raw q.k) become its
+// unnormalised probabilities exp(s - M): softcap, scale, mask row mrow
+// (NULL without a mask) at j0 and ALiBi slope of head h applied; when the
+// tile raises the running max M, the accumulator row acc (D floats) and the
+// running sum S are rescaled first. Returns false, with st zeroed and M, S,
+// acc untouched, when every key of the tile is masked for this query.
+inline bool softmax_tile_row(const SoftmaxParams & sp, float * st, int64_t nt, const char * mrow, int64_t j0,
+                             int64_t h, float * acc, int64_t D, float * M, float * S) {
+    float s1 = sp.scale;
+    if (sp.softcap != 0.0f) { // s = softcap * tanh(q.k * scale / softcap), before the mask
+        for (int64_t j = 0; j < nt; ++j) st[j] = sp.softcap * tanhf(st[j] * (sp.scale / sp.softcap));
+        s1 = 1.0f;
+    }
+    const bool f16 = sp.mask != nullptr && sp.mask->type == LM_GGML_TYPE_F16;
+    const float * m32 = sp.mask != nullptr && !f16 ? (const float *) mrow + j0 : nullptr;
+    const uint16_t * m16 = f16 ? (const uint16_t *) mrow + j0 : nullptr;
+    const float slope = flash_attn_slope(sp.max_bias, sp.n_head, h);
+    const float mx = sp.kern.math.scale_mask_max(nt, st, s1, m32, m16, slope, st);
+    if (mx == -INFINITY) { // every key of the tile masked for this query
+        std::fill_n(st, nt, 0.0f);
+        return false;
+    }
+    if (mx > *M) {
+        if (*M != -INFINITY) {
+            const float r = expf(*M - mx);
+            sp.kern.math.scale(D, acc, r);
+            *S *= r;
+        }
+        *M = mx;
+    }
+    *S += sp.kern.math.exp_sum(nt, st, *M, st);
+    return true;
+}
+
+} // namespace lmggml::cpu::la::fa
