@@ -119,6 +119,10 @@ void add_attention_cases(CaseList & t1, CaseList & /*t2*/) {
         {"batch2_d64_q3_kv20_h2", 64, 3, 20, 2, 2, 2, true, 0.0f, 0.0f},
         {"d80_q2_kv33_h3", 80, 2, 33, 3, 1, 1, true, 0.0f, 0.0f},
         {"kv_cache_view_d64_q4_kv40_gqa4to2", 64, 4, 40, 4, 2, 1, true, 0.0f, 0.0f, true},
+        // prompts: 16 or more query vectors per KV head (the CPU's tiled path)
+        {"prompt_d64_q20_kv150_gqa9to3", 64, 20, 150, 9, 3, 1, true, 0.0f, 0.0f, true},
+        {"prompt_d256_q13_kv40_gqa4to1", 256, 13, 40, 4, 1, 1, true, 0.0f, 0.0f},
+        {"prompt_softcap30_d32_q17_kv45_h2", 32, 17, 45, 2, 2, 1, true, 0.0f, 30.0f},
     };
     for (const FA & f : cases) {
         t1.push_back(make_fa_case(f));

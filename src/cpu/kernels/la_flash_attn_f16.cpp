@@ -29,18 +29,9 @@ constexpr int64_t kTile = 256;      // keys per scores tile
 constexpr int64_t kMinSegKeys = 64; // keys per segment at least when a unit's keys are split
 constexpr int64_t kMinUnits = 8;    // below this many units, split their keys
 
-struct Dims {
-    int64_t g, D, n_q, n_kv, n_kvh, units;
-    explicit Dims(const lm_ggml_tensor * dst) {
-        const lm_ggml_tensor * q = dst->src[0];
-        const lm_ggml_tensor * k = dst->src[1];
-        g = q->ne[2] / k->ne[2];
-        D = q->ne[0];
-        n_q = q->ne[1];
-        n_kv = k->ne[1];
-        n_kvh = k->ne[2];
-        units = q->ne[3] * n_q * n_kvh;
-    }
+struct Dims : fa::Shape {
+    int64_t units;
+    explicit Dims(const lm_ggml_tensor * dst) : fa::Shape(dst), units(n_b * n_q * n_kvh) {}
     // Key segments per unit: from the shape alone, not the thread count, so
     // results do not depend on how many threads run the node.
     int64_t segments() const {
@@ -62,20 +53,10 @@ struct Dims {
 using fa::first_visible_key;
 using fa::visible_keys;
 
-struct Attend {
-    const lm_ggml_tensor * dst;
-    const lm_ggml_tensor * q;
-    const lm_ggml_tensor * k;
-    const lm_ggml_tensor * v;
-    const lm_ggml_tensor * mask;
-    const arch::KernelSet & kern;
+struct Attend : fa::Operands {
     Dims dims;
-    fa::SoftmaxParams sp;
 
-    explicit Attend(const lm_ggml_tensor * d)
-        : dst(d), q(d->src[0]), k(d->src[1]), v(d->src[2]), mask(d->src[3]), kern(arch::kernels()), dims(d),
-          sp{kern, mask, lm_ggml_get_op_params_f32(d, 0), lm_ggml_get_op_params_f32(d, 1),
-             lm_ggml_get_op_params_f32(d, 2), q->ne[2]} {}
+    explicit Attend(const lm_ggml_tensor * d) : fa::Operands(d), dims(d) {}
 
     void unit_index(int64_t u, int64_t * ik2, int64_t * iq1, int64_t * iq3) const {
         *ik2 = u % dims.n_kvh;
@@ -87,7 +68,7 @@ struct Attend {
     void key_span(int64_t u, int64_t * lo, int64_t * hi) const {
         int64_t ik2, iq1, iq3;
         unit_index(u, &ik2, &iq1, &iq3);
-        const char * mrow = mask != nullptr ? (const char *) mask->data + iq1 * mask->nb[1] : nullptr;
+        const char * mrow = mask_row(iq1);
         *hi = visible_keys(mask, mrow, dims.n_kv);
         *lo = first_visible_key(mask, mrow, 0, *hi);
     }
@@ -105,7 +86,7 @@ struct Attend {
         std::fill_n(acc, g * D, 0.0f);
         std::fill_n(M, g, -INFINITY);
         std::fill_n(S, g, 0.0f);
-        const char * mrow = mask != nullptr ? (const char *) mask->data + iq1 * mask->nb[1] : nullptr;
+        const char * mrow = mask_row(iq1);
         j_end = std::min(j_end, visible_keys(mask, mrow, dims.n_kv));
         // Whole tiles of hidden keys add nothing (every query's max stays -inf):
         // skip them, keeping the tiles after them where they were, so the

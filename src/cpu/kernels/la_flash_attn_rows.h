@@ -42,12 +42,39 @@ inline int64_t first_visible_key(const lm_ggml_tensor * mask, const char * mrow,
     return j;
 }
 
+// The op's sizes: g query heads per KV head of head size D, n_q query rows
+// per batch entry, n_kv keys, n_kvh KV heads, n_b batch entries.
+struct Shape {
+    int64_t g, D, n_q, n_kv, n_kvh, n_b;
+    explicit Shape(const lm_ggml_tensor * dst)
+        : g(dst->src[0]->ne[2] / dst->src[1]->ne[2]), D(dst->src[0]->ne[0]), n_q(dst->src[0]->ne[1]),
+          n_kv(dst->src[1]->ne[1]), n_kvh(dst->src[1]->ne[2]), n_b(dst->src[0]->ne[3]) {}
+};
+
 // The op's scalars and the mask, for one query row's softmax steps.
 struct SoftmaxParams {
     const arch::KernelSet & kern;
     const lm_ggml_tensor * mask;
     float scale, max_bias, softcap;
     int64_t n_head;
+};
+
+// The op's tensors, this CPU's kernels and the softmax parameters.
+struct Operands {
+    const lm_ggml_tensor * dst;
+    const lm_ggml_tensor * q;
+    const lm_ggml_tensor * k;
+    const lm_ggml_tensor * v;
+    const lm_ggml_tensor * mask;
+    const arch::KernelSet & kern;
+    SoftmaxParams sp;
+    explicit Operands(const lm_ggml_tensor * d)
+        : dst(d), q(d->src[0]), k(d->src[1]), v(d->src[2]), mask(d->src[3]), kern(arch::kernels()),
+          sp{kern, mask, lm_ggml_get_op_params_f32(d, 0), lm_ggml_get_op_params_f32(d, 1),
+             lm_ggml_get_op_params_f32(d, 2), q->ne[2]} {}
+    const char * mask_row(int64_t iq1) const {
+        return mask != nullptr ? (const char *) mask->data + iq1 * mask->nb[1] : nullptr;
+    }
 };
 
 // One query's scores st[0..nt) for keys j0.. (raw q.k) become its

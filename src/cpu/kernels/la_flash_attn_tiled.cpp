@@ -39,18 +39,10 @@ const arch::Gemm * f16_gemm() { return arch::kernels().gemm[LM_GGML_TYPE_F16]; }
 
 size_t pad_floats(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
-struct Dims {
-    int64_t g, D, n_q, n_kv, n_kvh, n_b, rows, blocks, units, cols;
-    size_t lda_q, lda_p; // bytes between packed query / probability rows
-    explicit Dims(const lm_ggml_tensor * dst) {
-        const lm_ggml_tensor * q = dst->src[0];
-        const lm_ggml_tensor * k = dst->src[1];
-        g = q->ne[2] / k->ne[2];
-        D = q->ne[0];
-        n_q = q->ne[1];
-        n_kv = k->ne[1];
-        n_kvh = k->ne[2];
-        n_b = q->ne[3];
+struct Dims : fa::Shape {
+    int64_t rows, blocks, units, cols; // query rows per block, blocks per KV head, units, query vectors per block
+    size_t lda_q, lda_p;               // bytes between packed query / probability rows
+    explicit Dims(const lm_ggml_tensor * dst) : fa::Shape(dst) {
         rows = std::max<int64_t>(1, std::min(n_q, (kUnitCols + g - 1) / g));
         blocks = (n_q + rows - 1) / rows;
         units = n_b * n_kvh * blocks;
@@ -74,27 +66,12 @@ struct Dims {
     }
 };
 
-struct Tiled {
-    const lm_ggml_tensor * dst;
-    const lm_ggml_tensor * q;
-    const lm_ggml_tensor * k;
-    const lm_ggml_tensor * v;
-    const lm_ggml_tensor * mask;
-    const arch::KernelSet & kern;
+struct Tiled : fa::Operands {
     const arch::Gemm & g32;
     const arch::Gemm & g16;
     Dims dims;
-    fa::SoftmaxParams sp;
 
-    explicit Tiled(const lm_ggml_tensor * d)
-        : dst(d), q(d->src[0]), k(d->src[1]), v(d->src[2]), mask(d->src[3]), kern(arch::kernels()), g32(*f32_gemm()),
-          g16(*f16_gemm()), dims(d),
-          sp{kern, mask, lm_ggml_get_op_params_f32(d, 0), lm_ggml_get_op_params_f32(d, 1),
-             lm_ggml_get_op_params_f32(d, 2), q->ne[2]} {}
-
-    const char * mask_row(int64_t iq1) const {
-        return mask != nullptr ? (const char *) mask->data + iq1 * mask->nb[1] : nullptr;
-    }
+    explicit Tiled(const lm_ggml_tensor * d) : fa::Operands(d), g32(*f32_gemm()), g16(*f16_gemm()), dims(d) {}
 
     // One unit: query rows [r0, r0 + nr) of batch iq3, heads ik2 * g .. + g - 1.
     void unit(int64_t u, char * scratch) const {
