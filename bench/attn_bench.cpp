@@ -65,7 +65,8 @@ struct Attn {
             const size_t row = kc->nb[1];
             lm_ggml_tensor * k = lm_ggml_view_3d(ctx, kc, kD, n_kv, kKvHeads, row, kD * 2, 0);
             lm_ggml_tensor * v = lm_ggml_view_3d(ctx, vc, kD, n_kv, kKvHeads, row, kD * 2, 0);
-            lm_ggml_build_forward_expand(gf, lm_ggml_flash_attn_ext(ctx, q, k, v, mask, 1.0f / std::sqrt((float) kD), 0.0f, 0.0f));
+            lm_ggml_build_forward_expand(
+                gf, lm_ggml_flash_attn_ext(ctx, q, k, v, mask, 1.0f / std::sqrt((float) kD), 0.0f, 0.0f));
         }
         kv_bytes = (double) layers * 2.0 * (double) kv;
         const double visible = (double) n_q * (double) depth + (double) n_q * (double) (n_q + 1) / 2.0;

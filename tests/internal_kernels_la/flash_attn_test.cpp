@@ -190,13 +190,13 @@ TEST(LaFlashAttn, PromptBlocksOnTheGemm) {
     const bool gemm = lmggml::cpu::arch::kernels().gemm[LM_GGML_TYPE_F32] != nullptr &&
                       lmggml::cpu::arch::kernels().gemm[LM_GGML_TYPE_F16] != nullptr;
     const FaCase cases[] = {
-        {64, 20, 9, 140, 3, 1, 1, H, H, true, 0.0f, 0.0f, true},      // SmolLM2: 16 + 4 rows, 2 tiles
-        {256, 13, 4, 70, 1, 1, 1, H, H, true, 0.0f, 0.0f, false},     // Gemma 3: head size 256, 12 + 1 rows
-        {80, 17, 2, 129, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},      // g 1, 80 = 2 panels + 16 columns
+        {64, 20, 9, 140, 3, 1, 1, H, H, true, 0.0f, 0.0f, true},       // SmolLM2: 16 + 4 rows, 2 tiles
+        {256, 13, 4, 70, 1, 1, 1, H, H, true, 0.0f, 0.0f, false},      // Gemma 3: head size 256, 12 + 1 rows
+        {80, 17, 2, 129, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},       // g 1, 80 = 2 panels + 16 columns
         {32, 40, 4, 420, 1, 1, 1, H, H, true, 0.0f, 0.0f, false, 150}, // sliding window: tiles skipped per block
-        {48, 18, 4, 90, 2, 1, 1, H, H, true, 4.0f, 0.0f, false},      // ALiBi
-        {40, 24, 2, 77, 1, 2, 1, H, H, true, 0.0f, 30.0f, true},      // softcap, batch broadcast
-        {16, 33, 1, 40, 1, 1, 1, H, H, false, 0.0f, 0.0f, false},     // no mask
+        {48, 18, 4, 90, 2, 1, 1, H, H, true, 4.0f, 0.0f, false},       // ALiBi
+        {40, 24, 2, 77, 1, 2, 1, H, H, true, 0.0f, 30.0f, true},       // softcap, batch broadcast
+        {16, 33, 1, 40, 1, 1, 1, H, H, false, 0.0f, 0.0f, false},      // no mask
     };
     for (const FaCase & c : cases) {
         latest::Context ctx;

@@ -69,9 +69,13 @@ struct Operands {
     const arch::KernelSet & kern;
     SoftmaxParams sp;
     explicit Operands(const lm_ggml_tensor * d)
-        : dst(d), q(d->src[0]), k(d->src[1]), v(d->src[2]), mask(d->src[3]), kern(arch::kernels()),
-          sp{kern, mask, lm_ggml_get_op_params_f32(d, 0), lm_ggml_get_op_params_f32(d, 1),
-             lm_ggml_get_op_params_f32(d, 2), q->ne[2]} {}
+        : dst(d), q(d->src[0]), k(d->src[1]), v(d->src[2]), mask(d->src[3]),
+          kern(arch::kernels()), sp{kern,
+                                    mask,
+                                    lm_ggml_get_op_params_f32(d, 0),
+                                    lm_ggml_get_op_params_f32(d, 1),
+                                    lm_ggml_get_op_params_f32(d, 2),
+                                    q->ne[2]} {}
     const char * mask_row(int64_t iq1) const {
         return mask != nullptr ? (const char *) mask->data + iq1 * mask->nb[1] : nullptr;
     }
@@ -83,8 +87,8 @@ struct Operands {
 // tile raises the running max M, the accumulator row acc (D floats) and the
 // running sum S are rescaled first. Returns false, with st zeroed and M, S,
 // acc untouched, when every key of the tile is masked for this query.
-inline bool softmax_tile_row(const SoftmaxParams & sp, float * st, int64_t nt, const char * mrow, int64_t j0,
-                             int64_t h, float * acc, int64_t D, float * M, float * S) {
+inline bool softmax_tile_row(const SoftmaxParams & sp, float * st, int64_t nt, const char * mrow, int64_t j0, int64_t h,
+                             float * acc, int64_t D, float * M, float * S) {
     float s1 = sp.scale;
     if (sp.softcap != 0.0f) { // s = softcap * tanh(q.k * scale / softcap), before the mask
         for (int64_t j = 0; j < nt; ++j) st[j] = sp.softcap * tanhf(st[j] * (sp.scale / sp.softcap));
