@@ -6,7 +6,13 @@
 // Q4: the 8 maddubs of a block add up in int16 (at most 16 * 15 * 127 =
 // 30480), then one madd, one convert and one FMA per block cover 8 rows:
 // about half the instructions per weight byte of the row-major kernel
-// (rowdot_avx2.cpp). Twins: ref::kRowDotX8*.
+// (rowdot_avx2.cpp).
+// Q5_0 / Q5_1: the nibble + 16 where the row's qh bit is set (the bit
+// spread over the lane's bytes by vpshufb, as rowdot_x8_vnni.cpp, and
+// tested by a compare); levels up to 31 allow 8 products per int16 lane
+// (31 * 127 * 8 = 31496), so two madds per block. Q5_0's offset comes out as
+// the int32 16 * sum(q) of the activation (X8Act::off16). Twins:
+// ref::kRowDotX8*.
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "rowdot_x8_stream.h"
@@ -53,6 +59,63 @@ static inline void unit_q4(const uint8_t * w, const uint8_t * q, float dy, float
     *accs = _mm256_fmadd_ps(o, _mm256_set1_ps(sy), *accs);
 }
 
+// The same for Q5_0 / Q5_1 (kQ5_1): the unit's qh (32 bytes, 4 per row)
+// precedes its 128 level bytes; s: the block's entry of the activation's s.
+template <bool kQ5_1, bool kLast>
+static inline void unit_q5(const uint8_t * w, const uint8_t * q, float dy, const float * s, const Q5High & h,
+                           __m256 * acc, __m256 * accs) {
+    constexpr int kFields = kQ5_1 ? 2 : 1;
+    const uint8_t * hdr = w + (kLast ? 160 : 0);
+    const uint8_t * lv = w + (kLast ? 0 : 16 * kFields);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), sixteen = _mm256_set1_epi8(16);
+    const __m256i qh = _mm256_loadu_si256((const __m256i *) lv);
+    // 16 in the bytes whose fifth bit (bits[b] of qh's bytes spread by rep[i]) is set
+    const auto high = [&](int i, int b) {
+        const __m256i spread = _mm256_and_si256(_mm256_shuffle_epi8(qh, h.rep[i]), h.bits[b]);
+        return _mm256_and_si256(_mm256_cmpeq_epi8(spread, h.bits[b]), sixteen);
+    };
+    __m256i p = _mm256_setzero_si256();
+    for (int t0 = 0; t0 < 4; t0 += 2) {
+        __m256i s16 = _mm256_setzero_si256();
+        for (int t = t0; t < t0 + 2; ++t) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *) (lv + 32 + 32 * t));
+            const __m256i lo = _mm256_add_epi8(_mm256_and_si256(v, low4), high(t / 2, t % 2));
+            const __m256i hi = _mm256_add_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4), high(2 + t / 2, t % 2));
+            s16 = _mm256_add_epi16(s16, _mm256_add_epi16(_mm256_maddubs_epi16(lo, x8_chunk(q, t)),
+                                                         _mm256_maddubs_epi16(hi, x8_chunk(q, t + 4))));
+        }
+        p = _mm256_add_epi32(p, _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
+    }
+    if constexpr (!kQ5_1) { // 16 * sum(q), an int32 in s
+        int32_t c;
+        std::memcpy(&c, s, sizeof(c));
+        p = _mm256_sub_epi32(p, _mm256_set1_epi32(c));
+    }
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) hdr));
+    *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(d, _mm256_set1_ps(dy)), *acc);
+    if constexpr (kQ5_1) { // m * s
+        *accs =
+            _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (hdr + 16))), _mm256_set1_ps(*s), *accs);
+    }
+}
+
+template <bool kQ5_1> __m256 dot_group_q5(const uint8_t * w, int64_t nb, const uint8_t * act, const uint8_t ** pf) {
+    static const Q5High h;
+    constexpr bool kAlt = !kQ5_1;
+    constexpr int kUnit = kQ5_1 ? 192 : 176;
+    const float * dy = reinterpret_cast<const float *>(act + nb * 32);
+    const float * sy = dy + nb;
+    __m256 acc = _mm256_setzero_ps(), accs = _mm256_setzero_ps();
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2, w += 2 * kUnit) {
+        prefetch_to(pf, w + 2 * kUnit);
+        unit_q5<kQ5_1, kAlt>(w, act + 32 * b, dy[b], sy + b, h, &acc, &accs);
+        unit_q5<kQ5_1, false>(w + kUnit, act + 32 * (b + 1), dy[b + 1], sy + b + 1, h, &acc, &accs);
+    }
+    if (b < nb) unit_q5<kQ5_1, kAlt>(w, act + 32 * b, dy[b], sy + b, h, &acc, &accs);
+    return _mm256_add_ps(acc, accs);
+}
+
 // pf: the next line to prefetch (groups follow one another in memory)
 template <Kind kKind> __m256 dot_group_q4(const uint8_t * w, int64_t nb, const uint8_t * act, const uint8_t ** pf) {
     constexpr bool kAlt = kKind == Kind::q4_0;
@@ -72,12 +135,16 @@ template <Kind kKind> __m256 dot_group_q4(const uint8_t * w, int64_t nb, const u
 
 const RowDotX8 kQ4_0 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_0>, x8_dot_groups<dot_group_q4<Kind::q4_0>, 144>};
 const RowDotX8 kQ4_1 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_1>, x8_dot_groups<dot_group_q4<Kind::q4_1>, 160>};
+const RowDotX8 kQ5_0 = {rowdot_x8_act_size, x8_pack_act<X8Act::off16>, x8_dot_groups<dot_group_q5<false>, 176>};
+const RowDotX8 kQ5_1 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_1>, x8_dot_groups<dot_group_q5<true>, 192>};
 
 } // namespace
 
 void fill_avx2_rowdot_x8(KernelSet & k) {
     k.rowdot_x8[LM_GGML_TYPE_Q4_0] = &kQ4_0;
     k.rowdot_x8[LM_GGML_TYPE_Q4_1] = &kQ4_1;
+    k.rowdot_x8[LM_GGML_TYPE_Q5_0] = &kQ5_0;
+    k.rowdot_x8[LM_GGML_TYPE_Q5_1] = &kQ5_1;
 }
 
 } // namespace lmggml::cpu::arch::x86

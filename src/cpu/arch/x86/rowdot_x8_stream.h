@@ -86,5 +86,23 @@ static inline __m256i x8_chunk(const uint8_t * q, int t) {
     return _mm256_set1_epi32(v);
 }
 
+// The fifth bits of a Q5 chunk t's values, 16 where set: lo for values
+// 4t..4t+3 (qh byte t / 2), hi for 16 + 4t.. (byte 2 + t / 2), bits
+// 4 (t % 2) .. + 3 of that byte.
+struct Q5High {     // rowdot_x8_vnni.cpp tests the bits with a mask, rowdot_x8_avx2.cpp with a compare
+    __m256i rep[4]; // vpshufb indices: byte i of every lane's qh in its 4 bytes
+    __m256i bits[2];
+    Q5High() {
+        for (int i = 0; i < 4; ++i) {
+            // within each 128-bit half, lane j's bytes start at 4 j
+            rep[i] =
+                _mm256_add_epi8(_mm256_set1_epi8((char) i), _mm256_setr_epi32(0, 0x04040404, 0x08080808, 0x0C0C0C0C, 0,
+                                                                              0x04040404, 0x08080808, 0x0C0C0C0C));
+        }
+        bits[0] = _mm256_set1_epi32(0x08040201);
+        bits[1] = _mm256_set1_epi32((int) 0x80402010u);
+    }
+};
+
 } // namespace
 } // namespace lmggml::cpu::arch::x86

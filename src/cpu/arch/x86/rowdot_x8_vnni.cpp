@@ -43,24 +43,6 @@ template <Fmt F> constexpr int kChunks = F == Fmt::q8_0 ? 8 : F == Fmt::iq4_nl ?
 template <Fmt F> constexpr size_t kUnit = (size_t) kX8Rows *(2 * kFields<F> + 4 * kChunks<F>);
 template <Fmt F> constexpr bool kAlternate = F != Fmt::q5_1; // units an odd number of 16-byte halves (x8.h)
 
-// The fifth bits of a Q5 chunk t's values, 16 where set: lo for values
-// 4t..4t+3 (qh byte t / 2), hi for 16 + 4t.. (byte 2 + t / 2), bits
-// 4 (t % 2) .. + 3 of that byte.
-struct Q5High {
-    __m256i rep[4]; // vpshufb indices: byte i of every lane's qh in its 4 bytes
-    __m256i bits[2];
-    Q5High() {
-        for (int i = 0; i < 4; ++i) {
-            // within each 128-bit half, lane j's bytes start at 4 j
-            rep[i] =
-                _mm256_add_epi8(_mm256_set1_epi8((char) i), _mm256_setr_epi32(0, 0x04040404, 0x08080808, 0x0C0C0C0C, 0,
-                                                                              0x04040404, 0x08080808, 0x0C0C0C0C));
-        }
-        bits[0] = _mm256_set1_epi32(0x08040201);
-        bits[1] = _mm256_set1_epi32((int) 0x80402010u);
-    }
-};
-
 template <Fmt F, bool kLast>
 static inline void unit(const uint8_t * w, const uint8_t * q, float dy, const float * s, const Q5High & h, __m256i lut,
                         __m256 * acc, __m256 * accm) {
