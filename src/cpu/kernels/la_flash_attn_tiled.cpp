@@ -37,8 +37,6 @@ constexpr int64_t kPanel = arch::layout::kPanelRows;
 const arch::Gemm * f32_gemm() { return arch::kernels().gemm[LM_GGML_TYPE_F32]; }
 const arch::Gemm * f16_gemm() { return arch::kernels().gemm[LM_GGML_TYPE_F16]; }
 
-size_t pad_floats(size_t bytes) { return (bytes + 63) / 64 * 64; }
-
 struct Dims : fa::Shape {
     int64_t rows, blocks, units, cols; // query rows per block, blocks per KV head, units, query vectors per block
     size_t lda_q, lda_p;               // bytes between packed query / probability rows
@@ -47,22 +45,22 @@ struct Dims : fa::Shape {
         blocks = (n_q + rows - 1) / rows;
         units = n_b * n_kvh * blocks;
         cols = rows * g;
-        lda_q = pad_floats(f32_gemm()->act_size(D));
-        lda_p = pad_floats(f32_gemm()->act_size(kTileKeys));
+        lda_q = pad_line(f32_gemm()->act_size(D));
+        lda_p = pad_line(f32_gemm()->act_size(kTileKeys));
     }
     // One thread's scratch, in this order: packed queries, packed
     // probabilities, scores, a panel, the value product, the accumulators,
     // the running max and sum.
     size_t q_bytes() const { return (size_t) cols * lda_q; }
     size_t p_bytes() const { return (size_t) cols * lda_p; }
-    size_t sc_bytes() const { return pad_floats((size_t) (cols * kTileKeys) * sizeof(float)); }
+    size_t sc_bytes() const { return pad_line((size_t) (cols * kTileKeys) * sizeof(float)); }
     size_t panel_bytes() const {
-        return pad_floats(std::max(f16_gemm()->panel_size(D), f32_gemm()->panel_size(kTileKeys)));
+        return pad_line(std::max(f16_gemm()->panel_size(D), f32_gemm()->panel_size(kTileKeys)));
     }
-    size_t out_bytes() const { return pad_floats((size_t) (cols * D) * sizeof(float)); }
+    size_t out_bytes() const { return pad_line((size_t) (cols * D) * sizeof(float)); }
     size_t per_thread() const {
         return q_bytes() + p_bytes() + sc_bytes() + panel_bytes() + 2 * out_bytes() +
-               pad_floats((size_t) (2 * cols) * sizeof(float));
+               pad_line((size_t) (2 * cols) * sizeof(float));
     }
 };
 
@@ -165,7 +163,7 @@ bool flash_attn_tiled_path(const lm_ggml_tensor * dst) {
 }
 
 size_t flash_attn_tiled_work_size(const lm_ggml_tensor * dst, int n_threads) {
-    return (size_t) n_threads * pad_floats(Dims(dst).per_thread());
+    return (size_t) n_threads * pad_line(Dims(dst).per_thread());
 }
 
 void flash_attn_tiled_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) {
