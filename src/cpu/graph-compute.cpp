@@ -208,7 +208,7 @@ bool prepare(compute_state * st, int ith, int nth, lm_cpu_barrier * barrier) {
     return !st->invalid;
 }
 
-void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
+void graph_walk(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) noexcept {
     compute_state * st = static_cast<compute_state *>(ctx);
     lm_cpu_params params = {ith, nth, st->wsize, st->wdata, barrier, st->chunks, 0};
     // a node on thread 0 alone gets thread 0's slice of the scratch, so it

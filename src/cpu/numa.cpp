@@ -281,29 +281,39 @@ bool lm_cpu_numa_bind_current_thread(const std::vector<int> & cpus) {
 #endif
 }
 
-void lm_cpu_numa_place_worker(int ith, uint32_t * seen_epoch) {
-    numa_global & g = global();
-    const uint32_t e = g.epoch.load(std::memory_order_acquire);
-    if (e == *seen_epoch) {
-        return;
+// Placement is a hint: out of memory here (global() allocates on first use)
+// skips it rather than throwing out of a pool thread or a running job.
+void lm_cpu_numa_place_worker(int ith, uint32_t * seen_epoch) noexcept {
+    try {
+        numa_global & g = global();
+        const uint32_t e = g.epoch.load(std::memory_order_acquire);
+        if (e == *seen_epoch) {
+            return;
+        }
+        *seen_epoch = e;
+        if (!g.placing.load(std::memory_order_acquire)) {
+            return;
+        }
+        lm_cpu_numa_bind_current_thread(lm_cpu_numa_thread_cpus(*snapshot(), ith));
+    } catch (const std::exception &) {
+        // unplaced: the worker still runs its share
     }
-    *seen_epoch = e;
-    if (!g.placing.load(std::memory_order_acquire)) {
-        return;
-    }
-    lm_cpu_numa_bind_current_thread(lm_cpu_numa_thread_cpus(*snapshot(), ith));
 }
 
-lm_cpu_numa_caller_scope::lm_cpu_numa_caller_scope() {
-    if (!global().placing.load(std::memory_order_acquire)) {
-        return; // the common case: one relaxed check per graph
+lm_cpu_numa_caller_scope::lm_cpu_numa_caller_scope() noexcept {
+    try {
+        if (!global().placing.load(std::memory_order_acquire)) {
+            return; // the common case: one relaxed check per graph
+        }
+        const std::vector<int> cpus = lm_cpu_numa_thread_cpus(*snapshot(), 0);
+        if (cpus.empty()) {
+            return;
+        }
+        saved_ = current_affinity();
+        restore_ = !saved_.empty() && lm_cpu_numa_bind_current_thread(cpus);
+    } catch (const std::exception &) {
+        restore_ = false; // unplaced: the caller runs where it is
     }
-    const std::vector<int> cpus = lm_cpu_numa_thread_cpus(*snapshot(), 0);
-    if (cpus.empty()) {
-        return;
-    }
-    saved_ = current_affinity();
-    restore_ = !saved_.empty() && lm_cpu_numa_bind_current_thread(cpus);
 }
 
 lm_cpu_numa_caller_scope::~lm_cpu_numa_caller_scope() {

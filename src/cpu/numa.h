@@ -55,13 +55,13 @@ bool lm_cpu_numa_bind_current_thread(const std::vector<int> & cpus);
 
 // For pool workers: places the calling thread as thread ith if the
 // process-wide state changed since *seen_epoch (one atomic load otherwise).
-void lm_cpu_numa_place_worker(int ith, uint32_t * seen_epoch);
+void lm_cpu_numa_place_worker(int ith, uint32_t * seen_epoch) noexcept;
 
 // For the thread that runs a job as thread 0: binds it for the job and puts
 // its previous affinity back afterwards. Does nothing without placement.
 class lm_cpu_numa_caller_scope {
 public:
-    lm_cpu_numa_caller_scope();
+    lm_cpu_numa_caller_scope() noexcept;
     ~lm_cpu_numa_caller_scope();
     lm_cpu_numa_caller_scope(const lm_cpu_numa_caller_scope &) = delete;
     lm_cpu_numa_caller_scope & operator=(const lm_cpu_numa_caller_scope &) = delete;

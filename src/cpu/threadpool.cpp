@@ -281,6 +281,11 @@ enum lm_ggml_status lm_cpu_threadpool_run(lm_ggml_threadpool * tp, int n_threads
         return LM_GGML_STATUS_FAILED;
     }
 
+    // Placed before the job is published: once workers may be running it,
+    // nothing on this thread may fail or throw until the completion barrier
+    // (a caller leaving early would leave them reading its freed state).
+    lm_cpu_numa_caller_scope numa_placement; // thread 0 on its node for this job only
+
     tp->job_fn = fn;
     tp->job_ctx = ctx;
     tp->barrier.n = n_threads;
@@ -296,11 +301,8 @@ enum lm_ggml_status lm_cpu_threadpool_run(lm_ggml_threadpool * tp, int n_threads
         tp->cv.notify_all();
     }
 
-    {
-        lm_cpu_numa_caller_scope numa_placement; // thread 0 on its node for this job only
-        fn(ctx, 0, n_threads, &tp->barrier);
-        tp->barrier.wait();
-    }
+    fn(ctx, 0, n_threads, &tp->barrier); // noexcept by type
+    tp->barrier.wait();
 
     tp->busy.store(false, std::memory_order_release);
     return LM_GGML_STATUS_SUCCESS;

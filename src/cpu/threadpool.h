@@ -34,7 +34,9 @@ struct lm_cpu_barrier {
 };
 
 // A job: every participating thread runs fn(ctx, ith, nth, barrier) once.
-typedef void (*lm_cpu_job_fn)(void * ctx, int ith, int nth, lm_cpu_barrier * barrier);
+// noexcept: a job that throws on one thread would leave the others waiting
+// at its barriers, or running after the caller returned.
+typedef void (*lm_cpu_job_fn)(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) noexcept;
 
 // Runs fn on min(n_threads, pool size) threads (the caller is thread 0) and
 // returns when all of them have returned. Resumes a paused pool.

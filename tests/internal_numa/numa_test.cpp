@@ -314,7 +314,7 @@ namespace {
 struct AffinityJob {
     std::vector<Cpus> seen;
     explicit AffinityJob(int n) : seen(n) {}
-    static void run(void * ctx, int ith, int /*nth*/, lm_cpu_barrier * /*barrier*/) {
+    static void run(void * ctx, int ith, int /*nth*/, lm_cpu_barrier * /*barrier*/) noexcept {
         static_cast<AffinityJob *>(ctx)->seen[ith] = allowed_cpus();
     }
 };

@@ -48,7 +48,7 @@ struct BarrierJob {
     std::atomic<int> finished{0};
     explicit BarrierJob(int n) : slots(n) {}
 
-    static void run(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
+    static void run(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) noexcept {
         BarrierJob * job = static_cast<BarrierJob *>(ctx);
         for (int r = 1; r <= job->rounds; r++) {
             job->slots[ith].store(r, std::memory_order_relaxed);
@@ -84,7 +84,7 @@ struct VisibilityJob {
     std::vector<int64_t> data; // (n_threads, kPerThread)
     std::atomic<int> wrong{0};
 
-    static void run(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
+    static void run(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) noexcept {
         VisibilityJob * job = static_cast<VisibilityJob *>(ctx);
         lm_cpu_params params = {ith, nth, 0, nullptr, barrier, nullptr, 0};
         for (int r = 0; r < job->rounds; r++) {
@@ -131,7 +131,7 @@ struct IdentityJob {
     std::vector<std::vector<std::thread::id>> ids; // [ith] -> one id per job
     std::vector<int> nth_seen;
 
-    static void run(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
+    static void run(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) noexcept {
         (void) barrier;
         IdentityJob * job = static_cast<IdentityJob *>(ctx);
         std::lock_guard<std::mutex> lock(job->mutex);
@@ -169,7 +169,7 @@ struct CountJob {
     int expect_nth = 0;
     explicit CountJob(int n) : ran(n) {}
 
-    static void run(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) {
+    static void run(void * ctx, int ith, int nth, lm_cpu_barrier * barrier) noexcept {
         CountJob * job = static_cast<CountJob *>(ctx);
         if (nth != job->expect_nth) {
             job->bad_nth.fetch_add(1);
@@ -258,7 +258,7 @@ TEST(Threadpool, IdlePoolDoesNotBurnCpu) {
 struct BlockingJob {
     std::atomic<bool> started{false};
     std::atomic<bool> release{false};
-    static void run(void * ctx, int, int, lm_cpu_barrier *) {
+    static void run(void * ctx, int, int, lm_cpu_barrier *) noexcept {
         BlockingJob * job = static_cast<BlockingJob *>(ctx);
         job->started.store(true);
         while (!job->release.load()) {
@@ -370,7 +370,7 @@ struct IdleJob {
         Ctx * c = static_cast<Ctx *>(p);
         return c->job->calls[c->ith].fetch_add(1) + 1 < c->job->budget;
     }
-    static void run(void * p, int ith, int nth, lm_cpu_barrier * barrier) {
+    static void run(void * p, int ith, int nth, lm_cpu_barrier * barrier) noexcept {
         IdleJob * job = static_cast<IdleJob *>(p);
         (void) nth;
         Ctx ctx{job, ith};
