@@ -37,7 +37,7 @@ struct Shape {
 
 std::vector<Shape> shapes() {
     std::vector<Shape> v;
-    for (int64_t d : {8, 16, 24, 64, 128})
+    for (int64_t d : {8, 16, 24, 64, 128, 256})
         for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 33, 130})
             for (int64_t g : {1, 2, 3, 4, 5, 7, 9}) v.push_back({d, n, g});
     return v;

@@ -7,8 +7,12 @@
 //               together (hsum8x4). Groups of 4 (Gemma 3: 4 heads per KV
 //               head) go in one pass of 2 keys: a second pass for the 4th
 //               row would widen every key again for a single FMA.
-//   accumulate  per 16 output columns, each V row's 16 values are widened
-//               once and added into up to 4 query rows' accumulators.
+//   accumulate  per block of kBlockRows V rows, per 16 output columns, each
+//               row's 16 values are widened once and added into up to 4
+//               query rows' accumulators. The block keeps the column passes
+//               in L1: a cache of one KV head has rows a power of two apart
+//               (Gemma 3: 512 bytes), so one column of a whole tile's rows
+//               falls into a few L1 sets and every pass went to L2 (2.3x).
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "simd_avx2.h"
@@ -105,22 +109,27 @@ void scores(int64_t d, int64_t n, const void * k, size_t ldk, const float * q, i
     }
 }
 
-// acc rows i < G (d floats apart), columns c..c+15, += p[i * n + j] * V row j:
-// 2G accumulators, each V row's 16 values widened once for all G rows
+// V rows per accumulate block: 32 rows of up to 512 bytes stay in L1 while
+// the column passes go over them.
+constexpr int64_t kBlockRows = 32;
+
+// acc rows i < G (d floats apart), columns c..c+15, += p[i * ldp + j] * V
+// row j for j < nb: 2G accumulators, each V row's 16 values widened once for
+// all G rows. Nothing else in the loop: with a prefetch branch in it, GCC
+// stored every accumulator to the stack on every row (8 stores a row at G 4).
 template <int G>
-void accumulate_cols(int64_t d, int64_t n, const char * rows, size_t ldv, const float * p, float * acc, int64_t c) {
+void accumulate_cols(int64_t d, int64_t nb, const char * rows, size_t ldv, const float * p, int64_t ldp, float * acc,
+                     int64_t c) {
     __m256 a[G][2];
     for (int i = 0; i < G; ++i) {
         a[i][0] = _mm256_loadu_ps(acc + i * d + c);
         a[i][1] = _mm256_loadu_ps(acc + i * d + c + 8);
     }
-    if (c == 0) prefetch_rows(rows, ldv, d * 2, 0, std::min<int64_t>(n, kAheadRows));
-    for (int64_t j = 0; j < n; ++j) {
+    for (int64_t j = 0; j < nb; ++j) {
         const char * row = rows + j * (int64_t) ldv;
-        if (c == 0 && j + kAheadRows < n) prefetch_rows(rows, ldv, d * 2, j + kAheadRows, 1);
         const __m256 v0 = widen8(row, c), v1 = widen8(row, c + 8);
         for (int i = 0; i < G; ++i) {
-            const __m256 w = _mm256_broadcast_ss(p + i * n + j);
+            const __m256 w = _mm256_broadcast_ss(p + i * ldp + j);
             a[i][0] = _mm256_fmadd_ps(w, v0, a[i][0]);
             a[i][1] = _mm256_fmadd_ps(w, v1, a[i][1]);
         }
@@ -128,6 +137,23 @@ void accumulate_cols(int64_t d, int64_t n, const char * rows, size_t ldv, const 
     for (int i = 0; i < G; ++i) {
         _mm256_storeu_ps(acc + i * d + c, a[i][0]);
         _mm256_storeu_ps(acc + i * d + c + 8, a[i][1]);
+    }
+}
+
+// The block's column passes fetch the next block's rows, a share per pass.
+template <int G>
+void accumulate_rows(int64_t d, int64_t n, const char * rows, size_t ldv, const float * p, float * acc) {
+    const int64_t passes = d / 16;
+    const int64_t per_pass = (kBlockRows + passes - 1) / passes;
+    prefetch_rows(rows, ldv, d * 2, 0, std::min(n, kBlockRows));
+    for (int64_t j0 = 0; j0 < n; j0 += kBlockRows) {
+        const int64_t nb = std::min(kBlockRows, n - j0);
+        const int64_t next = j0 + kBlockRows, next_end = std::min(n, next + kBlockRows);
+        const char * block = rows + j0 * (int64_t) ldv;
+        for (int64_t c = 0, r = next; c < d; c += 16, r += per_pass) {
+            if (r < next_end) prefetch_rows(rows, ldv, d * 2, r, std::min(per_pass, next_end - r));
+            accumulate_cols<G>(d, nb, block, ldv, p + j0, n, acc, c);
+        }
     }
 }
 
@@ -140,13 +166,11 @@ void accumulate(int64_t d, int64_t n, const void * v, size_t ldv, const float * 
     for (int64_t i0 = 0; i0 < g; i0 += 4) {
         const float * pi = p + i0 * n;
         float * ai = acc + i0 * d;
-        for (int64_t c = 0; c < d; c += 16) {
-            switch (std::min<int64_t>(4, g - i0)) {
-                case 1: accumulate_cols<1>(d, n, rows, ldv, pi, ai, c); break;
-                case 2: accumulate_cols<2>(d, n, rows, ldv, pi, ai, c); break;
-                case 3: accumulate_cols<3>(d, n, rows, ldv, pi, ai, c); break;
-                default: accumulate_cols<4>(d, n, rows, ldv, pi, ai, c); break;
-            }
+        switch (std::min<int64_t>(4, g - i0)) {
+            case 1: accumulate_rows<1>(d, n, rows, ldv, pi, ai); break;
+            case 2: accumulate_rows<2>(d, n, rows, ldv, pi, ai); break;
+            case 3: accumulate_rows<3>(d, n, rows, ldv, pi, ai); break;
+            default: accumulate_rows<4>(d, n, rows, ldv, pi, ai); break;
         }
     }
 }
