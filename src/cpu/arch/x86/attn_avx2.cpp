@@ -5,8 +5,8 @@
 //   scores      2 to 4 keys at a time, widened 8 values at a time and
 //               dotted with up to 4 query rows; a block's sums are reduced
 //               together (hsum8x4). Groups of 4 (Gemma 3: 4 heads per KV
-//               head) go in one pass of 2 keys: a second pass for the 4th
-//               row would widen every key again for a single FMA.
+//               head) go in one pass of 2 or 3 keys: a second pass for the
+//               4th row would widen every key again for a single FMA.
 //   accumulate  per block of kBlockRows V rows, per 16 output columns, each
 //               row's 16 values are widened once and added into up to 4
 //               query rows' accumulators. The block keeps the column passes
@@ -30,9 +30,13 @@ inline __m256 widen8(const char * row, int64_t c) {
 }
 
 // Keys per scores block for G query rows: K * G accumulators, K widened keys
-// and one query vector stay within the 16 registers (13 at most; one more
-// and the compiler spills an accumulator into a store-load chain).
-template <int G> constexpr int kKeys = G == 4 ? 2 : (G == 3 ? 3 : 4);
+// and one query vector in the 16 registers. G 4 takes 3 keys (16 registers,
+// a few spills outside the column loop) where the column loop is long enough
+// to pay for them: head size 256 33 -> 28 ns a key, 128 19 -> 17.4; at 64
+// the 2-key block is faster (11.7 against 12.7 ns).
+template <int G> constexpr int kKeys = G == 3 ? 3 : 4;
+constexpr int kKeysG4Long = 3, kKeysG4Short = 2;
+constexpr int64_t kLongRow = 128; // head size from which G 4 takes kKeysG4Long
 
 // Rows fetched ahead of use. The cache is cold at generation (a token's
 // weights stream through every cache level in between), its rows are a
@@ -41,9 +45,8 @@ template <int G> constexpr int kKeys = G == 4 ? 2 : (G == 3 ? 3 : 4);
 constexpr int64_t kAheadRows = 12;
 
 // s[i * n + j] for G query rows (q) and the nk <= K keys from rows.
-template <int G>
+template <int G, int K>
 void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float * q, float * s, int64_t n) {
-    constexpr int K = kKeys<G>;
     const char * r[K];
     for (int j = 0; j < K; ++j) r[j] = rows + (j < nk ? j : 0) * (int64_t) ldk; // past nk: row 0 again, dropped
     __m256 acc[G][4];
@@ -77,13 +80,14 @@ inline void prefetch_rows(const char * rows, size_t ld, int64_t bytes, int64_t j
         for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(rows + r * (int64_t) ld + b, _MM_HINT_T0);
 }
 
-template <int G> void scores_rows(int64_t d, int64_t n, const char * rows, size_t ldk, const float * q, float * s) {
+template <int G, int K = kKeys<G>>
+void scores_rows(int64_t d, int64_t n, const char * rows, size_t ldk, const float * q, float * s) {
     prefetch_rows(rows, ldk, d * 2, 0, std::min<int64_t>(n, kAheadRows));
-    for (int64_t j0 = 0; j0 < n; j0 += kKeys<G>) {
-        const int nk = (int) std::min<int64_t>(kKeys<G>, n - j0);
+    for (int64_t j0 = 0; j0 < n; j0 += K) {
+        const int nk = (int) std::min<int64_t>(K, n - j0);
         if (j0 + kAheadRows < n)
-            prefetch_rows(rows, ldk, d * 2, j0 + kAheadRows, std::min<int64_t>(kKeys<G>, n - j0 - kAheadRows));
-        scores_block<G>(d, rows + j0 * (int64_t) ldk, ldk, nk, q, s + j0, n);
+            prefetch_rows(rows, ldk, d * 2, j0 + kAheadRows, std::min<int64_t>(K, n - j0 - kAheadRows));
+        scores_block<G, K>(d, rows + j0 * (int64_t) ldk, ldk, nk, q, s + j0, n);
     }
 }
 
@@ -103,7 +107,13 @@ void scores(int64_t d, int64_t n, const void * k, size_t ldk, const float * q, i
             case 1: scores_rows<1>(d, n, rows, ldk, qi, si); break;
             case 2: scores_rows<2>(d, n, rows, ldk, qi, si); break;
             case 3: scores_rows<3>(d, n, rows, ldk, qi, si); break;
-            default: scores_rows<4>(d, n, rows, ldk, qi, si); break;
+            default:
+                if (d >= kLongRow) {
+                    scores_rows<4, kKeysG4Long>(d, n, rows, ldk, qi, si);
+                } else {
+                    scores_rows<4, kKeysG4Short>(d, n, rows, ldk, qi, si);
+                }
+                break;
         }
         i0 += take;
     }
