@@ -29,6 +29,17 @@ constexpr int64_t kTile = 256;      // keys per scores tile
 constexpr int64_t kMinSegKeys = 64; // keys per segment at least when a unit's keys are split
 constexpr int64_t kMinUnits = 8;    // below this many units, split their keys
 
+constexpr int64_t kLeadRows = 16; // rows of a K or V tile fetched before the kernel reaches them
+
+// rows [j, j + n) of KV head ik2 in cache t (K or V), into the L2
+inline void prefetch_head_rows(const lm_ggml_tensor * t, int64_t j, int64_t n, int64_t ik2, int64_t ik3) {
+    const int64_t bytes = t->ne[0] * (int64_t) sizeof(lm_ggml_fp16_t);
+    for (int64_t r = j; r < j + n; ++r) {
+        const char * row = (const char *) row_of(t, r, ik2, ik3);
+        for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(row + b, 0, 2);
+    }
+}
+
 struct Dims : fa::Shape {
     int64_t units;
     explicit Dims(const lm_ggml_tensor * dst) : fa::Shape(dst), units(n_b * n_q * n_kvh) {}
@@ -103,10 +114,16 @@ struct Attend : fa::Operands {
         }
         for (int64_t j0 = j_begin; j0 < j_end; j0 += kTile) {
             const int64_t nt = std::min(kTile, j_end - j0);
+            // the start of the next stream, fetched while this one is read:
+            // the tile's V rows during its scores, the next K rows during its sum
+            prefetch_head_rows(v, j0, std::min(nt, kLeadRows), ik2, ik3);
             kern.attn_f16.scores(D, nt, row_of(k, j0, ik2, ik3), k->nb[1], qb, g, sc);
             bool any = false;
             for (int64_t t = 0; t < g; ++t) {
                 any |= fa::softmax_tile_row(sp, sc + t * nt, nt, mrow, j0, ik2 * g + t, acc + t * D, D, M + t, S + t);
+            }
+            if (j0 + nt < j_end) {
+                prefetch_head_rows(k, j0 + nt, std::min(j_end - j0 - nt, kLeadRows), ik2, ik3);
             }
             if (any) {
                 kern.attn_f16.accumulate(D, nt, row_of(v, j0, ik2, ik3), v->nb[1], sc, g, acc);
