@@ -5,6 +5,8 @@
 //                                keys, in 30 layers' caches so that they
 //                                stream from memory as at generation (94 MB at
 //                                depth 4096): GB/s of K and V read
+//   BM_AttnGenHot/depth/1        one layer (3 MB at depth 4096): the cache in
+//                                L2/L3, what the kernels do without DRAM
 //   BM_AttnGenGemma/...          the same in Gemma 3 270M's shape (below), 12
 //                                layers: a 50 MB cache, past the L3
 //   BM_AttnGenGemmaHot/...       one layer (4 MB): the kernels' own speed, the
@@ -106,6 +108,7 @@ void run(benchmark::State & st, Shape sh, int64_t n_q, int layers) {
 void BM_AttnGen(benchmark::State & st) { run(st, kSmolLM2, 1, 30); }
 void BM_AttnGenGemma(benchmark::State & st) { run(st, kGemma3, 1, 12); }
 void BM_AttnGenGemmaHot(benchmark::State & st) { run(st, kGemma3, 1, 1); }
+void BM_AttnGenHot(benchmark::State & st) { run(st, kSmolLM2, 1, 1); }
 void BM_AttnPrompt(benchmark::State & st) { run(st, kSmolLM2, 512, 1); }
 void BM_AttnPromptGemma(benchmark::State & st) { run(st, kGemma3, 512, 1); }
 
@@ -114,6 +117,7 @@ void BM_AttnPromptGemma(benchmark::State & st) { run(st, kGemma3, 512, 1); }
 BENCHMARK(BM_AttnGen)->ArgsProduct({{4096}, {1, 2}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttnGenGemma)->ArgsProduct({{4096}, {1, 2}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttnGenGemmaHot)->ArgsProduct({{4096}, {1}})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AttnGenHot)->ArgsProduct({{4096, 512}, {1}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttnPrompt)->ArgsProduct({{4096}, {1, 2}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttnPromptGemma)->ArgsProduct({{4096}, {1, 2}})->UseRealTime()->Unit(benchmark::kMillisecond);
 
