@@ -2,6 +2,7 @@
 // heads, F16/F32 K and V, padded F16 mask with -inf, ALiBi, logit softcap,
 // KV-cache style permuted views, one query (generation) and several.
 #include "cpu/arch/kernels.h"
+#include "cpu/kernels/la_flash_attn_rows.h"
 #include "cpu/kernels/la_ops.h"
 #include "la_test_util.h"
 
@@ -179,6 +180,42 @@ TEST(LaFlashAttn, SlidingWindow) {
     fa_case({32, 6, 4, 1100, 1, 1, 1, H, H, true, 0.0f, 0.0f, false, 300});
     fa_case({16, 1, 3, 4099, 1, 1, 1, H, H, true, 0.0f, 0.0f, true, 512});
     fa_case({16, 3, 2, 700, 2, 1, 1, H, H, true, 0.0f, 30.0f, true, 256}); // softcap, window of one tile
+}
+
+// The mask scans that find a row's visible span (four F16 values at a time)
+// against one-at-a-time loops: hidden runs of every length at every offset,
+// visible keys between them, both mask types.
+TEST(LaFlashAttn, MaskSpanScans) {
+    namespace fa = lmggml::cpu::la::fa;
+    constexpr int64_t n = 23;
+    lm_ggml_tensor m16{}, m32{};
+    m16.type = LM_GGML_TYPE_F16;
+    m32.type = LM_GGML_TYPE_F32;
+    for (int64_t lo = 0; lo <= n; ++lo) {
+        for (int64_t hi = lo; hi <= n; ++hi) {
+            for (int64_t hole = -1; hole < n; hole += 5) { // a visible key inside [lo, hi) too, or none
+                uint16_t h[n];
+                float f[n];
+                for (int64_t j = 0; j < n; ++j) {
+                    const bool hidden = (j < lo || j >= hi) && j != hole;
+                    h[j] = hidden ? 0xFC00 : lm_ggml_fp32_to_fp16(0.0f);
+                    f[j] = hidden ? -INFINITY : 0.0f;
+                }
+                int64_t last = n;
+                while (last > 0 && f[last - 1] == -INFINITY) --last;
+                for (int64_t from = 0; from <= n; from += 3) {
+                    int64_t first = from;
+                    while (first < last && f[first] == -INFINITY) ++first;
+                    for (const lm_ggml_tensor * m : {&m16, &m32}) {
+                        const char * row = m == &m16 ? (const char *) h : (const char *) f;
+                        ASSERT_EQ(fa::visible_keys(m, row, n), last) << lo << " " << hi << " " << hole;
+                        ASSERT_EQ(fa::first_visible_key(m, row, from, last), std::max(first, std::min(from, last)))
+                            << lo << " " << hi << " " << hole << " from " << from;
+                    }
+                }
+            }
+        }
+    }
 }
 
 // The prompt path (la_flash_attn_tiled.cpp): blocks of query rows against

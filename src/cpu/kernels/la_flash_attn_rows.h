@@ -8,8 +8,29 @@
 #include "../arch/kernels.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace lmggml::cpu::la::fa {
+
+constexpr uint16_t kF16NegInf = 0xFC00;
+constexpr uint64_t kF16NegInfx4 = 0xFC00FC00FC00FC00ull;
+
+constexpr uint64_t kF32NegInfx2 = 0xFF800000FF800000ull;
+
+// Four mask values at m, all -inf? (A long cache's hidden part is thousands
+// of values, scanned per row and segment: four at a time, by their bits;
+// -inf has one encoding in either type.)
+inline bool hidden_x4(const uint16_t * m) {
+    uint64_t w;
+    std::memcpy(&w, m, sizeof(w));
+    return w == kF16NegInfx4;
+}
+inline bool hidden_x4(const float * m) {
+    uint64_t w[2];
+    std::memcpy(w, m, sizeof(w));
+    return (w[0] == kF32NegInfx2) & (w[1] == kF32NegInfx2);
+}
 
 // 1 + the last key the mask row does not hide (-inf); n_kv without a mask.
 inline int64_t visible_keys(const lm_ggml_tensor * mask, const char * mrow, int64_t n_kv) {
@@ -18,10 +39,12 @@ inline int64_t visible_keys(const lm_ggml_tensor * mask, const char * mrow, int6
     }
     int64_t n = n_kv;
     if (mask->type == LM_GGML_TYPE_F16) {
-        const auto * m = (const lm_ggml_fp16_t *) mrow;
-        while (n > 0 && m[n - 1] == 0xFC00) --n; // F16 -inf
+        const auto * m = (const uint16_t *) mrow;
+        while (n >= 4 && hidden_x4(m + n - 4)) n -= 4;
+        while (n > 0 && m[n - 1] == kF16NegInf) --n;
     } else {
         const auto * m = (const float *) mrow;
+        while (n >= 4 && hidden_x4(m + n - 4)) n -= 4;
         while (n > 0 && m[n - 1] == -INFINITY) --n;
     }
     return n;
@@ -33,10 +56,12 @@ inline int64_t first_visible_key(const lm_ggml_tensor * mask, const char * mrow,
         return j;
     }
     if (mask->type == LM_GGML_TYPE_F16) {
-        const auto * m = (const lm_ggml_fp16_t *) mrow;
-        while (j < n && m[j] == 0xFC00) ++j; // F16 -inf
+        const auto * m = (const uint16_t *) mrow;
+        while (j + 4 <= n && hidden_x4(m + j)) j += 4;
+        while (j < n && m[j] == kF16NegInf) ++j;
     } else {
         const auto * m = (const float *) mrow;
+        while (j + 4 <= n && hidden_x4(m + j)) j += 4;
         while (j < n && m[j] == -INFINITY) ++j;
     }
     return j;
