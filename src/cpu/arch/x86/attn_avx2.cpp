@@ -34,7 +34,7 @@ inline __m256 widen8(const char * row, int64_t c) {
 // a few spills outside the column loop) where the column loop is long enough
 // to pay for them: head size 256 33 -> 28 ns a key, 128 19 -> 17.4; at 64
 // the 2-key block is faster (11.7 against 12.7 ns).
-template <int G> constexpr int kKeys = G == 3 ? 3 : 4;
+template <int G> constexpr int kKeys = G == 3 ? 3 : 4; // G 1 to 3; G 4 chooses by head size (scores)
 constexpr int kKeysG4Long = 3, kKeysG4Short = 2;
 constexpr int64_t kLongRow = 128; // head size from which G 4 takes kKeysG4Long
 
