@@ -27,7 +27,7 @@ lm_ggml_backend_dev_t cpu_dev() { return lm_ggml_backend_dev_by_type(LM_GGML_BAC
 const lm_ggml_type kRepackTypes[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0,
                                      LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_IQ4_NL};
 
-// Q8_0 and IQ4_NL (and Q5_0, Q5_1 on ARM64) have x8 kernels only at the AVX-512 VNNI
+// Q8_0 (and Q5_0, Q5_1, IQ4_NL on ARM64) have x8 kernels only at the AVX-512 VNNI
 // level (with VBMI, as the CPU backend's level requires,
 // and not capped below it by LMGGML_CPU_ISA)
 bool vnni_level() {
@@ -44,18 +44,18 @@ std::string isa_cap() {
 
 // Whether this CPU's level stores a tensor of `type` (whole groups of 8
 // rows) repacked: Q4_0 / Q4_1 from AVX2 (x86) or dotprod (ARM64) up, Q5_0 /
-// Q5_1 from AVX2 (x86 only), the others at the AVX-512 VNNI level. The CPU_REPACK buffer keeps the rest
+// Q5_1 / IQ4_NL from AVX2 (x86 only), the others at the AVX-512 VNNI level. The CPU_REPACK buffer keeps the rest
 // plain, and supports_op then refuses ops on them (as ggml's extra buffer
 // types).
 bool repacked_here(lm_ggml_type type) {
     const bool q4 = type == LM_GGML_TYPE_Q4_0 || type == LM_GGML_TYPE_Q4_1;
-    const bool q5 = type == LM_GGML_TYPE_Q5_0 || type == LM_GGML_TYPE_Q5_1;
+    const bool avx2 = type == LM_GGML_TYPE_Q5_0 || type == LM_GGML_TYPE_Q5_1 || type == LM_GGML_TYPE_IQ4_NL;
     const std::string cap = isa_cap();
 #if defined(__aarch64__)
     if (!q4) return vnni_level();
     return cap != "scalar" && cap != "neon" && lm_ggml_cpu_has_dotprod();
 #else
-    if (!q4 && !q5) return vnni_level();
+    if (!q4 && !avx2) return vnni_level();
     return cap != "scalar" && lm_ggml_cpu_has_avx2();
 #endif
 }

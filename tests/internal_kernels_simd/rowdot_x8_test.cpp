@@ -50,10 +50,10 @@ Geometry geometry(lm_ggml_type t) {
     }
 }
 
-// the kernels of the new types are at the AVX-512 VNNI level only
+// x86: every type but Q8_0 from AVX2 up, Q8_0 at the AVX-512 VNNI level only
 bool vector_kernel_expected(lm_ggml_type t) {
 #if defined(__x86_64__) || defined(__i386__)
-    if (t == LM_GGML_TYPE_Q4_0 || t == LM_GGML_TYPE_Q4_1) return true; // AVX2 has them
+    if (t != LM_GGML_TYPE_Q8_0) return true; // AVX2 has them
     return arch::kernels_for(arch::Isa::avx512_vnni) != nullptr;
 #else
     (void) t;

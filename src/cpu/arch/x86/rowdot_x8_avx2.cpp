@@ -1,5 +1,5 @@
 // AVX2 matrix x vector on weights repacked 8 rows at a time (RowDotX8,
-// layouts.h): Q4_0 and Q4_1. Lane r of every vector is row r of the
+// layouts.h): Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL. Lane r of every vector is row r of the
 // group, so a block's scales are one F16 load for all 8 rows and no
 // horizontal sums are needed. Each 4-value chunk of the activation is
 // broadcast to all lanes by one vpbroadcastd.
@@ -11,8 +11,12 @@
 // spread over the lane's bytes by vpshufb, as rowdot_x8_vnni.cpp, and
 // tested by a compare); levels up to 31 allow 8 products per int16 lane
 // (31 * 127 * 8 = 31496), so two madds per block. Q5_0's offset comes out as
-// the int32 16 * sum(q) of the activation (X8Act::off16). Twins:
-// ref::kRowDotX8*.
+// the int32 16 * sum(q) of the activation (X8Act::off16).
+// IQ4_NL: the table's signed levels (vpshufb on the nibble) reach -127..113,
+// so the VNNI kernel's level + 128 would overflow vpmaddubsw's int16 pairs;
+// the sign trick instead multiplies |level| by the activation with the
+// level's sign (at most 2 * 127 * 127 = 32258 per pair), one madd per
+// maddubs, and needs no offset. Twins: ref::kRowDotX8*.
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "rowdot_x8_stream.h"
@@ -21,6 +25,7 @@
 
 #include "../layouts.h"
 #include "../x8.h"
+#include "../../../quant/q_iq4_tq.h"
 
 #include <immintrin.h>
 
@@ -99,6 +104,43 @@ static inline void unit_q5(const uint8_t * w, const uint8_t * q, float dy, const
     }
 }
 
+// The same for IQ4_NL (units as Q4_0's); lut: the 16 levels in each 128-bit half.
+template <bool kLast>
+static inline void unit_iq4(const uint8_t * w, const uint8_t * q, float dy, __m256i lut, __m256 * acc) {
+    const uint8_t * hdr = w + (kLast ? 128 : 0);
+    const uint8_t * lv = w + (kLast ? 0 : 16);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    // levels l times activation bytes a, pairwise, by |l| * (a with l's sign)
+    const auto dot = [&](__m256i l, __m256i a) {
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(l), _mm256_sign_epi8(a, l)), ones);
+    };
+    __m256i p0 = _mm256_setzero_si256(), p1 = _mm256_setzero_si256();
+    for (int t = 0; t < 4; ++t) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *) (lv + 32 * t));
+        const __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(v, low4));
+        const __m256i hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4));
+        p0 = _mm256_add_epi32(p0, dot(lo, x8_chunk(q, t)));
+        p1 = _mm256_add_epi32(p1, dot(hi, x8_chunk(q, t + 4)));
+    }
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) hdr));
+    *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(p0, p1)), _mm256_mul_ps(d, _mm256_set1_ps(dy)), *acc);
+}
+
+__m256 dot_group_iq4(const uint8_t * w, int64_t nb, const uint8_t * act, const uint8_t ** pf) {
+    constexpr int kUnit = 144;
+    const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl));
+    const float * dy = reinterpret_cast<const float *>(act + nb * 32);
+    __m256 acc = _mm256_setzero_ps(), acc2 = _mm256_setzero_ps();
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2, w += 2 * kUnit) {
+        prefetch_to(pf, w + 2 * kUnit);
+        unit_iq4<true>(w, act + 32 * b, dy[b], lut, &acc);
+        unit_iq4<false>(w + kUnit, act + 32 * (b + 1), dy[b + 1], lut, &acc2);
+    }
+    if (b < nb) unit_iq4<true>(w, act + 32 * b, dy[b], lut, &acc);
+    return _mm256_add_ps(acc, acc2);
+}
+
 template <bool kQ5_1> __m256 dot_group_q5(const uint8_t * w, int64_t nb, const uint8_t * act, const uint8_t ** pf) {
     static const Q5High h;
     constexpr bool kAlt = !kQ5_1;
@@ -137,6 +179,8 @@ const RowDotX8 kQ4_0 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_0>, x8_dot_gro
 const RowDotX8 kQ4_1 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_1>, x8_dot_groups<dot_group_q4<Kind::q4_1>, 160>};
 const RowDotX8 kQ5_0 = {rowdot_x8_act_size, x8_pack_act<X8Act::off16>, x8_dot_groups<dot_group_q5<false>, 176>};
 const RowDotX8 kQ5_1 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_1>, x8_dot_groups<dot_group_q5<true>, 192>};
+// the activation's s (128 sum(q)) is not read: signed levels need no offset
+const RowDotX8 kIQ4_NL = {rowdot_x8_act_size, x8_pack_act<X8Act::off128>, x8_dot_groups<dot_group_iq4, 144>};
 
 } // namespace
 
@@ -145,6 +189,7 @@ void fill_avx2_rowdot_x8(KernelSet & k) {
     k.rowdot_x8[LM_GGML_TYPE_Q4_1] = &kQ4_1;
     k.rowdot_x8[LM_GGML_TYPE_Q5_0] = &kQ5_0;
     k.rowdot_x8[LM_GGML_TYPE_Q5_1] = &kQ5_1;
+    k.rowdot_x8[LM_GGML_TYPE_IQ4_NL] = &kIQ4_NL;
 }
 
 } // namespace lmggml::cpu::arch::x86
