@@ -1,6 +1,6 @@
-// AVX2 matrix x vector (RowDot, layouts.h) for Q4_K and Q6_K weights, on
+// AVX2 matrix x vector (RowDot, layouts.h) for Q4_K, Q6_K and IQ4_XS weights, on
 // the activation rows every level shares (ref::rowdot_pack_q4_K / _q6_K,
-// packed here by rowdot_pack.h's vectorized twins of those): generation on
+// packed here by rowdot_pack.h's vectorized twins of those and of _iq4_xs): generation on
 // CPUs without AVX-512.
 //
 // Q4_K: 32 qs bytes at a time; their low and high nibbles are sub-blocks
@@ -15,7 +15,16 @@
 // 2 * 63 * 127, within int16) against Q8_K's levels, then vpmaddwd by the
 // signed scale of each 16-value group (128-bit lane i: group 2j + i of
 // quarter j). The -32 offset comes out once per super-block as
-// 32 * scale * Q8_K's bsums. Twins: ref::rowdot_q4_K, ref::rowdot_q6_K.
+// 32 * scale * Q8_K's bsums.
+//
+// IQ4_XS: 32 qs bytes at a time are sub-blocks 2c (128-bit lane 0) and
+// 2c + 1 (lane 1); vpshufb maps their nibbles to the table's signed levels
+// (-127..113), which the sign trick multiplies by the activation
+// (maddubs of |level| and the activation with the level's sign: pair sums
+// up to 2 * 127 * 127, so one vpmaddwd by 1 per maddubs). The 6-bit scales
+// times d and the activation's per-sub-block d make 8 floats per
+// super-block, spread over each chunk's lanes by vpermps.
+// Twins: ref::rowdot_q4_K, ref::rowdot_q6_K, ref::rowdot_iq4_xs.
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "rowdot_impl.h"
@@ -24,6 +33,7 @@
 #include "x86.h"
 
 #include "../layouts.h"
+#include "../../../quant/q_iq4_tq.h"
 #include "../../../quant/quants.h"
 
 #include <immintrin.h>
@@ -142,14 +152,65 @@ __m256 dot_row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
     return acc;
 }
 
+// ---------------------------------------------------------------- IQ4_XS
+// qs bytes 32c..32c+31 against the packed row (ref::rowdot_pack_iq4_xs):
+// low nibbles at activation bytes 128 (c / 2) + 32 (c % 2), high ones 64 on;
+// int32 lanes 0-3 sum sub-block 2c, lanes 4-7 sub-block 2c + 1
+template <int c> static inline __m256i chunk_iq4_xs(const uint8_t * qs, const uint8_t * act, __m256i lut) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    const __m256i v = _mm256_loadu_si256((const __m256i *) (qs + 32 * c));
+    const uint8_t * a = act + 128 * (c / 2) + 32 * (c % 2);
+    const __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(v, low4));
+    const __m256i hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4));
+    const __m256i plo =
+        _mm256_maddubs_epi16(_mm256_abs_epi8(lo), _mm256_sign_epi8(_mm256_load_si256((const __m256i *) a), lo));
+    const __m256i phi =
+        _mm256_maddubs_epi16(_mm256_abs_epi8(hi), _mm256_sign_epi8(_mm256_load_si256((const __m256i *) (a + 64)), hi));
+    return _mm256_add_epi32(_mm256_madd_epi16(plo, ones), _mm256_madd_epi16(phi, ones));
+}
+
+__m256 dot_row_iq4_xs(const uint8_t * x, int64_t nb, const uint8_t * act) {
+    const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl));
+    // sub-block s: scales_l bits 4s..4s+3 to bits 0-3, scales_h (bits 16 + 2s of
+    // the header's first word) to bits 4-5
+    const __m256i shl = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    const __m256i shh = _mm256_setr_epi32(12, 14, 16, 18, 20, 22, 24, 26);
+    const auto spread = [](int s) { return _mm256_setr_epi32(s, s, s, s, s + 1, s + 1, s + 1, s + 1); };
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_iq4_xs), act += kIQ4XSGroupBytes) {
+        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
+        _mm_prefetch((const char *) x + kPrefetchBytes + 64, _MM_HINT_T0);
+        _mm_prefetch((const char *) x + kPrefetchBytes + sizeof(lm_block_iq4_xs) - 1, _MM_HINT_T0);
+        const int32_t w0 = load32(x), w1 = load32(x + 4); // d and scales_h; scales_l
+        const __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(w1), shl), _mm256_set1_epi32(0x0F));
+        const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(w0), shh), _mm256_set1_epi32(0x30));
+        const __m256i sc = _mm256_sub_epi32(_mm256_or_si256(lo, hi), _mm256_set1_epi32(32));
+        const __m256 dd =
+            _mm256_mul_ps(_mm256_set1_ps(from_f16((uint16_t) w0)), _mm256_load_ps((const float *) (act + 384)));
+        const __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(sc), dd);
+        const uint8_t * qs = x + 8;
+        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(chunk_iq4_xs<0>(qs, act, lut)),
+                               _mm256_permutevar8x32_ps(f, spread(0)), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(chunk_iq4_xs<1>(qs, act, lut)),
+                               _mm256_permutevar8x32_ps(f, spread(2)), acc1);
+        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(chunk_iq4_xs<2>(qs, act, lut)),
+                               _mm256_permutevar8x32_ps(f, spread(4)), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(chunk_iq4_xs<3>(qs, act, lut)),
+                               _mm256_permutevar8x32_ps(f, spread(6)), acc1);
+    }
+    return _mm256_add_ps(acc0, acc1);
+}
+
 const RowDot kQ4_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_by4<kQKK, dot_row_q4_K>};
 const RowDot kQ6_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_by4<kQKK, dot_row_q6_K>};
+const RowDot kIQ4_XS = {rowdot_iq4_xs_size, rowdot_pack_iq4_xs_avx2, dot_rows_by4<kQKK, dot_row_iq4_xs>};
 
 } // namespace
 
 void fill_avx2_rowdot_k(KernelSet & k) {
     k.rowdot[LM_GGML_TYPE_Q4_K] = &kQ4_K;
     k.rowdot[LM_GGML_TYPE_Q6_K] = &kQ6_K;
+    k.rowdot[LM_GGML_TYPE_IQ4_XS] = &kIQ4_XS;
 }
 
 } // namespace lmggml::cpu::arch::x86

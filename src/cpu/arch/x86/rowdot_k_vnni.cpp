@@ -35,7 +35,6 @@
 #include "x86.h"
 
 #include "../layouts.h"
-#include "../ref.h"
 #include "../../../quant/q_iq4_tq.h"
 #include "../../../quant/quants.h"
 
@@ -204,7 +203,7 @@ void dot_rows_iq4_xs(int64_t k, int64_t m, const void * w, size_t ldw, const voi
 
 const RowDot kQ4_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_q4_K};
 const RowDot kQ6_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_q6_K};
-const RowDot kIQ4_XS = {rowdot_iq4_xs_size, ref::rowdot_pack_iq4_xs, dot_rows_iq4_xs};
+const RowDot kIQ4_XS = {rowdot_iq4_xs_size, rowdot_pack_iq4_xs_avx2, dot_rows_iq4_xs};
 
 } // namespace
 

@@ -2,6 +2,7 @@
 // Activation packing of the RowDot kernels (layouts.h, "RowDot rows"),
 // shared by the AVX2 and AVX-512 VNNI files: both read the same packed row.
 // Static: each per-ISA file gets its own copy built with its own flags.
+#include "gemm_k_pack.h"
 #include "simd_avx2.h"
 
 #include "../layouts.h"
@@ -93,6 +94,36 @@ template <bool kMin> static void rowdot_pack_q4(const float * x, void * vact, in
         quantize_q8K_block_avx2(x + sb * kQKK, reinterpret_cast<int8_t *>(g), bsums, &d);
         for (int j = 0; j < 16; ++j) reinterpret_cast<int32_t *>(g + 256)[j] = bsums[j];
         std::memcpy(g + 320, &d, sizeof(d));
+    }
+}
+
+// IQ4_XS rows byte for byte as ref::rowdot_pack_iq4_xs, with the
+// vectorized per-sub-block quantizer (gemm_k_pack.h)
+[[maybe_unused]] static void rowdot_pack_iq4_xs_avx2(const float * x, void * vact, int64_t k) {
+    auto * out = static_cast<uint8_t *>(vact);
+    std::memset(out, 0, rowdot_iq4_xs_size(k));
+    const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+    for (int64_t sb = 0; sb < k / kQKK; ++sb) {
+        uint8_t * g = out + sb * kIQ4XSGroupBytes;
+        auto * dy = reinterpret_cast<float *>(g + 384);
+        for (int s = 0; s < 8; ++s) {
+            alignas(32) int8_t q[32];
+            int sum;
+            dy[s] = act_block_q8_avx2<32>(x + sb * kQKK + 32 * s, q, &sum);
+            std::memcpy(g + 128 * (s / 4) + 16 * (s % 4), q, 16);
+            std::memcpy(g + 128 * (s / 4) + 64 + 16 * (s % 4), q + 16, 16);
+        }
+        // c: -128 * the sum of the 4 lo and 4 hi levels of each 32-bit lane
+        for (int h = 0; h < 2; ++h) {
+            for (int j = 0; j < 2; ++j) {
+                const uint8_t * lo = g + 128 * h + 32 * j;
+                const __m256i n =
+                    _mm256_add_epi16(_mm256_maddubs_epi16(ones8, _mm256_loadu_si256((const __m256i *) lo)),
+                                     _mm256_maddubs_epi16(ones8, _mm256_loadu_si256((const __m256i *) (lo + 64))));
+                const __m256i c = _mm256_mullo_epi32(_mm256_madd_epi16(n, ones16), _mm256_set1_epi32(-128));
+                _mm256_storeu_si256((__m256i *) (g + 256 + 64 * h + 32 * j), c);
+            }
+        }
     }
 }
 
