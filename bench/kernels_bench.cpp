@@ -12,8 +12,8 @@
 //                                hot in cache except M 49152 (from DRAM)
 //                                (<type>_x8: weights in the CPU_REPACK buffer,
 //                                repacked where the CPU's level has an x8
-//                                kernel for the type: Q4_0/Q4_1 from AVX2, also
-//                                Q5_0/Q5_1/Q8_0/IQ4_NL at AVX-512 VNNI)
+//                                kernel for the type: Q4_0/Q4_1/Q5_0/Q5_1/IQ4_NL
+//                                from AVX2, also Q8_0 at AVX-512 VNNI)
 //   BM_Gen/<types>/layers        every matmul of a SmolLM2-135M token (30 layers
 //                                x q,k,v,o,gate,up,down + the output head),
 //                                N = 1: tokens/s and weight GB/s, to compare

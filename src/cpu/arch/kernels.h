@@ -60,6 +60,10 @@ struct RowDotX8 {
     size_t (*act_size)(int64_t k);
     void (*pack_act)(const float * x, void * act, int64_t k);
     void (*dot_groups)(int64_t k, int64_t groups, const void * w, const void * act, float * dst);
+    // Gemm panel of m rows (whole groups, m <= the panel's rows) from the
+    // groups at groups, group_bytes apart: the bytes of x8::pack_panel, which
+    // MUL_MAT calls where this is NULL.
+    void (*pack_panel)(int64_t k, const void * groups, size_t group_bytes, int64_t m, void * panel) = nullptr;
 };
 
 // Panels of panel_rows weight rows (the last one may have fewer: m rows,

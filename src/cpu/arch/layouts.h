@@ -73,8 +73,8 @@
 // ---------------------------------------------------------------- RowDotX8 (repacked weights)
 // Weights repacked at load (the CPU_REPACK buffer type, src/cpu/repack/)
 // 8 rows at a time, for the types the CPU's level has an x8 kernel for:
-// Q4_0 and Q4_1 from AVX2 (and ARM dotprod), Q5_0, Q5_1, Q8_0 and IQ4_NL at
-// AVX-512 VNNI. A group of 8 rows keeps the bytes of those 8 rows (8 * row
+// Q4_0 and Q4_1 from AVX2 (and ARM dotprod), Q5_0, Q5_1 and IQ4_NL from
+// AVX2, Q8_0 at AVX-512 VNNI. A group of 8 rows keeps the bytes of those 8 rows (8 * row
 // bytes), reordered block by block. Block b of the group (a "unit", 8 *
 // block bytes) holds
 //   the header: F16 field f of rows 0..7 (f: d; Q4_1, Q5_1: d, then m), 16
@@ -98,7 +98,8 @@
 //                       offset of the unsigned nibbles); Q5_0: the int32
 //                       16 * sum(q), Q8_0 and IQ4_NL: the int32 128 * sum(q)
 //                       (the offset of the kernels' unsigned levels, taken
-//                       out before scaling, so exactly)
+//                       out before scaling, so exactly; AVX2's IQ4_NL kernel
+//                       multiplies signed levels and does not read it)
 //
 // ---------------------------------------------------------------- Gemm (block types)
 // Activation row (k values, nb = k / 32 blocks), then padded to 64 bytes:
@@ -167,7 +168,9 @@ static inline size_t rowdot_x8_act_size(int64_t k) { return ((size_t) (k / kQK) 
 // Gemm rows and panels
 constexpr int64_t kPanelRows = 32;
 constexpr int64_t kGroupRows = 16;
-constexpr size_t kPanelBlockBytes = 640; // one block of one 16-row group
+constexpr size_t kPanelBlockBytes = 640;  // one block of one 16-row group
+constexpr size_t kPanelScaleOffset = 512; // its float d[16]
+constexpr size_t kPanelMinOffset = 576;   // its float m[16]
 
 static inline size_t pad64(size_t n) { return (n + 63) & ~(size_t) 63; }
 

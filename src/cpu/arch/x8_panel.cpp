@@ -22,18 +22,14 @@ namespace {
 
 constexpr int64_t kGroups = kPanelRows / kGroupRows; // 16-row groups per panel
 
-// Panel offsets inside one block of one 16-row group
-constexpr size_t kScaleOffset = 512; // float d[16]
-constexpr size_t kMinOffset = 576;   // float m[16]
-
 enum class Levels { q4, iq4_nl, q5, q8 };
 
 // Unit b of one x8 group into half h (rows 8h..8h+7) of panel block pb.
 template <Levels kL> void unit_to_panel(const Format & f, int64_t b, const uint8_t * unit, int h, uint8_t * pb) {
     const uint8_t * hdr = unit + header_offset(f, b);
     const uint8_t * lv = unit + levels_offset(f, b);
-    auto * d = reinterpret_cast<float *>(pb + kScaleOffset) + 8 * h;
-    auto * mn = reinterpret_cast<float *>(pb + kMinOffset) + 8 * h;
+    auto * d = reinterpret_cast<float *>(pb + kPanelScaleOffset) + 8 * h;
+    auto * mn = reinterpret_cast<float *>(pb + kPanelMinOffset) + 8 * h;
     for (int r = 0; r < (int) kX8Rows; ++r) {
         lm_half v;
         std::memcpy(&v, hdr + 2 * r, sizeof(v));
@@ -83,8 +79,8 @@ template <Levels kL> void unit_to_panel(const Format & f, int64_t b, const uint8
 // Half h of panel block pb for rows past the matrix: zeros, as the twin
 void zero_half(int h, uint8_t * pb) {
     for (int t = 0; t < 8; ++t) std::memset(pb + 64 * t + 32 * h, 0, 32);
-    std::memset(pb + kScaleOffset + 32 * h, 0, 32);
-    std::memset(pb + kMinOffset + 32 * h, 0, 32);
+    std::memset(pb + kPanelScaleOffset + 32 * h, 0, 32);
+    std::memset(pb + kPanelMinOffset + 32 * h, 0, 32);
 }
 
 template <Levels kL>

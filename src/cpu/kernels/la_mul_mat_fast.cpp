@@ -15,8 +15,8 @@
 //           with every column before the next.
 //   x8      the same with chunks of one 8-row group, runs of up to 8.
 //   gemm on repacked weights: panels are packed straight from the x8
-//           groups (x8::pack_panel; the same bytes as the level's packer
-//           makes from the rows).
+//           groups (the level's RowDotX8::pack_panel, else x8::pack_panel;
+//           the same bytes as the level's packer makes from the rows).
 // Every dst element is computed by one thread in one piece, so results do
 // not depend on the thread count.
 #include "la_mul_mat_fast.h"
@@ -64,9 +64,10 @@ void pack_b(const FastPath & f, const lm_ggml_tensor * b, Range r, char * out, s
     }
 }
 
-// repacked: a's weights are in the x8 layout
-void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::Gemm & gm, const char * act, size_t row,
-              char * panel, bool repacked) {
+// f.repacked: a's weights are in the x8 layout (panels packed by f.rx's packer if it has one)
+void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const FastPath & f, const char * act, size_t row,
+              char * panel) {
+    const arch::Gemm & gm = *f.gm;
     const lm_ggml_tensor * a = dst->src[0];
     const lm_ggml_tensor * b = dst->src[1];
     const int64_t k = a->ne[0];
@@ -94,8 +95,13 @@ void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::Ge
         const int64_t m = std::min(gm.panel_rows, a->ne[1] - row0);
         const char * w = row_of(a, row0, i2 / r2, i3 / r3);
         if (w != packed) {
-            if (repacked) { // m is whole groups: panels start at multiples of 8 rows
-                arch::x8::pack_panel(a->type, k, w, arch::layout::kX8Rows * a->nb[1], m, panel);
+            if (f.repacked) { // m is whole groups: panels start at multiples of 8 rows
+                const size_t group_bytes = arch::layout::kX8Rows * a->nb[1];
+                if (f.rx != nullptr && f.rx->pack_panel != nullptr) {
+                    f.rx->pack_panel(k, w, group_bytes, m, panel);
+                } else {
+                    arch::x8::pack_panel(a->type, k, w, group_bytes, m, panel);
+                }
             } else {
                 gm.pack_panel(w, a->nb[1], m, k, panel);
             }
@@ -194,8 +200,8 @@ FastPath fast_path_for(const Plan & p, const lm_ggml_tensor * dst) {
             f.gm = ks.gemm[a->type];
         } else {
             f.kind = FastPath::x8;
-            f.rx = ks.rowdot_x8[a->type];
         }
+        f.rx = ks.rowdot_x8[a->type]; // x8: its kernel; gemm: its panel packer
         return f;
     }
     // only the weight type's own plan (tests force others) and F32 activations we can pack
@@ -246,7 +252,7 @@ void fast_forward(const lm_cpu_params * params, lm_ggml_tensor * dst, const Fast
     if (f.kind == FastPath::gemm) {
         char * panel =
             act + pad_line(row * (size_t) n_b_rows(b)) + (size_t) params->ith * pad_line(f.gm->panel_size(k));
-        run_gemm(params, dst, *f.gm, act, row, panel, f.repacked);
+        run_gemm(params, dst, f, act, row, panel);
     } else if (f.kind == FastPath::x8) {
         run_x8(params, dst, *f.rx, act, row);
     } else {

@@ -19,8 +19,8 @@ struct FastPath {
     enum Kind { none, rowdot, gemm, x8 } kind = none;
     const arch::RowDot * rd = nullptr;
     const arch::Gemm * gm = nullptr;
-    const arch::RowDotX8 * rx = nullptr;
-    bool repacked = false; // a is in the x8 layout (gemm packs panels with x8::pack_panel)
+    const arch::RowDotX8 * rx = nullptr; // also set for gemm on repacked weights (its panel packer)
+    bool repacked = false;               // a is in the x8 layout (gemm packs panels from the groups)
 };
 
 // Columns per weight plane from which the gemm path is taken.

@@ -175,12 +175,52 @@ template <Kind kKind> __m256 dot_group_q4(const uint8_t * w, int64_t nb, const u
     return _mm256_add_ps(acc, accs);
 }
 
+// Gemm panels (layouts.h) from IQ4_NL groups, byte for byte as
+// x8::pack_panel, whose baseline loop looks the table up one byte at a time
+// (5 % of a SmolLM2 IQ4_XS prompt): per unit, a chunk's nibbles to the
+// levels + 128 by vpshufb, the rows' F16 d widened by vcvtph2ps.
+void pack_panel_iq4(int64_t k, const void * vgroups, size_t group_bytes, int64_t m, void * vpanel) {
+    constexpr size_t kUnit = 144;
+    constexpr int64_t kGroups = kPanelRows / kGroupRows; // 16-row groups per panel
+    const auto * groups = static_cast<const uint8_t *>(vgroups);
+    auto * panel = static_cast<uint8_t *>(vpanel);
+    const int64_t units = m / kX8Rows;
+    const __m256i lut =
+        _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl)),
+                         _mm256_set1_epi8((char) 0x80));
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    for (int64_t b = 0; b < k / kQK; ++b) {
+        for (int64_t u = 0; u < 2 * kGroups; ++u) {
+            uint8_t * pb = panel + (b * kGroups + u / 2) * kPanelBlockBytes + 32 * (u % 2); // this half's bytes
+            auto * d = reinterpret_cast<float *>(pb + kPanelScaleOffset);
+            auto * mn = reinterpret_cast<float *>(pb + kPanelMinOffset);
+            _mm256_storeu_ps(mn, _mm256_setzero_ps());
+            if (u >= units) { // rows past the matrix: zeros, as the twin
+                for (int t = 0; t < 8; ++t) _mm256_storeu_si256((__m256i *) (pb + 64 * t), _mm256_setzero_si256());
+                _mm256_storeu_ps(d, _mm256_setzero_ps());
+                continue;
+            }
+            const uint8_t * unit = groups + u * group_bytes + b * kUnit;
+            const bool last = b % 2 == 0; // the header after the levels (x8.h)
+            const uint8_t * lv = unit + (last ? 0 : 16);
+            _mm256_storeu_ps(d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (unit + (last ? 128 : 0)))));
+            for (int t = 0; t < 4; ++t) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *) (lv + 32 * t));
+                _mm256_storeu_si256((__m256i *) (pb + 64 * t), _mm256_shuffle_epi8(lut, _mm256_and_si256(v, low4)));
+                _mm256_storeu_si256((__m256i *) (pb + 64 * (t + 4)),
+                                    _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4)));
+            }
+        }
+    }
+}
+
 const RowDotX8 kQ4_0 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_0>, x8_dot_groups<dot_group_q4<Kind::q4_0>, 144>};
 const RowDotX8 kQ4_1 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_1>, x8_dot_groups<dot_group_q4<Kind::q4_1>, 160>};
 const RowDotX8 kQ5_0 = {rowdot_x8_act_size, x8_pack_act<X8Act::off16>, x8_dot_groups<dot_group_q5<false>, 176>};
 const RowDotX8 kQ5_1 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_1>, x8_dot_groups<dot_group_q5<true>, 192>};
 // the activation's s (128 sum(q)) is not read: signed levels need no offset
-const RowDotX8 kIQ4_NL = {rowdot_x8_act_size, x8_pack_act<X8Act::off128>, x8_dot_groups<dot_group_iq4, 144>};
+const RowDotX8 kIQ4_NL = {rowdot_x8_act_size, x8_pack_act<X8Act::off128>, x8_dot_groups<dot_group_iq4, 144>,
+                          pack_panel_iq4};
 
 } // namespace
 
