@@ -97,14 +97,12 @@ template <bool kMin> __m256 dot_row_q4(const uint8_t * x, int64_t nb, const uint
 // into acc[h]: one FMA chain per block, as a single chain of latency 4 per
 // block would bound the loop.
 template <int n> static inline void group_q8(const uint8_t * x, const uint8_t * act, __m256 * acc) {
-    const __m256i ones = _mm256_set1_epi16(1);
     // d0 d1 repeated over all lanes: each block's scale is then an in-lane shuffle
     const __m256 d = _mm256_cvtph_ps(_mm_set1_epi32(load16(x) | (n > 1 ? load16(x + 34) << 16 : 0)));
     for (int h = 0; h < n; ++h) {
         const __m256i w = _mm256_loadu_si256((const __m256i *) (x + 34 * h + 2));
         const __m256i y = _mm256_load_si256((const __m256i *) (act + 32 * h));
-        // |w| * (sign(w) y): pair sums at most 2 * 128 * 127, within int16
-        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(y, w)), ones);
+        const __m256i p = dot4_i8(w, y); // y: activation levels within +-127
         const __m256 dx = h == 0 ? _mm256_permute_ps(d, 0x00) : _mm256_permute_ps(d, 0x55);
         const __m256 dy = _mm256_load_ps((const float *) (act + 64 + 32 * h));
         acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dx, dy), acc[h]);

@@ -157,16 +157,13 @@ __m256 dot_row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
 // low nibbles at activation bytes 128 (c / 2) + 32 (c % 2), high ones 64 on;
 // int32 lanes 0-3 sum sub-block 2c, lanes 4-7 sub-block 2c + 1
 template <int c> static inline __m256i chunk_iq4_xs(const uint8_t * qs, const uint8_t * act, __m256i lut) {
-    const __m256i low4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i v = _mm256_loadu_si256((const __m256i *) (qs + 32 * c));
     const uint8_t * a = act + 128 * (c / 2) + 32 * (c % 2);
     const __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(v, low4));
     const __m256i hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4));
-    const __m256i plo =
-        _mm256_maddubs_epi16(_mm256_abs_epi8(lo), _mm256_sign_epi8(_mm256_load_si256((const __m256i *) a), lo));
-    const __m256i phi =
-        _mm256_maddubs_epi16(_mm256_abs_epi8(hi), _mm256_sign_epi8(_mm256_load_si256((const __m256i *) (a + 64)), hi));
-    return _mm256_add_epi32(_mm256_madd_epi16(plo, ones), _mm256_madd_epi16(phi, ones));
+    return _mm256_add_epi32(dot4_i8(lo, _mm256_load_si256((const __m256i *) a)),
+                            dot4_i8(hi, _mm256_load_si256((const __m256i *) (a + 64))));
 }
 
 __m256 dot_row_iq4_xs(const uint8_t * x, int64_t nb, const uint8_t * act) {

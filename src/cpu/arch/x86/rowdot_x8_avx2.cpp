@@ -109,18 +109,14 @@ template <bool kLast>
 static inline void unit_iq4(const uint8_t * w, const uint8_t * q, float dy, __m256i lut, __m256 * acc) {
     const uint8_t * hdr = w + (kLast ? 128 : 0);
     const uint8_t * lv = w + (kLast ? 0 : 16);
-    const __m256i low4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-    // levels l times activation bytes a, pairwise, by |l| * (a with l's sign)
-    const auto dot = [&](__m256i l, __m256i a) {
-        return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(l), _mm256_sign_epi8(a, l)), ones);
-    };
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
     __m256i p0 = _mm256_setzero_si256(), p1 = _mm256_setzero_si256();
     for (int t = 0; t < 4; ++t) {
         const __m256i v = _mm256_loadu_si256((const __m256i *) (lv + 32 * t));
         const __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(v, low4));
         const __m256i hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4));
-        p0 = _mm256_add_epi32(p0, dot(lo, x8_chunk(q, t)));
-        p1 = _mm256_add_epi32(p1, dot(hi, x8_chunk(q, t + 4)));
+        p0 = _mm256_add_epi32(p0, dot4_i8(lo, x8_chunk(q, t)));
+        p1 = _mm256_add_epi32(p1, dot4_i8(hi, x8_chunk(q, t + 4)));
     }
     const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) hdr));
     *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(p0, p1)), _mm256_mul_ps(d, _mm256_set1_ps(dy)), *acc);
@@ -201,7 +197,9 @@ void pack_panel_iq4(int64_t k, const void * vgroups, size_t group_bytes, int64_t
                 continue;
             }
             const uint8_t * unit = groups + u * group_bytes + b * kUnit;
-            const bool last = b % 2 == 0; // the header after the levels (x8.h)
+            // x8.h's header_offset / levels_offset, not called here: their
+            // inline copies built with AVX2 flags could serve baseline callers
+            const bool last = b % 2 == 0; // the header after the levels
             const uint8_t * lv = unit + (last ? 0 : 16);
             _mm256_storeu_ps(d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (unit + (last ? 128 : 0)))));
             for (int t = 0; t < 4; ++t) {

@@ -72,6 +72,13 @@ static inline void transpose8(__m256 r[8]) {
     }
 }
 
+// int32 lane i = sum of the 4 products w[4i + j] * y[4i + j] of signed bytes,
+// y != -128: |w| (unsigned, so -128 gives 128) times y with w's sign; pair
+// sums of at most 2 * 128 * 127 fit vpmaddubsw's int16, then vpmaddwd widens
+static inline __m256i dot4_i8(__m256i w, __m256i y) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(y, w)), _mm256_set1_epi16(1));
+}
+
 static inline uint16_t to_f16(float f) { return (uint16_t) _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
 static inline float from_f16(uint16_t h) { return _cvtsh_ss(h); }
 
