@@ -166,6 +166,11 @@ TEST(LaFlashAttn, LongCaches) {
         {72, 3, 8, 97, 1, 1, 1, H, H, true, 0.0f, 0.0f, false},   // g 8
         {32, 7, 5, 64, 1, 2, 1, H, H, true, 0.0f, 0.0f, true},    // g 5, batch broadcast
         {16, 2, 6, 4097, 2, 1, 1, H, H, true, 0.0f, 0.0f, true},  // two rows over a long cache
+        // generation split by row, every KV head at once: ALiBi and softcap
+        // per query head, a batch over one cache, heads one after another
+        {64, 1, 9, 700, 3, 1, 1, H, H, true, 4.0f, 0.0f, true},
+        {64, 1, 6, 600, 3, 1, 1, H, H, true, 0.0f, 30.0f, true},
+        {32, 1, 4, 700, 2, 2, 1, H, H, true, 0.0f, 0.0f, false},
     };
     for (const FaCase & c : cases) {
         fa_case(c);

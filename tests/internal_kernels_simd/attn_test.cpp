@@ -8,6 +8,8 @@
 
 #include "ggml.h"
 
+#include <string>
+
 namespace {
 
 using namespace simdtest;
@@ -171,6 +173,80 @@ TEST(SimdAttn, VectorLevelsMatchTheTwin) {
                 ASSERT_NEAR(a1[at], a2[at], 1e-4 * (1.0 + std::fabs(a2[at])) + rounding_slack(lv, mag, vabs))
                     << lv->name << " " << at;
             }
+        }
+    }
+}
+
+// The all-heads forms (scores_heads, accumulate_heads), where a level has
+// them: each head's results bit for bit what the one-head kernel gives for
+// that head (the kernels.h contract, which the per-head tests above check
+// against double), and near double themselves; on a cache whose rows hold
+// every head side by side (as the runner keeps it) and on one head after
+// another (planes), nothing read past the last row.
+TEST(SimdAttn, HeadsFormsMatchOneHeadAtATime) {
+    int checked = 0;
+    for (const arch::KernelSet * lv : all_levels()) {
+        if (lv->attn_f16.scores_heads == nullptr || lv->attn_f16.accumulate_heads == nullptr) {
+            continue; // the op calls the one-head kernels per head there
+        }
+        for (int64_t d : {8, 16, 64, 128, 256})
+            for (int64_t n : {1, 2, 3, 5, 33, 130})
+                for (int64_t g : {1, 2, 3, 4, 5})
+                    for (int64_t nh : {1, 2, 3})
+                        for (bool planes : {false, true}) {
+                            // head h's key j, column c: rows.at(planes ? h*n + j : j, planes ? c : h*d + c)
+                            const int64_t width = planes ? d : nh * d, n_rows = planes ? nh * n : n;
+                            const size_t ld = (size_t) width * 2;
+                            const size_t hs = planes ? (size_t) n * ld : (size_t) d * 2;
+                            HalfRows rows(n_rows, width, ld, (uint64_t) (d * 7 + n * 3 + g + nh));
+                            const auto at = [&](int64_t h, int64_t j, int64_t c) {
+                                return planes ? rows.at(h * n + j, c, width) : rows.at(j, h * d + c, width);
+                            };
+                            const std::vector<float> q = activations((size_t) (nh * g * d), (uint64_t) g);
+                            std::vector<float> s((size_t) (nh * g * n), -1.0f), s1((size_t) (g * n));
+                            lv->attn_f16.scores_heads(d, n, rows.bytes.data(), ld, hs, nh, q.data(), g, s.data());
+                            std::vector<float> p = s;
+                            for (float & x : p) x = std::fabs(x) * 0.01f;
+                            std::vector<float> acc = activations((size_t) (nh * g * d), 9), a1;
+                            const std::vector<float> before = acc;
+                            lv->attn_f16.accumulate_heads(d, n, rows.bytes.data(), ld, hs, nh, p.data(), g, acc.data());
+                            const std::string where = std::string(lv->name) + " d " + std::to_string(d) + " n " +
+                                                      std::to_string(n) + " g " + std::to_string(g) + " heads " +
+                                                      std::to_string(nh) + (planes ? " planes" : " rows");
+                            for (int64_t h = 0; h < nh; ++h) {
+                                const uint8_t * head = rows.bytes.data() + h * (int64_t) hs;
+                                lv->attn_f16.scores(d, n, head, ld, q.data() + h * g * d, g, s1.data());
+                                a1.assign(before.begin() + h * g * d, before.begin() + (h + 1) * g * d);
+                                lv->attn_f16.accumulate(d, n, head, ld, p.data() + h * g * n, g, a1.data());
+                                for (int64_t i = 0; i < g * n; ++i) {
+                                    ASSERT_EQ(s[(size_t) (h * g * n + i)], s1[(size_t) i]) << where << " head " << h;
+                                    const int64_t r = i / n, j = i % n;
+                                    double want = 0.0, mag = 0.0;
+                                    for (int64_t c = 0; c < d; ++c) {
+                                        const double x = (double) q[(size_t) ((h * g + r) * d + c)] * at(h, j, c);
+                                        want += x;
+                                        mag += std::fabs(x);
+                                    }
+                                    ASSERT_NEAR(s[(size_t) (h * g * n + i)], want, 1e-6 * mag + 1e-30) << where;
+                                }
+                                for (int64_t i = 0; i < g * d; ++i) {
+                                    ASSERT_EQ(acc[(size_t) (h * g * d + i)], a1[(size_t) i]) << where << " head " << h;
+                                    const int64_t r = i / d, c = i % d;
+                                    double want = before[(size_t) (h * g * d + i)], mag = std::fabs(want);
+                                    for (int64_t j = 0; j < n; ++j) {
+                                        const double x = (double) p[(size_t) ((h * g + r) * n + j)] * at(h, j, c);
+                                        want += x;
+                                        mag += std::fabs(x);
+                                    }
+                                    ASSERT_NEAR(acc[(size_t) (h * g * d + i)], want, 1e-6 * mag + 1e-30) << where;
+                                }
+                            }
+                            ++checked;
+                        }
+    }
+    for (const arch::KernelSet * lv : all_levels()) {
+        if (lv->isa == arch::Isa::avx2) {
+            EXPECT_GT(checked, 0) << "the AVX2 level has the all-heads forms";
         }
     }
 }

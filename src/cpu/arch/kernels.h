@@ -112,6 +112,17 @@ struct AttnF16 {
     void (*scores)(int64_t d, int64_t n, const void * k, size_t ldk, const float * q, int64_t g, float * s);
     // acc[i * d + c] += sum over j < n of p[i * n + j] * V row j [c], for i < g, c < d.
     void (*accumulate)(int64_t d, int64_t n, const void * v, size_t ldv, const float * p, int64_t g, float * acc);
+    // Optional (NULL: call the two above per head): the same for nh KV heads
+    // at once, head h's rows hs bytes after head h - 1's, its g query rows
+    // at q + h*g*d, scores at s + h*g*n, p at p + h*g*n and acc at acc +
+    // h*g*d; each head's results bit for bit the one-head kernel's. Where a
+    // cache row holds every head (hs = d * 2), the kernel reads it in one
+    // pass, key by key, instead of a head's slice of every row per pass: on
+    // a cache that streams from DRAM the slices ran at half the speed.
+    void (*scores_heads)(int64_t d, int64_t n, const void * k, size_t ldk, size_t hs, int64_t nh, const float * q,
+                         int64_t g, float * s);
+    void (*accumulate_heads)(int64_t d, int64_t n, const void * v, size_t ldv, size_t hs, int64_t nh, const float * p,
+                             int64_t g, float * acc);
 };
 
 struct KernelSet {

@@ -8,12 +8,14 @@
 // so are whole tiles before its first (a sliding window over a long cache).
 //
 // Generation has few units (SmolLM2: 3 KV heads x 1 row), too few for
-// threads to share evenly, so then each unit's visible keys (the span its
-// mask row leaves, which a sliding window makes short) are cut into segments
-// (flash decoding): threads compute unnormalised partials (M, S, acc) per
-// segment into shared scratch, meet at a barrier, and merge them per unit.
-// The cut depends on the shape and the mask only, so every thread count (one
-// included) sums in the same order.
+// threads to share evenly, so then each query row's visible keys (the span
+// its mask row leaves, which a sliding window makes short) are cut into
+// segments (flash decoding), each taken for every KV head at once (the cache
+// rows hold the heads side by side: read front to back, not as one head's
+// slice of every row per pass). Threads compute unnormalised partials (M, S,
+// acc) per unit and segment into shared scratch, meet at a barrier, and
+// merge them per unit. The cut depends on the shape and the mask only, so
+// every thread count (one included) sums in the same order.
 //
 // Prompts (16 or more query vectors per KV head) take the tiled path
 // instead, on the Gemm (la_flash_attn_tiled.cpp), where the kernels have one.
@@ -26,7 +28,7 @@ namespace lmggml::cpu::la {
 namespace {
 
 constexpr int64_t kTile = 256;      // keys per scores tile
-constexpr int64_t kMinSegKeys = 64; // keys per segment at least when a unit's keys are split
+constexpr int64_t kMinSegKeys = 128; // keys per segment at least when a row's keys are split
 constexpr int64_t kMinUnits = 8;    // below this many units, split their keys
 
 constexpr int64_t kLeadRows = 16; // rows of a K or V tile fetched before the kernel reaches them
@@ -43,19 +45,23 @@ inline void prefetch_head_rows(const lm_ggml_tensor * t, int64_t j, int64_t n, i
 struct Dims : fa::Shape {
     int64_t units;
     explicit Dims(const lm_ggml_tensor * dst) : fa::Shape(dst), units(n_b * n_q * n_kvh) {}
-    // Key segments per unit: from the shape alone, not the thread count, so
+    // Key segments per query row (every KV head of it at once) when there
+    // are too few units: from the shape alone, not the thread count, so
     // results do not depend on how many threads run the node.
     int64_t segments() const {
         if (units >= kMinUnits) {
             return 1;
         }
-        const int64_t want = (kMinUnits + units - 1) / units;
+        const int64_t rows = n_q * n_b;
+        const int64_t want = (kMinUnits + rows - 1) / rows;
         return std::max<int64_t>(1, std::min(want, n_kv / kMinSegKeys));
     }
     // floats of one partial: acc g*D, M g, S g
     int64_t partial_floats() const { return g * (D + 2); }
-    // bytes of one thread's working rows: q rows g*D, scores g*kTile, and (unsplit) a partial
-    size_t per_thread() const { return pad_line((size_t) (g * (D + kTile) + partial_floats()) * sizeof(float)); }
+    // bytes of one thread's working rows: a row's every head split (q rows,
+    // scores of a tile, acc, M, S: Attend::row_segment), and no more than
+    // that unsplit (q rows g*D, scores g*kTile, a partial)
+    size_t per_thread() const { return pad_line((size_t) (n_kvh * g * (2 * D + kTile + 2)) * sizeof(float)); }
     size_t partials_bytes(int64_t segs) const {
         return segs > 1 ? pad_line((size_t) (units * segs * partial_floats()) * sizeof(float)) : 0;
     }
@@ -84,50 +90,136 @@ struct Attend : fa::Operands {
         *lo = first_visible_key(mask, mrow, 0, *hi);
     }
 
-    // Unnormalised partial of unit u over keys [j_begin, j_end): acc (g x D),
-    // M and S (g) at part; qb (g*D) and sc (g*kTile) are scratch.
+    // A partial's acc (g x D), M and S (g) at part, emptied.
+    void clear_partial(float * part) const {
+        const int64_t g = dims.g, D = dims.D;
+        std::fill_n(part, g * D, 0.0f);
+        std::fill_n(part + g * D, g, -INFINITY);
+        std::fill_n(part + g * D + g, g, 0.0f);
+    }
+
+    // Keys [*j_begin, *j_end) of a row with mask row mrow, narrowed to what
+    // it shows; false when nothing is left. Whole tiles of hidden keys add
+    // nothing (every query's max stays -inf): they are skipped, keeping the
+    // tiles after them where they were, so the result is bit for bit the one
+    // over all keys.
+    bool visible_range(const char * mrow, int64_t * j_begin, int64_t * j_end) const {
+        *j_end = std::min(*j_end, visible_keys(mask, mrow, dims.n_kv));
+        const int64_t first = first_visible_key(mask, mrow, *j_begin, *j_end);
+        if (first > *j_begin) {
+            *j_begin += (first - *j_begin) / kTile * kTile;
+        }
+        return *j_begin < *j_end;
+    }
+
+    // KV head ik2's g query rows of row iq1 (batch iq3), into qb (g x D).
+    void load_queries(int64_t ik2, int64_t iq1, int64_t iq3, float * qb) const {
+        for (int64_t t = 0; t < dims.g; ++t) {
+            std::memcpy(qb + t * dims.D, row_of(q, iq1, ik2 * dims.g + t, iq3), (size_t) dims.D * sizeof(float));
+        }
+    }
+
+    // Keys [j0, j0 + nt) of KV heads [h0, h0 + nh) (batch ik3) for their
+    // query rows qb (nh*g x D), added into acc (nh*g x D), M and S (nh*g);
+    // j_end is where the caller stops, sc (nh*g x kTile) is scratch.
+    void tile(int64_t h0, int64_t nh, int64_t ik3, const char * mrow, int64_t j0, int64_t nt, int64_t j_end,
+              const float * qb, float * sc, float * acc, float * M, float * S) const {
+        const int64_t D = dims.D, rows = nh * dims.g;
+        // the start of the next stream, fetched while this one is read:
+        // the tile's V rows during its scores, the next K rows during its sum
+        for (int64_t h = h0; h < h0 + nh; ++h) prefetch_head_rows(v, j0, std::min(nt, kLeadRows), h, ik3);
+        scores_heads(row_of(k, j0, h0, ik3), nh, nt, qb, sc);
+        bool any = false;
+        for (int64_t i = 0; i < rows; ++i) {
+            any |= fa::softmax_tile_row(sp, sc + i * nt, nt, mrow, j0, h0 * dims.g + i, acc + i * D, D, M + i, S + i);
+        }
+        if (j0 + nt < j_end) {
+            for (int64_t h = h0; h < h0 + nh; ++h)
+                prefetch_head_rows(k, j0 + nt, std::min(j_end - j0 - nt, kLeadRows), h, ik3);
+        }
+        if (any) {
+            accumulate_heads(row_of(v, j0, h0, ik3), nh, nt, sc, acc);
+        }
+    }
+
+    // nh heads' scores of nt keys from K rows k0 (the first head's slice):
+    // the kernel's all-heads form where it has one (kernels.h AttnF16).
+    void scores_heads(const void * k0, int64_t nh, int64_t nt, const float * qb, float * sc) const {
+        const int64_t g = dims.g, D = dims.D;
+        if (nh > 1 && kern.attn_f16.scores_heads != nullptr) {
+            kern.attn_f16.scores_heads(D, nt, k0, k->nb[1], k->nb[2], nh, qb, g, sc);
+            return;
+        }
+        for (int64_t h = 0; h < nh; ++h) {
+            kern.attn_f16.scores(D, nt, (const char *) k0 + h * k->nb[2], k->nb[1], qb + h * g * D, g, sc + h * g * nt);
+        }
+    }
+
+    void accumulate_heads(const void * v0, int64_t nh, int64_t nt, const float * p, float * acc) const {
+        const int64_t g = dims.g, D = dims.D;
+        if (nh > 1 && kern.attn_f16.accumulate_heads != nullptr) {
+            kern.attn_f16.accumulate_heads(D, nt, v0, v->nb[1], v->nb[2], nh, p, g, acc);
+            return;
+        }
+        for (int64_t h = 0; h < nh; ++h) {
+            kern.attn_f16.accumulate(D, nt, (const char *) v0 + h * v->nb[2], v->nb[1], p + h * g * nt, g,
+                                     acc + h * g * D);
+        }
+    }
+
+    // Unnormalised partial of unit u over keys [j_begin, j_end) at part; qb
+    // (g*D) and sc (g*kTile) are scratch.
     void partial(int64_t u, int64_t j_begin, int64_t j_end, float * qb, float * sc, float * part) const {
         const int64_t g = dims.g, D = dims.D;
         int64_t ik2, iq1, iq3;
         unit_index(u, &ik2, &iq1, &iq3);
         const int64_t ik3 = iq3 / (q->ne[3] / k->ne[3]);
-        float * acc = part;
-        float * M = part + g * D;
-        float * S = M + g;
-        std::fill_n(acc, g * D, 0.0f);
-        std::fill_n(M, g, -INFINITY);
-        std::fill_n(S, g, 0.0f);
+        clear_partial(part);
         const char * mrow = mask_row(iq1);
-        j_end = std::min(j_end, visible_keys(mask, mrow, dims.n_kv));
-        // Whole tiles of hidden keys add nothing (every query's max stays -inf):
-        // skip them, keeping the tiles after them where they were, so the
-        // result is bit for bit the one over all keys.
-        const int64_t first = first_visible_key(mask, mrow, j_begin, j_end);
-        if (first > j_begin) {
-            j_begin += (first - j_begin) / kTile * kTile;
-        }
-        if (j_begin >= j_end) {
+        if (!visible_range(mrow, &j_begin, &j_end)) {
             return;
         }
-        for (int64_t t = 0; t < g; ++t) {
-            std::memcpy(qb + t * D, row_of(q, iq1, ik2 * g + t, iq3), (size_t) D * sizeof(float));
-        }
+        load_queries(ik2, iq1, iq3, qb);
         for (int64_t j0 = j_begin; j0 < j_end; j0 += kTile) {
-            const int64_t nt = std::min(kTile, j_end - j0);
-            // the start of the next stream, fetched while this one is read:
-            // the tile's V rows during its scores, the next K rows during its sum
-            prefetch_head_rows(v, j0, std::min(nt, kLeadRows), ik2, ik3);
-            kern.attn_f16.scores(D, nt, row_of(k, j0, ik2, ik3), k->nb[1], qb, g, sc);
-            bool any = false;
-            for (int64_t t = 0; t < g; ++t) {
-                any |= fa::softmax_tile_row(sp, sc + t * nt, nt, mrow, j0, ik2 * g + t, acc + t * D, D, M + t, S + t);
+            tile(ik2, 1, ik3, mrow, j0, std::min(kTile, j_end - j0), j_end, qb, sc, part, part + g * D,
+                 part + g * D + g);
+        }
+    }
+
+    // Segment s of the keys of query row r (iq1 + n_q * iq3), every KV head
+    // at once (kernels.h AttnF16 scores_heads): a cache row holds all heads
+    // side by side, and a unit per head read a slice of every row, three
+    // times over for SmolLM2, at half the speed from DRAM. Writes the
+    // partials of units r * n_kvh + ik2, segment s of segs, in parts; w is
+    // the thread's scratch (Dims::per_thread).
+    void row_segment(int64_t r, int64_t s, int64_t segs, float * w, float * parts) const {
+        const int64_t n_kvh = dims.n_kvh, g = dims.g, D = dims.D, gh = n_kvh * g;
+        const int64_t iq1 = r % dims.n_q, iq3 = r / dims.n_q, ik3 = iq3 / (q->ne[3] / k->ne[3]);
+        float * qb = w;                // gh x D query rows, head after head
+        float * sc = qb + gh * D;      // gh x kTile scores
+        float * acc = sc + gh * kTile; // gh x D
+        float * M = acc + gh * D;      // gh
+        float * S = M + gh;            // gh
+        std::fill_n(acc, gh * D, 0.0f);
+        std::fill_n(M, gh, -INFINITY);
+        std::fill_n(S, gh, 0.0f);
+        int64_t lo = 0, hi = 0;
+        key_span(r * n_kvh, &lo, &hi);
+        const int64_t per = (hi - lo + segs - 1) / segs;
+        int64_t j_begin = lo + s * per, j_end = lo + (s + 1) * per;
+        const char * mrow = mask_row(iq1);
+        if (visible_range(mrow, &j_begin, &j_end)) {
+            for (int64_t ik2 = 0; ik2 < n_kvh; ++ik2) load_queries(ik2, iq1, iq3, qb + ik2 * g * D);
+            for (int64_t j0 = j_begin; j0 < j_end; j0 += kTile) {
+                tile(0, n_kvh, ik3, mrow, j0, std::min(kTile, j_end - j0), j_end, qb, sc, acc, M, S);
             }
-            if (j0 + nt < j_end) {
-                prefetch_head_rows(k, j0 + nt, std::min(j_end - j0 - nt, kLeadRows), ik2, ik3);
-            }
-            if (any) {
-                kern.attn_f16.accumulate(D, nt, row_of(v, j0, ik2, ik3), v->nb[1], sc, g, acc);
-            }
+        }
+        const int64_t pf = dims.partial_floats();
+        for (int64_t ik2 = 0; ik2 < n_kvh; ++ik2) { // into the unit's partial: acc g x D, M g, S g
+            float * part = parts + ((r * n_kvh + ik2) * segs + s) * pf;
+            std::copy_n(acc + ik2 * g * D, g * D, part);
+            std::copy_n(M + ik2 * g, g, part + g * D);
+            std::copy_n(S + ik2 * g, g, part + g * D + g);
         }
     }
 
@@ -197,8 +289,8 @@ void flash_attn_f16_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) 
     float * part = sc + d.g * kTile;
 
     lm_cpu_chunk_iter it;
-    lm_cpu_chunks_begin(params, d.units * segs, 1, &it);
     if (segs == 1) {
+        lm_cpu_chunks_begin(params, d.units, 1, &it);
         for (int64_t u0, u1; lm_cpu_chunks_next(params, &it, &u0, &u1);) {
             for (int64_t u = u0; u < u1; ++u) {
                 a.partial(u, 0, d.n_kv, qb, sc, part);
@@ -208,13 +300,10 @@ void flash_attn_f16_forward(const lm_cpu_params * params, lm_ggml_tensor * dst) 
         return;
     }
     float * parts = (float *) params->wdata; // units x segs partials
+    lm_cpu_chunks_begin(params, d.n_q * d.n_b * segs, 1, &it);
     for (int64_t i0, i1; lm_cpu_chunks_next(params, &it, &i0, &i1);) {
         for (int64_t i = i0; i < i1; ++i) {
-            const int64_t u = i / segs, s = i % segs;
-            int64_t lo = 0, hi = 0;
-            a.key_span(u, &lo, &hi);
-            const int64_t per = (hi - lo + segs - 1) / segs;
-            a.partial(u, lo + s * per, lo + (s + 1) * per, qb, sc, parts + i * d.partial_floats());
+            a.row_segment(i / segs, i % segs, segs, qb, parts);
         }
     }
     sync(params); // every partial written

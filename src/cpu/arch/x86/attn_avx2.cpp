@@ -80,6 +80,12 @@ inline void prefetch_rows(const char * rows, size_t ld, int64_t bytes, int64_t j
         for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(rows + r * (int64_t) ld + b, _MM_HINT_T0);
 }
 
+// Every cache line of head slices [0, nh) (bytes each, hs apart) of rows [j, j + count).
+inline void prefetch_head_rows(const char * rows, size_t ld, size_t hs, int64_t nh, int64_t bytes, int64_t j,
+                               int64_t count) {
+    for (int64_t h = 0; h < nh; ++h) prefetch_rows(rows + h * (int64_t) hs, ld, bytes, j, count);
+}
+
 template <int G, int K = kKeys<G>>
 void scores_rows(int64_t d, int64_t n, const char * rows, size_t ldk, const float * q, float * s) {
     prefetch_rows(rows, ldk, d * 2, 0, std::min<int64_t>(n, kAheadRows));
@@ -116,6 +122,38 @@ void scores(int64_t d, int64_t n, const void * k, size_t ldk, const float * q, i
                 break;
         }
         i0 += take;
+    }
+}
+
+// nh heads' scores, key block by key block, every head of a block before
+// the next: a cache row holding all heads is read front to back.
+template <int G, int K = kKeys<G>>
+void scores_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldk, size_t hs, int64_t nh, const float * q,
+                       float * s) {
+    prefetch_head_rows(rows, ldk, hs, nh, d * 2, 0, std::min<int64_t>(n, kAheadRows));
+    for (int64_t j0 = 0; j0 < n; j0 += K) {
+        const int nk = (int) std::min<int64_t>(K, n - j0);
+        if (j0 + kAheadRows < n)
+            prefetch_head_rows(rows, ldk, hs, nh, d * 2, j0 + kAheadRows, std::min<int64_t>(K, n - j0 - kAheadRows));
+        for (int64_t h = 0; h < nh; ++h) {
+            scores_block<G, K>(d, rows + h * (int64_t) hs + j0 * (int64_t) ldk, ldk, nk, q + h * G * d,
+                               s + h * G * n + j0, n);
+        }
+    }
+}
+
+void scores_heads(int64_t d, int64_t n, const void * k, size_t ldk, size_t hs, int64_t nh, const float * q, int64_t g,
+                  float * s) {
+    const char * rows = static_cast<const char *>(k);
+    if (d % 8 != 0 || g > 4 || (g == 4 && d >= kLongRow)) { // one head at a time
+        for (int64_t h = 0; h < nh; ++h) scores(d, n, rows + h * (int64_t) hs, ldk, q + h * g * d, g, s + h * g * n);
+        return;
+    }
+    switch (g) {
+        case 1: scores_rows_heads<1>(d, n, rows, ldk, hs, nh, q, s); break;
+        case 2: scores_rows_heads<2>(d, n, rows, ldk, hs, nh, q, s); break;
+        case 3: scores_rows_heads<3>(d, n, rows, ldk, hs, nh, q, s); break;
+        default: scores_rows_heads<4, kKeysG4Short>(d, n, rows, ldk, hs, nh, q, s); break;
     }
 }
 
@@ -185,11 +223,51 @@ void accumulate(int64_t d, int64_t n, const void * v, size_t ldv, const float * 
     }
 }
 
+// nh heads' accumulators, block by block of V rows, every head of a block
+// before the next; the block's passes fetch the next block's rows of every head.
+template <int G>
+void accumulate_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldv, size_t hs, int64_t nh, const float * p,
+                           float * acc) {
+    const int64_t passes = nh * (d / 16);
+    const int64_t per_pass = (kBlockRows + passes - 1) / passes;
+    prefetch_head_rows(rows, ldv, hs, nh, d * 2, 0, std::min(n, kBlockRows));
+    for (int64_t j0 = 0; j0 < n; j0 += kBlockRows) {
+        const int64_t nb = std::min(kBlockRows, n - j0);
+        const int64_t next = j0 + kBlockRows, next_end = std::min(n, next + kBlockRows);
+        int64_t r = next;
+        for (int64_t h = 0; h < nh; ++h) {
+            const char * block = rows + h * (int64_t) hs + j0 * (int64_t) ldv;
+            for (int64_t c = 0; c < d; c += 16, r += per_pass) {
+                if (r < next_end) prefetch_head_rows(rows, ldv, hs, nh, d * 2, r, std::min(per_pass, next_end - r));
+                accumulate_cols<G>(d, nb, block, ldv, p + h * G * n + j0, n, acc + h * G * d, c);
+            }
+        }
+    }
+}
+
+void accumulate_heads(int64_t d, int64_t n, const void * v, size_t ldv, size_t hs, int64_t nh, const float * p,
+                      int64_t g, float * acc) {
+    const char * rows = static_cast<const char *>(v);
+    if (d % 16 != 0 || g > 4) { // one head at a time
+        for (int64_t h = 0; h < nh; ++h)
+            accumulate(d, n, rows + h * (int64_t) hs, ldv, p + h * g * n, g, acc + h * g * d);
+        return;
+    }
+    switch (g) {
+        case 1: accumulate_rows_heads<1>(d, n, rows, ldv, hs, nh, p, acc); break;
+        case 2: accumulate_rows_heads<2>(d, n, rows, ldv, hs, nh, p, acc); break;
+        case 3: accumulate_rows_heads<3>(d, n, rows, ldv, hs, nh, p, acc); break;
+        default: accumulate_rows_heads<4>(d, n, rows, ldv, hs, nh, p, acc); break;
+    }
+}
+
 } // namespace
 
 void fill_avx2_attn(KernelSet & k) {
     k.attn_f16.scores = scores;
     k.attn_f16.accumulate = accumulate;
+    k.attn_f16.scores_heads = scores_heads;
+    k.attn_f16.accumulate_heads = accumulate_heads;
 }
 
 } // namespace lmggml::cpu::arch::x86
