@@ -27,9 +27,9 @@
 namespace lmggml::cpu::la {
 namespace {
 
-constexpr int64_t kTile = 256;      // keys per scores tile
+constexpr int64_t kTile = 256;       // keys per scores tile
 constexpr int64_t kMinSegKeys = 128; // keys per segment at least when a row's keys are split
-constexpr int64_t kMinUnits = 8;    // below this many units, split their keys
+constexpr int64_t kMinUnits = 8;     // below this many units, split their keys
 
 constexpr int64_t kLeadRows = 16; // rows of a K or V tile fetched before the kernel reaches them
 

@@ -62,14 +62,14 @@ void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float 
     }
     for (int i = 0; i < G; ++i) {
         const __m128 sums = hsum8x4(acc[i]);
+        float * si = s + i * n;
         if (nk == 4) {
-            _mm_storeu_ps(s + i * n, sums);
-        } else if (nk == 2) {
-            _mm_storel_pi(reinterpret_cast<__m64 *>(s + i * n), sums);
+            _mm_storeu_ps(si, sums);
+        } else if (nk >= 2) { // 2 or 3: no detour through memory
+            _mm_storel_pi(reinterpret_cast<__m64 *>(si), sums);
+            if (nk == 3) _mm_store_ss(si + 2, _mm_movehl_ps(sums, sums));
         } else {
-            alignas(16) float t[4];
-            _mm_store_ps(t, sums);
-            for (int j = 0; j < nk; ++j) s[i * n + j] = t[j];
+            _mm_store_ss(si, sums);
         }
     }
 }
@@ -163,29 +163,44 @@ constexpr int64_t kBlockRows = 32;
 
 // acc rows i < G (d floats apart), columns c..c+15, += p[i * ldp + j] * V
 // row j for j < nb: 2G accumulators, each V row's 16 values widened once for
-// all G rows. Nothing else in the loop: with a prefetch branch in it, GCC
-// stored every accumulator to the stack on every row (8 stores a row at G 4).
+// all G rows. The accumulators are named variables, not an array: GCC 12 kept
+// an array's in registers but also stored all of them to the stack on every
+// row (6 stores a row at G 3, which bounded the loop). Nothing else in the
+// loop: with a prefetch branch in it, GCC spilled them as well.
+struct Cols16 {
+    __m256 lo, hi;
+};
+
 template <int G>
 void accumulate_cols(int64_t d, int64_t nb, const char * rows, size_t ldv, const float * p, int64_t ldp, float * acc,
                      int64_t c) {
-    __m256 a[G][2];
-    for (int i = 0; i < G; ++i) {
-        a[i][0] = _mm256_loadu_ps(acc + i * d + c);
-        a[i][1] = _mm256_loadu_ps(acc + i * d + c + 8);
-    }
+    const auto load = [&](int i) {
+        return Cols16{_mm256_loadu_ps(acc + i * d + c), _mm256_loadu_ps(acc + i * d + c + 8)};
+    };
+    const auto store = [&](int i, const Cols16 & a) {
+        _mm256_storeu_ps(acc + i * d + c, a.lo);
+        _mm256_storeu_ps(acc + i * d + c + 8, a.hi);
+    };
+    const auto add = [](Cols16 & a, __m256 w, __m256 v0, __m256 v1) {
+        a.lo = _mm256_fmadd_ps(w, v0, a.lo);
+        a.hi = _mm256_fmadd_ps(w, v1, a.hi);
+    };
+    Cols16 a0 = load(0), a1{}, a2{}, a3{};
+    if constexpr (G > 1) a1 = load(1);
+    if constexpr (G > 2) a2 = load(2);
+    if constexpr (G > 3) a3 = load(3);
     for (int64_t j = 0; j < nb; ++j) {
         const char * row = rows + j * (int64_t) ldv;
         const __m256 v0 = widen8(row, c), v1 = widen8(row, c + 8);
-        for (int i = 0; i < G; ++i) {
-            const __m256 w = _mm256_broadcast_ss(p + i * ldp + j);
-            a[i][0] = _mm256_fmadd_ps(w, v0, a[i][0]);
-            a[i][1] = _mm256_fmadd_ps(w, v1, a[i][1]);
-        }
+        add(a0, _mm256_broadcast_ss(p + j), v0, v1);
+        if constexpr (G > 1) add(a1, _mm256_broadcast_ss(p + ldp + j), v0, v1);
+        if constexpr (G > 2) add(a2, _mm256_broadcast_ss(p + 2 * ldp + j), v0, v1);
+        if constexpr (G > 3) add(a3, _mm256_broadcast_ss(p + 3 * ldp + j), v0, v1);
     }
-    for (int i = 0; i < G; ++i) {
-        _mm256_storeu_ps(acc + i * d + c, a[i][0]);
-        _mm256_storeu_ps(acc + i * d + c + 8, a[i][1]);
-    }
+    store(0, a0);
+    if constexpr (G > 1) store(1, a1);
+    if constexpr (G > 2) store(2, a2);
+    if constexpr (G > 3) store(3, a3);
 }
 
 // The block's column passes fetch the next block's rows, a share per pass.
