@@ -218,17 +218,17 @@ void host_memset_tensor(lm_ggml_backend_buffer_t, lm_ggml_tensor * t, uint8_t va
 }
 
 void host_set_tensor(lm_ggml_backend_buffer_t, lm_ggml_tensor * t, const void * data, size_t offset, size_t size) {
-    std::memcpy((uint8_t *) t->data + offset, data, size);
+    std::memmove((uint8_t *) t->data + offset, data, size);
 }
 
 void host_get_tensor(lm_ggml_backend_buffer_t, const lm_ggml_tensor * t, void * data, size_t offset, size_t size) {
-    std::memcpy(data, (const uint8_t *) t->data + offset, size);
+    std::memmove(data, (const uint8_t *) t->data + offset, size);
 }
 
 bool host_cpy_tensor(lm_ggml_backend_buffer_t, const lm_ggml_tensor * src, lm_ggml_tensor * dst) {
     lm_ggml_backend_buffer_t sbuf = buffer_of(src);
     if (sbuf != nullptr && lm_ggml_backend_buffer_is_host(sbuf)) {
-        std::memcpy(dst->data, src->data, lm_ggml_nbytes(src));
+        std::memmove(dst->data, src->data, lm_ggml_nbytes(src)); // views of one buffer may overlap
         return true;
     }
     return false;

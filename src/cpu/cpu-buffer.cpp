@@ -2,7 +2,7 @@
 //   "CPU"        - memory this library allocates (and frees with the buffer)
 //   "CPU_Mapped" - caller memory wrapped without copying (e.g. an mmap'd
 //                  model); the buffer never frees it.
-// Tensor access is plain memcpy/memset; range checks happen in the public
+// Tensor access is plain memmove/memset (views of one buffer may overlap); range checks happen in the public
 // lm_ggml_backend_tensor_* wrappers.
 
 #include "cpu/cpu-internal.h"
@@ -43,13 +43,13 @@ void cpu_buffer_memset_tensor(lm_ggml_backend_buffer_t buffer, struct lm_ggml_te
 void cpu_buffer_set_tensor(lm_ggml_backend_buffer_t buffer, struct lm_ggml_tensor * tensor, const void * data,
                            size_t offset, size_t size) {
     (void) buffer;
-    memcpy((char *) tensor->data + offset, data, size);
+    memmove((char *) tensor->data + offset, data, size); // data may lie in this buffer
 }
 
 void cpu_buffer_get_tensor(lm_ggml_backend_buffer_t buffer, const struct lm_ggml_tensor * tensor, void * data,
                            size_t offset, size_t size) {
     (void) buffer;
-    memcpy(data, (const char *) tensor->data + offset, size);
+    memmove(data, (const char *) tensor->data + offset, size);
 }
 
 // Copies from any host memory: a host buffer, or a context-allocated tensor
@@ -62,7 +62,8 @@ bool cpu_buffer_cpy_tensor(lm_ggml_backend_buffer_t buffer, const struct lm_ggml
     if (!src_on_host) {
         return false;
     }
-    memcpy(dst->data, src->data, lm_ggml_nbytes(src));
+    // two views of one buffer may overlap (an RPC client can ask for that): memmove
+    memmove(dst->data, src->data, lm_ggml_nbytes(src));
     return true;
 }
 

@@ -243,3 +243,32 @@ TEST(BufferCopyTensor, OnlyBuffersWithCpyTensorAnswerTrue) {
     EXPECT_TRUE(lm_ggml_backend_buffer_copy_tensor(host_a.t, host_b.t));
     EXPECT_EQ(lmtest::get_f32(host_b.t), v);
 }
+
+// Two views of one host buffer that overlap (an RPC client may ask for such a
+// copy): the destination ends with the source's values from before the copy,
+// in both directions, through the buffer's cpy_tensor and the public copy.
+TEST(BufferCopyTensor, OverlappingViewsOfOneHostBufferCopyAsIfStaged) {
+    for (const bool forward : {true, false}) {
+        for (const bool through_public_copy : {true, false}) {
+            Fixture f(lm_ggml_backend_cpu_buffer_type());
+            ASSERT_NE(f.buf, nullptr);
+            const std::vector<float> v = iota_f32(24, 1.0f);
+            lmtest::set_f32(f.t, v);
+            // 16 floats at float 2 and 16 floats at float 4 (or the other way)
+            const size_t from = forward ? 2 : 4;
+            const size_t to = forward ? 4 : 2;
+            lm_ggml_tensor * src = lm_ggml_view_1d(f.ctx.get(), f.t, 16, from * sizeof(float));
+            lm_ggml_tensor * dst = lm_ggml_view_1d(f.ctx.get(), f.t, 16, to * sizeof(float));
+            std::vector<float> expect = v;
+            for (size_t i = 0; i < 16; ++i) {
+                expect[to + i] = v[from + i];
+            }
+            if (through_public_copy) {
+                lm_ggml_backend_tensor_copy(src, dst);
+            } else {
+                ASSERT_TRUE(lm_ggml_backend_buffer_copy_tensor(src, dst));
+            }
+            EXPECT_EQ(lmtest::get_f32(f.t), expect) << "forward " << forward << " public " << through_public_copy;
+        }
+    }
+}
