@@ -7,9 +7,12 @@
 //               together (hsum8x4). Groups of 4 (Gemma 3: 4 heads per KV
 //               head) go in one pass of 2 or 3 keys: a second pass for the
 //               4th row would widen every key again for a single FMA.
-//   accumulate  per block of kBlockRows V rows, per 16 output columns, each
-//               row's 16 values are widened once and added into up to 4
-//               query rows' accumulators. The block keeps the column passes
+//               Full 3-key blocks of 3 or 4 rows reduce named accumulators
+//               in groups of 4 with no zero lane (scores_block_3x3 / 4x3).
+//   accumulate  per block of kBlockRows V rows, per 32 output columns (16
+//               for 4 query rows, whose 8 chains already cover the FMA
+//               latency), each row's values are widened once and added into
+//               up to 4 query rows' accumulators. The block keeps the passes
 //               in L1: a cache of one KV head has rows a power of two apart
 //               (Gemma 3: 512 bytes), so one column of a whole tile's rows
 //               falls into a few L1 sets and every pass went to L2 (2.3x).
@@ -44,9 +47,103 @@ constexpr int64_t kLongRow = 128; // head size from which G 4 takes kKeysG4Long
 // on one miss after another.
 constexpr int64_t kAheadRows = 12;
 
+// The sums of a, b, c, d's lanes, in that order.
+inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
+    const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+inline float hsum1(__m256 a) {
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
+}
+
+// A full block of 3 keys for 3 query rows (SmolLM2: 3 heads per KV head,
+// head size 64, where the reduction cost as much as the 8-step loop): 9
+// named accumulators reduced as 4 + 4 + 1 sums. The array form below keeps
+// them in registers in the loop but zeroes, stores and reloads all of them
+// through the stack around it, and reduces a zero lane per query row.
+void scores_block_3x3(int64_t d, const char * rows, size_t ldk, const float * q, float * s, int64_t n) {
+    const char *r0 = rows, *r1 = rows + ldk, *r2 = rows + 2 * (int64_t) ldk;
+    __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a10 = a00, a11 = a00, a12 = a00, a20 = a00, a21 = a00,
+           a22 = a00;
+    for (int64_t c = 0; c < d; c += 8) {
+        const __m256 k0 = widen8(r0, c), k1 = widen8(r1, c), k2 = widen8(r2, c);
+        __m256 qv = _mm256_loadu_ps(q + c);
+        a00 = _mm256_fmadd_ps(k0, qv, a00);
+        a01 = _mm256_fmadd_ps(k1, qv, a01);
+        a02 = _mm256_fmadd_ps(k2, qv, a02);
+        qv = _mm256_loadu_ps(q + d + c);
+        a10 = _mm256_fmadd_ps(k0, qv, a10);
+        a11 = _mm256_fmadd_ps(k1, qv, a11);
+        a12 = _mm256_fmadd_ps(k2, qv, a12);
+        qv = _mm256_loadu_ps(q + 2 * d + c);
+        a20 = _mm256_fmadd_ps(k0, qv, a20);
+        a21 = _mm256_fmadd_ps(k1, qv, a21);
+        a22 = _mm256_fmadd_ps(k2, qv, a22);
+    }
+    const __m128 x = hsum4(a00, a01, a02, a10); // s00 s01 s02 s10
+    const __m128 y = hsum4(a11, a12, a20, a21); // s11 s12 s20 s21
+    _mm_storel_pi(reinterpret_cast<__m64 *>(s), x);
+    _mm_store_ss(s + 2, _mm_movehl_ps(x, x));
+    _mm_store_ss(s + n, _mm_shuffle_ps(x, x, 3));
+    _mm_storel_pi(reinterpret_cast<__m64 *>(s + n + 1), y);
+    _mm_storeh_pi(reinterpret_cast<__m64 *>(s + 2 * n), y);
+    s[2 * n + 2] = hsum1(a22);
+}
+
+// The same for 4 query rows (Gemma 3: 4 heads per KV head, head size 256):
+// 12 accumulators reduced as three groups of 4, none of them zero.
+void scores_block_4x3(int64_t d, const char * rows, size_t ldk, const float * q, float * s, int64_t n) {
+    const char *r0 = rows, *r1 = rows + ldk, *r2 = rows + 2 * (int64_t) ldk;
+    __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a10 = a00, a11 = a00, a12 = a00, a20 = a00, a21 = a00,
+           a22 = a00, a30 = a00, a31 = a00, a32 = a00;
+    for (int64_t c = 0; c < d; c += 8) {
+        const __m256 k0 = widen8(r0, c), k1 = widen8(r1, c), k2 = widen8(r2, c);
+        __m256 qv = _mm256_loadu_ps(q + c);
+        a00 = _mm256_fmadd_ps(k0, qv, a00);
+        a01 = _mm256_fmadd_ps(k1, qv, a01);
+        a02 = _mm256_fmadd_ps(k2, qv, a02);
+        qv = _mm256_loadu_ps(q + d + c);
+        a10 = _mm256_fmadd_ps(k0, qv, a10);
+        a11 = _mm256_fmadd_ps(k1, qv, a11);
+        a12 = _mm256_fmadd_ps(k2, qv, a12);
+        qv = _mm256_loadu_ps(q + 2 * d + c);
+        a20 = _mm256_fmadd_ps(k0, qv, a20);
+        a21 = _mm256_fmadd_ps(k1, qv, a21);
+        a22 = _mm256_fmadd_ps(k2, qv, a22);
+        qv = _mm256_loadu_ps(q + 3 * d + c);
+        a30 = _mm256_fmadd_ps(k0, qv, a30);
+        a31 = _mm256_fmadd_ps(k1, qv, a31);
+        a32 = _mm256_fmadd_ps(k2, qv, a32);
+    }
+    const __m128 x = hsum4(a00, a01, a02, a10); // s00 s01 s02 s10
+    const __m128 y = hsum4(a11, a12, a20, a21); // s11 s12 s20 s21
+    const __m128 z = hsum4(a22, a30, a31, a32); // s22 s30 s31 s32
+    _mm_storel_pi(reinterpret_cast<__m64 *>(s), x);
+    _mm_store_ss(s + 2, _mm_movehl_ps(x, x));
+    _mm_store_ss(s + n, _mm_shuffle_ps(x, x, 3));
+    _mm_storel_pi(reinterpret_cast<__m64 *>(s + n + 1), y);
+    _mm_storeh_pi(reinterpret_cast<__m64 *>(s + 2 * n), y);
+    _mm_store_ss(s + 2 * n + 2, z);
+    _mm_store_ss(s + 3 * n, _mm_shuffle_ps(z, z, 1));
+    _mm_storeh_pi(reinterpret_cast<__m64 *>(s + 3 * n + 1), z);
+}
+
 // s[i * n + j] for G query rows (q) and the nk <= K keys from rows.
 template <int G, int K>
 void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float * q, float * s, int64_t n) {
+    if constexpr (K == 3 && (G == 3 || G == 4)) {
+        if (nk == 3) {
+            if constexpr (G == 3) {
+                scores_block_3x3(d, rows, ldk, q, s, n);
+            } else {
+                scores_block_4x3(d, rows, ldk, q, s, n);
+            }
+            return;
+        }
+    }
     const char * r[K];
     for (int j = 0; j < K; ++j) r[j] = rows + (j < nk ? j : 0) * (int64_t) ldk; // past nk: row 0 again, dropped
     __m256 acc[G][4];
@@ -203,19 +300,104 @@ void accumulate_cols(int64_t d, int64_t nb, const char * rows, size_t ldv, const
     if constexpr (G > 3) store(3, a3);
 }
 
+// acc rows i < G (G <= 3), columns c..c+31, += p[i * ldp + j] * V row j:
+// 4G accumulators. At 16 columns the 2G chains of G <= 3 wait on the FMA
+// latency (4 cycles a row for 2G FMAs); 32 columns give the FMA pipes 4G
+// independent ones. A V row is widened 16 values at a time and each half's
+// weights broadcast again (a load, no ALU), so 4G + 3 registers hold it all.
+struct Cols32 {
+    __m256 v0, v1, v2, v3;
+};
+
+template <int G>
+void accumulate_cols32(int64_t d, int64_t nb, const char * rows, size_t ldv, const float * p, int64_t ldp, float * acc,
+                       int64_t c) {
+    static_assert(G >= 1 && G <= 3);
+    const auto load = [&](int i) {
+        const float * a = acc + i * d + c;
+        return Cols32{_mm256_loadu_ps(a), _mm256_loadu_ps(a + 8), _mm256_loadu_ps(a + 16), _mm256_loadu_ps(a + 24)};
+    };
+    const auto store = [&](int i, const Cols32 & a) {
+        float * o = acc + i * d + c;
+        _mm256_storeu_ps(o, a.v0);
+        _mm256_storeu_ps(o + 8, a.v1);
+        _mm256_storeu_ps(o + 16, a.v2);
+        _mm256_storeu_ps(o + 24, a.v3);
+    };
+    Cols32 a0 = load(0), a1{}, a2{};
+    if constexpr (G > 1) a1 = load(1);
+    if constexpr (G > 2) a2 = load(2);
+    for (int64_t j = 0; j < nb; ++j) {
+        const char * row = rows + j * (int64_t) ldv;
+        const float * pj = p + j;
+        const __m256 w0 = widen8(row, c), w1 = widen8(row, c + 8);
+        __m256 b = _mm256_broadcast_ss(pj);
+        a0.v0 = _mm256_fmadd_ps(b, w0, a0.v0);
+        a0.v1 = _mm256_fmadd_ps(b, w1, a0.v1);
+        if constexpr (G > 1) {
+            b = _mm256_broadcast_ss(pj + ldp);
+            a1.v0 = _mm256_fmadd_ps(b, w0, a1.v0);
+            a1.v1 = _mm256_fmadd_ps(b, w1, a1.v1);
+        }
+        if constexpr (G > 2) {
+            b = _mm256_broadcast_ss(pj + 2 * ldp);
+            a2.v0 = _mm256_fmadd_ps(b, w0, a2.v0);
+            a2.v1 = _mm256_fmadd_ps(b, w1, a2.v1);
+        }
+        const __m256 w2 = widen8(row, c + 16), w3 = widen8(row, c + 24);
+        // the same weights, loaded again: GCC would keep G broadcasts live
+        // across the halves and spill an accumulator for them
+        __asm__("" : "+r"(pj));
+        b = _mm256_broadcast_ss(pj);
+        a0.v2 = _mm256_fmadd_ps(b, w2, a0.v2);
+        a0.v3 = _mm256_fmadd_ps(b, w3, a0.v3);
+        if constexpr (G > 1) {
+            b = _mm256_broadcast_ss(pj + ldp);
+            a1.v2 = _mm256_fmadd_ps(b, w2, a1.v2);
+            a1.v3 = _mm256_fmadd_ps(b, w3, a1.v3);
+        }
+        if constexpr (G > 2) {
+            b = _mm256_broadcast_ss(pj + 2 * ldp);
+            a2.v2 = _mm256_fmadd_ps(b, w2, a2.v2);
+            a2.v3 = _mm256_fmadd_ps(b, w3, a2.v3);
+        }
+    }
+    store(0, a0);
+    if constexpr (G > 1) store(1, a1);
+    if constexpr (G > 2) store(2, a2);
+}
+
+// Columns per accumulate pass: 32 for G <= 3 where d allows, else 16.
+template <int G> constexpr bool kWideCols = G <= 3;
+
+template <int G> int64_t cols_per_pass(int64_t d) { return kWideCols<G> && d % 32 == 0 ? 32 : 16; }
+
+template <int G>
+void accumulate_pass(int64_t d, int64_t nb, const char * rows, size_t ldv, const float * p, int64_t ldp, float * acc,
+                     int64_t c, int64_t width) {
+    if constexpr (kWideCols<G>) {
+        if (width == 32) {
+            accumulate_cols32<G>(d, nb, rows, ldv, p, ldp, acc, c);
+            return;
+        }
+    }
+    accumulate_cols<G>(d, nb, rows, ldv, p, ldp, acc, c);
+}
+
 // The block's column passes fetch the next block's rows, a share per pass.
 template <int G>
 void accumulate_rows(int64_t d, int64_t n, const char * rows, size_t ldv, const float * p, float * acc) {
-    const int64_t passes = d / 16;
+    const int64_t width = cols_per_pass<G>(d);
+    const int64_t passes = d / width;
     const int64_t per_pass = (kBlockRows + passes - 1) / passes;
     prefetch_rows(rows, ldv, d * 2, 0, std::min(n, kBlockRows));
     for (int64_t j0 = 0; j0 < n; j0 += kBlockRows) {
         const int64_t nb = std::min(kBlockRows, n - j0);
         const int64_t next = j0 + kBlockRows, next_end = std::min(n, next + kBlockRows);
         const char * block = rows + j0 * (int64_t) ldv;
-        for (int64_t c = 0, r = next; c < d; c += 16, r += per_pass) {
+        for (int64_t c = 0, r = next; c < d; c += width, r += per_pass) {
             if (r < next_end) prefetch_rows(rows, ldv, d * 2, r, std::min(per_pass, next_end - r));
-            accumulate_cols<G>(d, nb, block, ldv, p + j0, n, acc, c);
+            accumulate_pass<G>(d, nb, block, ldv, p + j0, n, acc, c, width);
         }
     }
 }
@@ -243,7 +425,8 @@ void accumulate(int64_t d, int64_t n, const void * v, size_t ldv, const float * 
 template <int G>
 void accumulate_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldv, size_t hs, int64_t nh, const float * p,
                            float * acc) {
-    const int64_t passes = nh * (d / 16);
+    const int64_t width = cols_per_pass<G>(d);
+    const int64_t passes = nh * (d / width);
     const int64_t per_pass = (kBlockRows + passes - 1) / passes;
     prefetch_head_rows(rows, ldv, hs, nh, d * 2, 0, std::min(n, kBlockRows));
     for (int64_t j0 = 0; j0 < n; j0 += kBlockRows) {
@@ -252,9 +435,9 @@ void accumulate_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldv, 
         int64_t r = next;
         for (int64_t h = 0; h < nh; ++h) {
             const char * block = rows + h * (int64_t) hs + j0 * (int64_t) ldv;
-            for (int64_t c = 0; c < d; c += 16, r += per_pass) {
+            for (int64_t c = 0; c < d; c += width, r += per_pass) {
                 if (r < next_end) prefetch_head_rows(rows, ldv, hs, nh, d * 2, r, std::min(per_pass, next_end - r));
-                accumulate_cols<G>(d, nb, block, ldv, p + h * G * n + j0, n, acc + h * G * d, c);
+                accumulate_pass<G>(d, nb, block, ldv, p + h * G * n + j0, n, acc + h * G * d, c, width);
             }
         }
     }
