@@ -8,7 +8,7 @@
 //               head) go in one pass of 2 or 3 keys: a second pass for the
 //               4th row would widen every key again for a single FMA.
 //               Full 3-key blocks of 3 or 4 rows reduce named accumulators
-//               in groups of 4 with no zero lane (scores_block_3x3 / 4x3).
+//               in groups of 4 with no zero lane (scores_block_x3).
 //   accumulate  per block of kBlockRows V rows, per 32 output columns (16
 //               for 4 query rows, whose 8 chains already cover the FMA
 //               latency), each row's values are widened once and added into
@@ -59,76 +59,44 @@ inline float hsum1(__m256 a) {
     return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
 }
 
-// A full block of 3 keys for 3 query rows (SmolLM2: 3 heads per KV head,
-// head size 64, where the reduction cost as much as the 8-step loop): 9
-// named accumulators reduced as 4 + 4 + 1 sums. The array form below keeps
-// them in registers in the loop but zeroes, stores and reloads all of them
-// through the stack around it, and reduces a zero lane per query row.
-void scores_block_3x3(int64_t d, const char * rows, size_t ldk, const float * q, float * s, int64_t n) {
-    const char *r0 = rows, *r1 = rows + ldk, *r2 = rows + 2 * (int64_t) ldk;
-    __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a10 = a00, a11 = a00, a12 = a00, a20 = a00, a21 = a00,
-           a22 = a00;
-    for (int64_t c = 0; c < d; c += 8) {
-        const __m256 k0 = widen8(r0, c), k1 = widen8(r1, c), k2 = widen8(r2, c);
-        __m256 qv = _mm256_loadu_ps(q + c);
-        a00 = _mm256_fmadd_ps(k0, qv, a00);
-        a01 = _mm256_fmadd_ps(k1, qv, a01);
-        a02 = _mm256_fmadd_ps(k2, qv, a02);
-        qv = _mm256_loadu_ps(q + d + c);
-        a10 = _mm256_fmadd_ps(k0, qv, a10);
-        a11 = _mm256_fmadd_ps(k1, qv, a11);
-        a12 = _mm256_fmadd_ps(k2, qv, a12);
-        qv = _mm256_loadu_ps(q + 2 * d + c);
-        a20 = _mm256_fmadd_ps(k0, qv, a20);
-        a21 = _mm256_fmadd_ps(k1, qv, a21);
-        a22 = _mm256_fmadd_ps(k2, qv, a22);
-    }
-    const __m128 x = hsum4(a00, a01, a02, a10); // s00 s01 s02 s10
-    const __m128 y = hsum4(a11, a12, a20, a21); // s11 s12 s20 s21
-    _mm_storel_pi(reinterpret_cast<__m64 *>(s), x);
-    _mm_store_ss(s + 2, _mm_movehl_ps(x, x));
-    _mm_store_ss(s + n, _mm_shuffle_ps(x, x, 3));
-    _mm_storel_pi(reinterpret_cast<__m64 *>(s + n + 1), y);
-    _mm_storeh_pi(reinterpret_cast<__m64 *>(s + 2 * n), y);
-    s[2 * n + 2] = hsum1(a22);
-}
-
-// The same for 4 query rows (Gemma 3: 4 heads per KV head, head size 256):
-// 12 accumulators reduced as three groups of 4, none of them zero.
-void scores_block_4x3(int64_t d, const char * rows, size_t ldk, const float * q, float * s, int64_t n) {
+// A full block of 3 keys for G = 3 or 4 query rows (SmolLM2: 3 heads per KV
+// head, head size 64, where the reduction cost as much as the 8-step loop;
+// Gemma 3: 4 heads, 256): named accumulators reduced in groups of 4 sums,
+// 4 + 4 + 1 or 4 + 4 + 4. The array form below keeps them in registers in
+// the loop but zeroes, stores and reloads all of them through the stack
+// around it, and reduces a zero lane per query row.
+template <int G> void scores_block_x3(int64_t d, const char * rows, size_t ldk, const float * q, float * s, int64_t n) {
+    static_assert(G == 3 || G == 4);
     const char *r0 = rows, *r1 = rows + ldk, *r2 = rows + 2 * (int64_t) ldk;
     __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a10 = a00, a11 = a00, a12 = a00, a20 = a00, a21 = a00,
            a22 = a00, a30 = a00, a31 = a00, a32 = a00;
+    const auto row = [](__m256 qv, __m256 k0, __m256 k1, __m256 k2, __m256 & b0, __m256 & b1, __m256 & b2) {
+        b0 = _mm256_fmadd_ps(k0, qv, b0);
+        b1 = _mm256_fmadd_ps(k1, qv, b1);
+        b2 = _mm256_fmadd_ps(k2, qv, b2);
+    };
     for (int64_t c = 0; c < d; c += 8) {
         const __m256 k0 = widen8(r0, c), k1 = widen8(r1, c), k2 = widen8(r2, c);
-        __m256 qv = _mm256_loadu_ps(q + c);
-        a00 = _mm256_fmadd_ps(k0, qv, a00);
-        a01 = _mm256_fmadd_ps(k1, qv, a01);
-        a02 = _mm256_fmadd_ps(k2, qv, a02);
-        qv = _mm256_loadu_ps(q + d + c);
-        a10 = _mm256_fmadd_ps(k0, qv, a10);
-        a11 = _mm256_fmadd_ps(k1, qv, a11);
-        a12 = _mm256_fmadd_ps(k2, qv, a12);
-        qv = _mm256_loadu_ps(q + 2 * d + c);
-        a20 = _mm256_fmadd_ps(k0, qv, a20);
-        a21 = _mm256_fmadd_ps(k1, qv, a21);
-        a22 = _mm256_fmadd_ps(k2, qv, a22);
-        qv = _mm256_loadu_ps(q + 3 * d + c);
-        a30 = _mm256_fmadd_ps(k0, qv, a30);
-        a31 = _mm256_fmadd_ps(k1, qv, a31);
-        a32 = _mm256_fmadd_ps(k2, qv, a32);
+        row(_mm256_loadu_ps(q + c), k0, k1, k2, a00, a01, a02);
+        row(_mm256_loadu_ps(q + d + c), k0, k1, k2, a10, a11, a12);
+        row(_mm256_loadu_ps(q + 2 * d + c), k0, k1, k2, a20, a21, a22);
+        if constexpr (G == 4) row(_mm256_loadu_ps(q + 3 * d + c), k0, k1, k2, a30, a31, a32);
     }
     const __m128 x = hsum4(a00, a01, a02, a10); // s00 s01 s02 s10
     const __m128 y = hsum4(a11, a12, a20, a21); // s11 s12 s20 s21
-    const __m128 z = hsum4(a22, a30, a31, a32); // s22 s30 s31 s32
     _mm_storel_pi(reinterpret_cast<__m64 *>(s), x);
     _mm_store_ss(s + 2, _mm_movehl_ps(x, x));
     _mm_store_ss(s + n, _mm_shuffle_ps(x, x, 3));
     _mm_storel_pi(reinterpret_cast<__m64 *>(s + n + 1), y);
     _mm_storeh_pi(reinterpret_cast<__m64 *>(s + 2 * n), y);
-    _mm_store_ss(s + 2 * n + 2, z);
-    _mm_store_ss(s + 3 * n, _mm_shuffle_ps(z, z, 1));
-    _mm_storeh_pi(reinterpret_cast<__m64 *>(s + 3 * n + 1), z);
+    if constexpr (G == 3) {
+        s[2 * n + 2] = hsum1(a22);
+    } else {
+        const __m128 z = hsum4(a22, a30, a31, a32); // s22 s30 s31 s32
+        _mm_store_ss(s + 2 * n + 2, z);
+        _mm_store_ss(s + 3 * n, _mm_shuffle_ps(z, z, 1));
+        _mm_storeh_pi(reinterpret_cast<__m64 *>(s + 3 * n + 1), z);
+    }
 }
 
 // s[i * n + j] for G query rows (q) and the nk <= K keys from rows.
@@ -136,11 +104,7 @@ template <int G, int K>
 void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float * q, float * s, int64_t n) {
     if constexpr (K == 3 && (G == 3 || G == 4)) {
         if (nk == 3) {
-            if constexpr (G == 3) {
-                scores_block_3x3(d, rows, ldk, q, s, n);
-            } else {
-                scores_block_4x3(d, rows, ldk, q, s, n);
-            }
+            scores_block_x3<G>(d, rows, ldk, q, s, n);
             return;
         }
     }
