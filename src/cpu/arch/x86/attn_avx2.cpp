@@ -294,37 +294,27 @@ void accumulate_cols32(int64_t d, int64_t nb, const char * rows, size_t ldv, con
     for (int64_t j = 0; j < nb; ++j) {
         const char * row = rows + j * (int64_t) ldv;
         const float * pj = p + j;
-        const __m256 w0 = widen8(row, c), w1 = widen8(row, c + 8);
-        __m256 b = _mm256_broadcast_ss(pj);
-        a0.v0 = _mm256_fmadd_ps(b, w0, a0.v0);
-        a0.v1 = _mm256_fmadd_ps(b, w1, a0.v1);
-        if constexpr (G > 1) {
-            b = _mm256_broadcast_ss(pj + ldp);
-            a1.v0 = _mm256_fmadd_ps(b, w0, a1.v0);
-            a1.v1 = _mm256_fmadd_ps(b, w1, a1.v1);
-        }
-        if constexpr (G > 2) {
-            b = _mm256_broadcast_ss(pj + 2 * ldp);
-            a2.v0 = _mm256_fmadd_ps(b, w0, a2.v0);
-            a2.v1 = _mm256_fmadd_ps(b, w1, a2.v1);
-        }
-        const __m256 w2 = widen8(row, c + 16), w3 = widen8(row, c + 24);
+        // one half row (16 columns) into accumulator members lo, hi of every query row
+        const auto half = [&](const float * w, __m256 v0, __m256 v1, __m256 Cols32::*lo, __m256 Cols32::*hi) {
+            __m256 b = _mm256_broadcast_ss(w);
+            a0.*lo = _mm256_fmadd_ps(b, v0, a0.*lo);
+            a0.*hi = _mm256_fmadd_ps(b, v1, a0.*hi);
+            if constexpr (G > 1) {
+                b = _mm256_broadcast_ss(w + ldp);
+                a1.*lo = _mm256_fmadd_ps(b, v0, a1.*lo);
+                a1.*hi = _mm256_fmadd_ps(b, v1, a1.*hi);
+            }
+            if constexpr (G > 2) {
+                b = _mm256_broadcast_ss(w + 2 * ldp);
+                a2.*lo = _mm256_fmadd_ps(b, v0, a2.*lo);
+                a2.*hi = _mm256_fmadd_ps(b, v1, a2.*hi);
+            }
+        };
+        half(pj, widen8(row, c), widen8(row, c + 8), &Cols32::v0, &Cols32::v1);
         // the same weights, loaded again: GCC would keep G broadcasts live
         // across the halves and spill an accumulator for them
         __asm__("" : "+r"(pj));
-        b = _mm256_broadcast_ss(pj);
-        a0.v2 = _mm256_fmadd_ps(b, w2, a0.v2);
-        a0.v3 = _mm256_fmadd_ps(b, w3, a0.v3);
-        if constexpr (G > 1) {
-            b = _mm256_broadcast_ss(pj + ldp);
-            a1.v2 = _mm256_fmadd_ps(b, w2, a1.v2);
-            a1.v3 = _mm256_fmadd_ps(b, w3, a1.v3);
-        }
-        if constexpr (G > 2) {
-            b = _mm256_broadcast_ss(pj + 2 * ldp);
-            a2.v2 = _mm256_fmadd_ps(b, w2, a2.v2);
-            a2.v3 = _mm256_fmadd_ps(b, w3, a2.v3);
-        }
+        half(pj, widen8(row, c + 16), widen8(row, c + 24), &Cols32::v2, &Cols32::v3);
     }
     store(0, a0);
     if constexpr (G > 1) store(1, a1);
