@@ -47,12 +47,6 @@ constexpr int64_t kLongRow = 128; // head size from which G 4 takes kKeysG4Long
 // on one miss after another.
 constexpr int64_t kAheadRows = 12;
 
-// The sums of a, b, c, d's lanes, in that order.
-inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
-    const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
-    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-}
-
 // The sum of a's lanes, added in hsum4's order (pairs, quads, halves).
 inline float hsum1(__m256 a) {
     __m256 h = _mm256_hadd_ps(a, a);

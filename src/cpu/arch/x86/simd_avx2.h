@@ -27,10 +27,13 @@ static inline float hsum8(__m256 v) {
 // Lane i: the sum of v[i]'s lanes. Sums that go through it alone (v[1..3]
 // zero) have the same bits as in a batch of 4, so batching rows does not
 // make a row's result depend on where a thread's share starts.
-static inline __m128 hsum8x4(const __m256 * v) {
-    const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+// The by-value form keeps named accumulators in registers.
+static inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
+    const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
     return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
 }
+
+static inline __m128 hsum8x4(const __m256 * v) { return hsum4(v[0], v[1], v[2], v[3]); }
 
 static inline int hsum8_i32(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
