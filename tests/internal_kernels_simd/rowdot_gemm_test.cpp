@@ -325,6 +325,9 @@ TEST(SimdGemm, BlockTypes) {
         // several chunks of blocks (partial sums parked in dst between them)
         check_gemm(t, 32 * 45, 20, 7);
         check_gemm(t, 32 * 61, 32, 13);
+        // several blocks of columns (AVX2 takes 48 at a time), the last one partial
+        check_gemm(t, 96, 25, 101);
+        check_gemm(t, 32 * 45, 32, 49);
     }
 }
 
@@ -336,6 +339,7 @@ TEST(SimdGemm, KQuants) {
                 for (int64_t n = 1; n <= 13; n += sb <= 2 ? 1 : 4) check_gemm(t, 256 * sb, m, n);
             }
         }
+        check_gemm(t, 256 * 7, 30, 97); // several blocks of columns and of blocks
     }
 }
 

@@ -38,6 +38,10 @@ constexpr int64_t kGroups = kPanelRows / kGroupRows;
 
 // Panel chunks stay in L1 while every column tile passes over them.
 constexpr int64_t kMaxChunkBytes = 24 << 10;
+// Columns at a time: their activation rows stay in L2 while the panel's four
+// row halves pass over them (a prompt's 512 rows would not: 400 KB for k =
+// 576 beside the panel and the output).
+constexpr int64_t kColBlock = 48;
 
 // A weight format as the microkernel sees it: kV values per block, levels
 // 0..kMaxLevel (255: levels + 128, multiplied signed); kCorr: subtract the
@@ -185,10 +189,15 @@ void compute(const void * vpanel, int64_t m, int64_t k, const void * act, size_t
     const int64_t nb = k / F::kV;
     const int64_t parts = (nb + kMaxChunk - 1) / kMaxChunk;
     const int64_t chunk = parts > 0 ? (nb + parts - 1) / parts : 1;
-    for (int64_t b0 = 0; b0 < nb; b0 += chunk) {
-        const int64_t b1 = std::min(nb, b0 + chunk);
-        for (int hf = 0; hf < 4 && 8 * hf < m; ++hf) {
-            columns<F>(panel, hf, m - 8 * hf, k, b0, b1, a, lda, n, dst, ldd, b0 == 0);
+    for (int64_t j0 = 0; j0 < n; j0 += kColBlock) {
+        const int64_t nj = std::min(kColBlock, n - j0);
+        const char * aj = a + j0 * (int64_t) lda;
+        float * dj = dst + j0 * (int64_t) ldd;
+        for (int64_t b0 = 0; b0 < nb; b0 += chunk) {
+            const int64_t b1 = std::min(nb, b0 + chunk);
+            for (int hf = 0; hf < 4 && 8 * hf < m; ++hf) {
+                columns<F>(panel, hf, m - 8 * hf, k, b0, b1, aj, lda, nj, dj, ldd, b0 == 0);
+            }
         }
     }
 }
