@@ -24,6 +24,7 @@ const arch::RowDot * ref_rowdot(lm_ggml_type t) {
         case LM_GGML_TYPE_Q5_1: return &ref::kRowDotQ5_1;
         case LM_GGML_TYPE_IQ4_NL: return &ref::kRowDotIQ4_NL;
         case LM_GGML_TYPE_Q4_K: return &ref::kRowDotQ4_K;
+        case LM_GGML_TYPE_Q5_K: return &ref::kRowDotQ5_K;
         case LM_GGML_TYPE_Q6_K: return &ref::kRowDotQ6_K;
         case LM_GGML_TYPE_IQ4_XS: return &ref::kRowDotIQ4_XS;
         case LM_GGML_TYPE_F32: return &ref::kRowDotF32;
@@ -144,8 +145,8 @@ TEST(SimdRowDot, PackAndProductMatchTwin) {
     const std::vector<int64_t> super_ks = {256, 512, 768, 1024, 1280, 1536, 1792, 2048};
 
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q5_0,
-                           LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K,
-                           LM_GGML_TYPE_IQ4_XS, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
+                           LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K,
+                           LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
         const arch::RowDot * tw = ref_rowdot(t);
         const bool is_float = t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16;
         for (int64_t k : is_float ? float_ks : is_k_quant(t) ? super_ks : block_ks) {
@@ -207,6 +208,7 @@ TEST(SimdRowDot, ExtremeLevelsMatchTwin) {
         {LM_GGML_TYPE_Q8_0, 34, 0, 2, 0x80},      // -128
         {LM_GGML_TYPE_IQ4_NL, 18, 0, 2, 0x00},    // -127
         {LM_GGML_TYPE_Q4_K, 144, 0, 4, 0xFF},     // 15, scales and mins 63
+        {LM_GGML_TYPE_Q5_K, 176, 0, 4, 0xFF},     // 31, scales and mins 63
         {LM_GGML_TYPE_Q6_K, 210, 208, 210, 0xFF}, // 63, scales -1
         {LM_GGML_TYPE_IQ4_XS, 136, 0, 8, 0x00},   // -127
         {LM_GGML_TYPE_IQ4_XS, 136, 0, 8, 0xFF},   // 113

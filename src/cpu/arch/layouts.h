@@ -42,7 +42,7 @@
 // offset out as 2 cy (levels 0..31, minus 16) and 16 cy (IQ4_NL's levels
 // + 128, unsigned).
 //
-// Q4_K (one group per 256-value super-block, 320 bytes): Q8_K's levels
+// Q4_K and Q5_K (one group per 256-value super-block, 320 bytes): Q8_K's levels
 // (src/quant's reference quantizer, as ggml's x86 path) reordered so that
 // 64-byte vector t pairs with the weights' qs bytes 64 (t / 2) .. +63, low
 // (t even) or high nibbles: vector t holds sub-blocks (32 values each)

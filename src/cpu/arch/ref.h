@@ -46,12 +46,14 @@ void rowdot_iq4_nl(int64_t k, int64_t m, const void * w, size_t ldw, const void 
 extern const RowDot kRowDotQ4_0, kRowDotQ4_1, kRowDotQ8_0;
 // Q5_0 and IQ4_NL on Q4_0's activation rows, Q5_1 on Q4_1's
 extern const RowDot kRowDotQ5_0, kRowDotQ5_1, kRowDotIQ4_NL;
-// Q4_K, Q6_K: activation rows of every level from rowdot_pack_q4_K / _q6_K (layouts.h)
+// Q4_K, Q5_K, Q6_K: activation rows of every level from rowdot_pack_q4_K
+// (Q5_K too) / _q6_K (layouts.h)
 void rowdot_pack_q4_K(const float * x, void * act, int64_t k);
 void rowdot_q4_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
+void rowdot_q5_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
 void rowdot_pack_q6_K(const float * x, void * act, int64_t k);
 void rowdot_q6_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
-extern const RowDot kRowDotQ4_K, kRowDotQ6_K;
+extern const RowDot kRowDotQ4_K, kRowDotQ5_K, kRowDotQ6_K;
 // IQ4_XS: activation rows of every level from rowdot_pack_iq4_xs (layouts.h)
 void rowdot_pack_iq4_xs(const float * x, void * act, int64_t k);
 void rowdot_iq4_xs(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);

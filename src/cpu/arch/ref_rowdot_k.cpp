@@ -1,4 +1,4 @@
-// Scalar twins of the Q4_K, Q6_K and IQ4_XS RowDot kernels (layouts.h,
+// Scalar twins of the Q4_K, Q5_K, Q6_K and IQ4_XS RowDot kernels (layouts.h,
 // "RowDot rows") and the packers of their activation rows, which every level
 // shares: Q8_K (src/quant's reference quantizer, as ggml's x86 path), for
 // Q4_K with the levels reordered to line up with the weights' nibbles and a
@@ -13,6 +13,7 @@
 #include "../../quant/quants.h"
 
 #include <cstring>
+#include <type_traits>
 
 namespace lmggml::cpu::arch::ref {
 namespace {
@@ -42,10 +43,15 @@ void rowdot_pack_q4_K(const float * x, void * vact, int64_t k) {
     }
 }
 
-void rowdot_q4_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+namespace {
+
+// Q4_K and Q5_K (whose qh bit s of byte i is bit 4 of value i of sub-block s)
+template <class Block>
+void rowdot_k4(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    constexpr bool kFifthBit = std::is_same_v<Block, lm_block_q5_K>;
     const auto * act = static_cast<const uint8_t *>(vact);
     for (int64_t r = 0; r < m; ++r) {
-        const auto * x = reinterpret_cast<const lm_block_q4_K *>(static_cast<const char *>(w) + r * ldw);
+        const auto * x = reinterpret_cast<const Block *>(static_cast<const char *>(w) + r * ldw);
         float acc = 0;
         for (int64_t sb = 0; sb < k / kQKK; ++sb) {
             const uint8_t * g = act + sb * kKGroupBytes;
@@ -59,7 +65,8 @@ void rowdot_q4_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
                 int dot = 0;
                 for (int i = 0; i < 32; ++i) {
                     const int v = 32 * s + i; // its nibble: low (s even) or high half of qs[32 (s / 2) + i]
-                    const int qw = (x[sb].qs[32 * (s / 2) + i] >> (4 * (s % 2))) & 15;
+                    int qw = (x[sb].qs[32 * (s / 2) + i] >> (4 * (s % 2))) & 15;
+                    if constexpr (kFifthBit) qw += ((x[sb].qh[i] >> s) & 1) << 4;
                     dot += qw * (int8_t) g[packed_pos(v)];
                 }
                 isum += sc * dot;
@@ -70,6 +77,16 @@ void rowdot_q4_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
         }
         dst[r] = acc;
     }
+}
+
+} // namespace
+
+void rowdot_q4_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    rowdot_k4<lm_block_q4_K>(k, m, w, ldw, vact, dst);
+}
+
+void rowdot_q5_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    rowdot_k4<lm_block_q5_K>(k, m, w, ldw, vact, dst);
 }
 
 void rowdot_pack_q6_K(const float * x, void * vact, int64_t k) {
@@ -169,6 +186,7 @@ void rowdot_iq4_xs(int64_t k, int64_t m, const void * w, size_t ldw, const void 
 }
 
 const RowDot kRowDotQ4_K = {rowdot_k_size, rowdot_pack_q4_K, rowdot_q4_K};
+const RowDot kRowDotQ5_K = {rowdot_k_size, rowdot_pack_q4_K, rowdot_q5_K};
 const RowDot kRowDotQ6_K = {rowdot_k6_size, rowdot_pack_q6_K, rowdot_q6_K};
 const RowDot kRowDotIQ4_XS = {rowdot_iq4_xs_size, rowdot_pack_iq4_xs, rowdot_iq4_xs};
 

@@ -1,4 +1,4 @@
-// AVX2 matrix x vector (RowDot, layouts.h) for Q4_K, Q6_K and IQ4_XS weights, on
+// AVX2 matrix x vector (RowDot, layouts.h) for Q4_K, Q5_K, Q6_K and IQ4_XS weights, on
 // the activation rows every level shares (ref::rowdot_pack_q4_K / _q6_K,
 // packed here by rowdot_pack.h's vectorized twins of those and of _iq4_xs): generation on
 // CPUs without AVX-512.
@@ -8,6 +8,8 @@
 // maddubs each (pair sums up to 2 * 15 * 127) and one vpmaddwd against the
 // sub-block's 16-bit scale give int32 sums of scale * dot; the mins times
 // the activation's sub-block sums take one more vpmaddwd per super-block.
+// Q5_K: the same, with bit s of the 32 qh bytes moved to bit 4 of
+// sub-block s's levels (0..31: pair sums up to 2 * 31 * 127).
 //
 // Q6_K: a half's 32 qh bytes and 64 ql bytes give four vectors of levels
 // 0..63 in value order (the high bits moved to bits 4-5 by 16-bit shifts
@@ -24,7 +26,7 @@
 // up to 2 * 127 * 127, so one vpmaddwd by 1 per maddubs). The 6-bit scales
 // times d and the activation's per-sub-block d make 8 floats per
 // super-block, spread over each chunk's lanes by vpermps.
-// Twins: ref::rowdot_q4_K, ref::rowdot_q6_K, ref::rowdot_iq4_xs.
+// Twins: ref::rowdot_q4_K, ref::rowdot_q5_K, ref::rowdot_q6_K, ref::rowdot_iq4_xs.
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "rowdot_impl.h"
@@ -40,6 +42,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 namespace lmggml::cpu::arch::x86 {
 namespace {
@@ -55,31 +58,55 @@ static inline __m256i word_index(int e0, int e1) {
                             _mm_set1_epi16((short) (2 * e0 | (2 * e0 + 1) << 8)));
 }
 
-// ---------------------------------------------------------------- Q4_K
+// ---------------------------------------------------------------- Q4_K, Q5_K
+// Q5_K's bit b of each qh byte as bit 4 of the byte: 16-bit shifts by at
+// most 4, so bit 4 of each byte comes from bit b of the same byte
+template <int b> static inline __m256i fifth_bit(__m256i qh) {
+    const __m256i bit4 = _mm256_set1_epi8(0x10);
+    if constexpr (b <= 4) {
+        return _mm256_and_si256(_mm256_slli_epi16(qh, 4 - b), bit4);
+    } else {
+        return _mm256_and_si256(_mm256_srli_epi16(qh, b - 4), bit4);
+    }
+}
+
 // qs bytes 32c..32c+31 against the packed row: low nibbles are sub-block
-// 2c (activation bytes 128 (c / 2) + 32 (c % 2)), high ones 2c + 1 (64 on)
-template <int c> static inline __m256i chunk_q4_K(const uint8_t * qs, const uint8_t * act, __m256i sc) {
+// 2c (activation bytes 128 (c / 2) + 32 (c % 2)), high ones 2c + 1 (64 on);
+// kFifth: Q5_K, whose qh bits 2c and 2c + 1 are their levels' bit 4
+template <int c, bool kFifth>
+static inline __m256i chunk_k4(const uint8_t * qs, __m256i qh, const uint8_t * act, __m256i sc) {
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i v = _mm256_loadu_si256((const __m256i *) (qs + 32 * c));
+    __m256i wlo = _mm256_and_si256(v, low4);
+    __m256i whi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+    if constexpr (kFifth) {
+        wlo = _mm256_or_si256(wlo, fifth_bit<2 * c>(qh));
+        whi = _mm256_or_si256(whi, fifth_bit<2 * c + 1>(qh));
+    }
     const uint8_t * a = act + 128 * (c / 2) + 32 * (c % 2);
-    const __m256i plo = _mm256_maddubs_epi16(_mm256_and_si256(v, low4), _mm256_load_si256((const __m256i *) a));
-    const __m256i phi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4),
-                                             _mm256_load_si256((const __m256i *) (a + 64)));
+    const __m256i plo = _mm256_maddubs_epi16(wlo, _mm256_load_si256((const __m256i *) a));
+    const __m256i phi = _mm256_maddubs_epi16(whi, _mm256_load_si256((const __m256i *) (a + 64)));
     return _mm256_add_epi32(_mm256_madd_epi16(plo, _mm256_shuffle_epi8(sc, word_index(2 * c, 2 * c))),
                             _mm256_madd_epi16(phi, _mm256_shuffle_epi8(sc, word_index(2 * c + 1, 2 * c + 1))));
 }
 
-__m256 dot_row_q4_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
+template <class Block> __m256 dot_row_k4(const uint8_t * x, int64_t nb, const uint8_t * act) {
+    constexpr bool kFifth = std::is_same_v<Block, lm_block_q5_K>;
     __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_q4_K), act += kKGroupBytes) {
+    for (int64_t b = 0; b < nb; ++b, x += sizeof(Block), act += kKGroupBytes) {
         _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
         _mm_prefetch((const char *) x + kPrefetchBytes + 64, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + sizeof(lm_block_q4_K) - 1, _MM_HINT_T0);
-        const auto * blk = reinterpret_cast<const lm_block_q4_K *>(x);
+        if constexpr (kFifth) _mm_prefetch((const char *) x + kPrefetchBytes + 128, _MM_HINT_T0); // 176 bytes: 4 lines
+        _mm_prefetch((const char *) x + kPrefetchBytes + sizeof(Block) - 1, _MM_HINT_T0);
+        const auto * blk = reinterpret_cast<const Block *>(x);
         const __m128i sm = scales_mins(blk->scales);
         const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm)); // 16-bit scales 0..7 per lane
-        __m256i t = _mm256_add_epi32(chunk_q4_K<0>(blk->qs, act, sc), chunk_q4_K<1>(blk->qs, act, sc));
-        t = _mm256_add_epi32(t, _mm256_add_epi32(chunk_q4_K<2>(blk->qs, act, sc), chunk_q4_K<3>(blk->qs, act, sc)));
+        __m256i qh = _mm256_setzero_si256();
+        if constexpr (kFifth) qh = _mm256_loadu_si256((const __m256i *) blk->qh);
+        __m256i t =
+            _mm256_add_epi32(chunk_k4<0, kFifth>(blk->qs, qh, act, sc), chunk_k4<1, kFifth>(blk->qs, qh, act, sc));
+        t = _mm256_add_epi32(
+            t, _mm256_add_epi32(chunk_k4<2, kFifth>(blk->qs, qh, act, sc), chunk_k4<3, kFifth>(blk->qs, qh, act, sc)));
         // mins (int32 lanes with a zero upper half) times the sub-block sums
         // (|sum| <= 32 * 127: their lower half is the value as int16)
         const __m256i m = _mm256_madd_epi16(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8)),
@@ -198,7 +225,8 @@ __m256 dot_row_iq4_xs(const uint8_t * x, int64_t nb, const uint8_t * act) {
     return _mm256_add_ps(acc0, acc1);
 }
 
-const RowDot kQ4_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_by4<kQKK, dot_row_q4_K>};
+const RowDot kQ4_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_by4<kQKK, dot_row_k4<lm_block_q4_K>>};
+const RowDot kQ5_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_by4<kQKK, dot_row_k4<lm_block_q5_K>>};
 const RowDot kQ6_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_by4<kQKK, dot_row_q6_K>};
 const RowDot kIQ4_XS = {rowdot_iq4_xs_size, rowdot_pack_iq4_xs_avx2, dot_rows_by4<kQKK, dot_row_iq4_xs>};
 
@@ -206,6 +234,7 @@ const RowDot kIQ4_XS = {rowdot_iq4_xs_size, rowdot_pack_iq4_xs_avx2, dot_rows_by
 
 void fill_avx2_rowdot_k(KernelSet & k) {
     k.rowdot[LM_GGML_TYPE_Q4_K] = &kQ4_K;
+    k.rowdot[LM_GGML_TYPE_Q5_K] = &kQ5_K;
     k.rowdot[LM_GGML_TYPE_Q6_K] = &kQ6_K;
     k.rowdot[LM_GGML_TYPE_IQ4_XS] = &kIQ4_XS;
 }
