@@ -31,7 +31,7 @@
 // Every benchmark reports mean/median/stddev and min/max over repetitions:
 // read times from the _min rows and rates from the _max rows.
 // The kernel level is the process's: run with LMGGML_CPU_ISA=scalar|avx2|
-// avx512|avx512_vnni to measure a lower one (docs/PERF.md).
+// avx512|avx512_vnni|amx to measure a lower one (docs/PERF.md).
 
 #include <benchmark/benchmark.h>
 

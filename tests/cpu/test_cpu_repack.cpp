@@ -27,12 +27,12 @@ lm_ggml_backend_dev_t cpu_dev() { return lm_ggml_backend_dev_by_type(LM_GGML_BAC
 const lm_ggml_type kRepackTypes[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0,
                                      LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_IQ4_NL};
 
-// Q8_0 (and Q5_0, Q5_1, IQ4_NL on ARM64) have x8 kernels only at the AVX-512 VNNI
+// Q8_0 (and Q5_0, Q5_1, IQ4_NL on ARM64) have x8 kernels only from the AVX-512 VNNI
 // level (with VBMI, as the CPU backend's level requires,
-// and not capped below it by LMGGML_CPU_ISA)
+// and not capped below it by LMGGML_CPU_ISA; the AMX level sits above it)
 bool vnni_level() {
     const char * cap = std::getenv("LMGGML_CPU_ISA");
-    if (cap != nullptr && std::strcmp(cap, "avx512_vnni") != 0) return false;
+    if (cap != nullptr && std::strcmp(cap, "avx512_vnni") != 0 && std::strcmp(cap, "amx") != 0) return false;
     return lm_ggml_cpu_has_avx512_vnni() && lm_ggml_cpu_has_avx512_vbmi();
 }
 

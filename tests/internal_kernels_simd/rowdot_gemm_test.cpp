@@ -330,6 +330,13 @@ TEST(SimdGemm, BlockTypes) {
         // several blocks of columns (AVX2 takes 48 at a time), the last one partial
         check_gemm(t, 96, 25, 101);
         check_gemm(t, 32 * 45, 32, 49);
+        // AMX tiles of 16 columns, with and without VNNI's leftover columns;
+        // 45 blocks: two chunks of gathered column scales
+        for (int64_t m : {1, 16, 17, 32}) {
+            check_gemm(t, 96, m, 16);
+            check_gemm(t, 288, m, 32);
+            check_gemm(t, 32 * 45, m, 35);
+        }
     }
 }
 
@@ -342,6 +349,8 @@ TEST(SimdGemm, KQuants) {
             }
         }
         check_gemm(t, 256 * 7, 30, 97); // several blocks of columns and of blocks
+        check_gemm(t, 256, 9, 16);      // one AMX tile of columns
+        check_gemm(t, 256 * 2, 32, 33);
     }
 }
 
@@ -359,7 +368,7 @@ TEST(SimdGemm, ExtremeLevelsDoNotOverflow) {
                           {LM_GGML_TYPE_Q5_1, 31},   {LM_GGML_TYPE_Q8_0, 255}, {LM_GGML_TYPE_IQ4_NL, 255},
                           {LM_GGML_TYPE_Q4_K, 15},   {LM_GGML_TYPE_Q5_K, 31},  {LM_GGML_TYPE_Q6_K, 63},
                           {LM_GGML_TYPE_IQ4_XS, 255}};
-    const int64_t k = 512, m = 32, n = 13;
+    const int64_t k = 512, m = 32, n = 21; // AMX: a tile of 16 columns, then VNNI's 5
     for (const Case & cs : cases) {
         const arch::Gemm * tw = ref_gemm(cs.type);
         const int kv = cs.type == LM_GGML_TYPE_Q6_K ? 16 : 32;

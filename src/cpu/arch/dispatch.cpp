@@ -13,6 +13,10 @@
 #include "x86/x86.h"
 #include <cpuid.h>
 #endif
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #if defined(__aarch64__)
 #include "arm/arm.h"
 #endif
@@ -94,6 +98,22 @@ bool has_avx512_bw_dq_vl() {
 }
 #endif
 
+#if defined(__x86_64__) && defined(__linux__)
+// Linux hands a process the AMX tile data state only on request
+// (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA); without it the
+// first tile instruction faults. Asked once; a refusal keeps the level off.
+bool amx_tiles_permitted() {
+    static const bool ok = [] {
+        constexpr long kReqXcompPerm = 0x1023;
+        constexpr long kXfeatureXtiledata = 18;
+        return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+    }();
+    return ok;
+}
+#else
+bool amx_tiles_permitted() { return false; }
+#endif
+
 bool cpu_supports(Isa isa) {
 #if defined(__x86_64__) || defined(__i386__)
     const lm_cpu_features & f = lm_cpu_get_features();
@@ -104,6 +124,7 @@ bool cpu_supports(Isa isa) {
         case Isa::avx2: return avx2;
         case Isa::avx512: return avx512;
         case Isa::avx512_vnni: return avx512 && f.avx512_vnni && f.avx512_vbmi;
+        case Isa::amx: return avx512 && f.avx512_vnni && f.avx512_vbmi && f.amx_int8 && amx_tiles_permitted();
         default: return false;
     }
 #elif defined(__aarch64__)
@@ -124,7 +145,7 @@ bool cpu_supports(Isa isa) {
 }
 
 // Levels form a chain per architecture above the shared scalar level:
-// x86 avx2 < avx512 < avx512_vnni, ARM neon < dotprod < i8mm. rank() is the
+// x86 avx2 < avx512 < avx512_vnni < amx, ARM neon < dotprod < i8mm. rank() is the
 // position in the chain (scalar 0), chain() which one it is.
 int rank(Isa isa) {
     switch (isa) {
@@ -135,11 +156,15 @@ int rank(Isa isa) {
         case Isa::neon: return 1;
         case Isa::dotprod: return 2;
         case Isa::i8mm: return 3;
+        case Isa::amx: return 4;
     }
     return 0;
 }
 
-int chain(Isa isa) { return (int) isa >= (int) Isa::neon ? 2 : (isa == Isa::scalar ? 0 : 1); }
+int chain(Isa isa) {
+    if (isa == Isa::scalar) return 0;
+    return isa == Isa::neon || isa == Isa::dotprod || isa == Isa::i8mm ? 2 : 1;
+}
 
 void fill_level(KernelSet & k, Isa isa) {
     switch (isa) {
@@ -174,6 +199,7 @@ void fill_level(KernelSet & k, Isa isa) {
             x86::fill_vnni_gemm_k(k);
             x86::fill_vnni_rowdot_x8(k);
             break;
+        case Isa::amx: x86::fill_amx_gemm(k); break;
 #endif
 #if defined(__aarch64__)
         case Isa::neon:
@@ -211,7 +237,7 @@ KernelSet build(Isa top) {
 // The highest level the CPU supports, capped by LMGGML_CPU_ISA when set
 // (by rank: a CPU supports levels of one chain only).
 Isa best_isa() {
-    int cap = rank(Isa::avx512_vnni); // the highest rank of any chain
+    int cap = rank(Isa::amx); // the highest rank of any chain
     if (const char * env = std::getenv("LMGGML_CPU_ISA")) {
         for (int i = 0; i < kIsaCount; ++i) {
             if (std::strcmp(env, isa_name((Isa) i)) == 0) cap = rank((Isa) i);
@@ -253,6 +279,7 @@ const char * isa_name(Isa isa) {
         case Isa::neon: return "neon";
         case Isa::dotprod: return "dotprod";
         case Isa::i8mm: return "i8mm";
+        case Isa::amx: return "amx";
     }
     return "?";
 }

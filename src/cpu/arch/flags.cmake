@@ -2,7 +2,8 @@
 # these files get instruction-set flags, so the rest of the library stays
 # baseline x86-64 / ARMv8-a; dispatch.cpp calls into a file only when cpuid
 # (x86) or the HWCAP bits (ARM) report its level.
-# A file's level is the end of its name: *_avx2.cpp, *_avx512.cpp, *_vnni.cpp;
+# A file's level is the end of its name: *_avx2.cpp, *_avx512.cpp, *_vnni.cpp,
+# *_amx.cpp (VNNI's flags and the AMX tile and int8 instructions);
 # ARM: *_neon.cpp, *_dotprod.cpp, *_i8mm.cpp.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86)$" AND
    CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
@@ -15,12 +16,15 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86)$" AND
     list(APPEND _lm_avx512 "-Wno-uninitialized;-Wno-maybe-uninitialized")
   endif()
   set(_lm_vnni   "${_lm_avx512};-mavx512vnni;-mavx512vbmi")
+  set(_lm_amx    "${_lm_vnni};-mamx-tile;-mamx-int8")
   file(GLOB _lm_files ${_lm_arch}/*_avx2.cpp)
   set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "${_lm_avx2}")
   file(GLOB _lm_files ${_lm_arch}/*_avx512.cpp)
   set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "${_lm_avx512}")
   file(GLOB _lm_files ${_lm_arch}/*_vnni.cpp)
   set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "${_lm_vnni}")
+  file(GLOB _lm_files ${_lm_arch}/*_amx.cpp)
+  set_source_files_properties(${_lm_files} TARGET_DIRECTORY lmggml_obj PROPERTIES COMPILE_OPTIONS "${_lm_amx}")
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$" AND
        CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   # ARM64 (src/cpu/arch/arm/): *_neon.cpp need no flag (every AArch64 CPU

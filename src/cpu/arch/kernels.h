@@ -7,10 +7,10 @@
 // fills in the entries it has, so a type without an AVX-512 kernel keeps its
 // AVX2 or scalar one. LMGGML_CPU_ISA (read once) caps the level, for
 // measurements and for tests of the lower levels: scalar|avx2|avx512|
-// avx512_vnni on x86, scalar|neon|dotprod|i8mm on ARM64. Levels form one
+// avx512_vnni|amx on x86, scalar|neon|dotprod|i8mm on ARM64. Levels form one
 // chain per architecture above the shared scalar one; a cap from the other
 // architecture's chain counts by its rank (avx2 ~ neon, avx512 ~ dotprod,
-// avx512_vnni ~ i8mm).
+// avx512_vnni ~ i8mm; amx, AVX-512 VNNI with AMX-INT8 tiles, has no ARM peer).
 //
 // Three kinds of kernels:
 //   vec_dot / from_float  ggml's row dot on the standard block formats
@@ -35,8 +35,8 @@
 
 namespace lmggml::cpu::arch {
 
-enum class Isa : int { scalar = 0, avx2 = 1, avx512 = 2, avx512_vnni = 3, neon = 4, dotprod = 5, i8mm = 6 };
-constexpr int kIsaCount = 7;
+enum class Isa : int { scalar = 0, avx2 = 1, avx512 = 2, avx512_vnni = 3, neon = 4, dotprod = 5, i8mm = 6, amx = 7 };
+constexpr int kIsaCount = 8;
 
 const char * isa_name(Isa isa);
 

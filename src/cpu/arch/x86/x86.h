@@ -31,5 +31,7 @@ void fill_vnni_rowdot_k(KernelSet & k);
 void fill_vnni_gemm_q(KernelSet & k);
 void fill_vnni_gemm_k(KernelSet & k);
 void fill_vnni_rowdot_x8(KernelSet & k);
+// AMX-INT8 (with AVX-512 VNNI): the Gemm of the int8 panel types
+void fill_amx_gemm(KernelSet & k);
 
 } // namespace lmggml::cpu::arch::x86
