@@ -102,43 +102,30 @@ static inline void scale_block(const int32_t (*sums)[16], const uint8_t * pb, co
     }
 }
 
-// Block i's tile product into sums slot `slot` (tiles: C = slot, A = 4 + slot
-// % 2, B = 6 + slot % 2; tile numbers are immediates, hence the switch).
+// Block i's tile product into sums, on tiles C, A, B. GCC's tile
+// intrinsics paste the register number into the asm text, so it must be a
+// literal: a macro, not a template parameter.
+#define LMGGML_AMX_TILE_BLOCK(C, A, B)                                                                                 \
+    do {                                                                                                               \
+        _tile_loadd(A, a, (long) lda);                                                                                 \
+        _tile_loadd(B, b, 64);                                                                                         \
+        _tile_zero(C);                                                                                                 \
+        _tile_dpbsud(C, A, B);                                                                                         \
+        _tile_stored(C, sums, 64);                                                                                     \
+    } while (0)
+
 // Tile registers are not renamed and a tile store reaches loads only
-// through L1, so four blocks are in flight: block i's sums are scaled two
-// blocks later, while the tiles work on the next ones.
+// through L1, so four blocks are in flight (C tile = slot): block i's sums
+// are scaled two blocks later, while the tiles work on the next ones.
 static inline void tile_block(int slot, const char * a, size_t lda, const uint8_t * b, int32_t (*sums)[16]) {
     switch (slot) {
-        case 0:
-            _tile_loadd(4, a, (long) lda);
-            _tile_loadd(6, b, 64);
-            _tile_zero(0);
-            _tile_dpbsud(0, 4, 6);
-            _tile_stored(0, sums, 64);
-            break;
-        case 1:
-            _tile_loadd(5, a, (long) lda);
-            _tile_loadd(7, b, 64);
-            _tile_zero(1);
-            _tile_dpbsud(1, 5, 7);
-            _tile_stored(1, sums, 64);
-            break;
-        case 2:
-            _tile_loadd(4, a, (long) lda);
-            _tile_loadd(6, b, 64);
-            _tile_zero(2);
-            _tile_dpbsud(2, 4, 6);
-            _tile_stored(2, sums, 64);
-            break;
-        default:
-            _tile_loadd(5, a, (long) lda);
-            _tile_loadd(7, b, 64);
-            _tile_zero(3);
-            _tile_dpbsud(3, 5, 7);
-            _tile_stored(3, sums, 64);
-            break;
+        case 0: LMGGML_AMX_TILE_BLOCK(0, 4, 6); break;
+        case 1: LMGGML_AMX_TILE_BLOCK(1, 5, 7); break;
+        case 2: LMGGML_AMX_TILE_BLOCK(2, 4, 6); break;
+        default: LMGGML_AMX_TILE_BLOCK(3, 5, 7); break;
     }
 }
+#undef LMGGML_AMX_TILE_BLOCK
 
 constexpr int kSlots = 4;
 constexpr int kLag = 2; // blocks between a tile product and its F32 step
