@@ -8,11 +8,15 @@
 // TDPBSUD multiplies the columns' kV signed levels (tile A: 16 activation
 // rows, lda bytes apart, read where pack_act put them) with the group's
 // unsigned levels (tile B: the panel's kV / 4 vectors, whose lane r holds 4
-// levels of row r: the VNNI layout AMX expects). The 16 x 16 int32 sums go
-// through memory to AVX-512, which corrects, converts and scales them into
-// F32 accumulators exactly as the VNNI kernel does (same operations in the
-// same order, so both give the same floats). Columns past the last whole 16
-// take the VNNI kernel. Twins: the VNNI level's (ref::gemm_compute_q).
+// levels of row r: the VNNI layout AMX expects). Types whose levels carry
+// an offset (Q4_0 8, Q5_0 16, Q8_0 / IQ4_NL / IQ4_XS 128) have a chunk of
+// the panel's levels made signed first and take TDPBSSD, which gives the
+// corrected sums without VNNI's per-column subtraction. The 16 x 16 int32
+// sums go through memory to AVX-512, which converts and scales them into
+// F32 accumulators as the VNNI kernel does (the same integers, then the
+// same operations in the same order, so both give the same floats).
+// Columns past the last whole 16 take the VNNI kernel. Twins: the VNNI
+// level's (ref::gemm_compute_q).
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "gemm_k_pack.h"
@@ -65,38 +69,36 @@ template <int kV> void configure_tiles() {
 
 // The per-column scalars of blocks [b0, b0 + nc) for 16 columns, one
 // vector of 16 columns per block: d (activation scale), s (sum, for the
-// minimum), c (the unsigned levels' offset correction).
+// minimum). The offset correction c is not needed: the levels are made
+// signed instead (SignedChunk).
 struct ColumnScalars {
     alignas(64) float d[kAmxChunk][kTileCols];
     alignas(64) float s[kAmxChunk][kTileCols];
-    alignas(64) int32_t c[kAmxChunk][kTileCols];
 };
 
-template <int kV, bool kMin, bool kCorr>
+template <int kV, bool kMin>
 void gather_scalars(const char * act, size_t lda, int64_t k, int64_t b0, int64_t nc, ColumnScalars & cs) {
     const int64_t nb = k / kV;
     const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                             _mm512_set1_epi32((int) lda));
-    const char * d0 = act + k; // d[b] of column j at d0 + j lda + 4 b, then s, then c
+    const char * d0 = act + k; // d[b] of column j at d0 + j lda + 4 b, then s
     for (int64_t i = 0; i < nc; ++i) {
         const char * p = d0 + 4 * (b0 + i);
         _mm512_store_ps(cs.d[i], _mm512_i32gather_ps(rows, p, 1));
         if constexpr (kMin) _mm512_store_ps(cs.s[i], _mm512_i32gather_ps(rows, p + 4 * nb, 1));
-        if constexpr (kCorr) _mm512_store_si512(cs.c[i], _mm512_i32gather_epi32(rows, p + 8 * nb, 1));
     }
 }
 
-// The F32 step of block i: sums (16 columns x 16 rows of int32) corrected,
-// converted and scaled into acc, as the VNNI kernel does.
-template <int kV, bool kMin, bool kCorr>
+// The F32 step of block i: sums (16 columns x 16 rows of int32, already
+// corrected) converted and scaled into acc, as the VNNI kernel does.
+template <int kV, bool kMin>
 static inline void scale_block(const int32_t (*sums)[16], const uint8_t * pb, const ColumnScalars & cs, int64_t i,
                                __m512 * acc) {
     const __m512 dw = _mm512_load_ps((const float *) (pb + 16 * kV));
     [[maybe_unused]] __m512 mw;
     if constexpr (kMin) mw = _mm512_load_ps((const float *) (pb + 16 * kV + 64));
     for (int j = 0; j < kTileCols; ++j) {
-        __m512i p = _mm512_load_si512(sums[j]);
-        if constexpr (kCorr) p = _mm512_sub_epi32(p, _mm512_set1_epi32(cs.c[i][j]));
+        const __m512i p = _mm512_load_si512(sums[j]);
         acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dw, _mm512_set1_ps(cs.d[i][j])), acc[j]);
         if constexpr (kMin) acc[j] = _mm512_fmadd_ps(mw, _mm512_set1_ps(cs.s[i][j]), acc[j]);
     }
@@ -110,13 +112,18 @@ static inline void scale_block(const int32_t (*sums)[16], const uint8_t * pb, co
         _tile_loadd(A, a, (long) lda);                                                                                 \
         _tile_loadd(B, b, 64);                                                                                         \
         _tile_zero(C);                                                                                                 \
-        _tile_dpbsud(C, A, B);                                                                                         \
+        if (kSignedW) {                                                                                                \
+            _tile_dpbssd(C, A, B);                                                                                     \
+        } else {                                                                                                       \
+            _tile_dpbsud(C, A, B);                                                                                     \
+        }                                                                                                              \
         _tile_stored(C, sums, 64);                                                                                     \
     } while (0)
 
 // Tile registers are not renamed and a tile store reaches loads only
 // through L1, so four blocks are in flight (C tile = slot): block i's sums
 // are scaled two blocks later, while the tiles work on the next ones.
+template <bool kSignedW>
 static inline void tile_block(int slot, const char * a, size_t lda, const uint8_t * b, int32_t (*sums)[16]) {
     switch (slot) {
         case 0: LMGGML_AMX_TILE_BLOCK(0, 4, 6); break;
@@ -130,11 +137,32 @@ static inline void tile_block(int slot, const char * a, size_t lda, const uint8_
 constexpr int kSlots = 4;
 constexpr int kLag = 2; // blocks between a tile product and its F32 step
 
+// Levels of a chunk of blocks made signed (level - kOff, in range for every
+// type with an offset), so that TDPBSSD gives the corrected sums directly:
+// [block][group][16 kV], the B tiles' layout.
+template <int kV> struct SignedChunk { alignas(64) int8_t levels[kAmxChunk][kGroupsQ][16 * kV]; };
+
+template <int kV, int kOff>
+void make_signed(const uint8_t * panel, int64_t b0, int64_t nc, int groups, SignedChunk<kV> & out) {
+    constexpr int64_t kBlock = (int64_t) panel_block_bytes<kV>();
+    const __m512i off = _mm512_set1_epi8((char) kOff);
+    for (int64_t i = 0; i < nc; ++i) {
+        for (int g = 0; g < groups; ++g) {
+            const uint8_t * src = panel + ((b0 + i) * kGroupsQ + g) * kBlock;
+            for (int t = 0; t < 16 * kV; t += 64) {
+                const __m512i v = _mm512_load_si512(src + t);
+                _mm512_store_si512(out.levels[i][g] + t, _mm512_sub_epi8(v, off));
+            }
+        }
+    }
+}
+
 // 16 columns (act) x group g's 16 rows, blocks [b0, b0 + nc): the F32
-// accumulators continue dst unless first.
-template <int kV, bool kMin, bool kCorr>
-void amx_group(const uint8_t * panel, int64_t m, int g, int64_t b0, int64_t nc, const char * act, size_t lda,
-               const ColumnScalars & cs, float * dst, size_t ldd, bool first) {
+// accumulators continue dst unless first. With kOff the B tiles come from
+// the signed chunk, else from the panel.
+template <int kV, bool kMin, int kOff>
+void amx_group(const uint8_t * panel, const SignedChunk<kV> * sc, int64_t m, int g, int64_t b0, int64_t nc,
+               const char * act, size_t lda, const ColumnScalars & cs, float * dst, size_t ldd, bool first) {
     constexpr int64_t kBlock = (int64_t) panel_block_bytes<kV>();
     const __mmask16 mk = q_rows_mask(m - 16 * g);
     alignas(64) int32_t sums[kSlots][kTileCols][16];
@@ -143,17 +171,23 @@ void amx_group(const uint8_t * panel, int64_t m, int g, int64_t b0, int64_t nc, 
         acc[j] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mk, dst + j * ldd + 16 * g);
     }
     auto block = [&](int64_t i) { return panel + ((b0 + i) * kGroupsQ + g) * kBlock; };
+    auto levels = [&](int64_t i) {
+        if constexpr (kOff != 0) return reinterpret_cast<const uint8_t *>(sc->levels[i][g]);
+        return block(i);
+    };
     for (int64_t i = 0; i < nc + kLag; ++i) {
-        if (i < nc) tile_block((int) (i % kSlots), act + (b0 + i) * kV, lda, block(i), sums[i % kSlots]);
+        if (i < nc) tile_block<kOff != 0>((int) (i % kSlots), act + (b0 + i) * kV, lda, levels(i), sums[i % kSlots]);
         if (i >= kLag) {
             const int64_t s = i - kLag;
-            scale_block<kV, kMin, kCorr>(sums[s % kSlots], block(s), cs, s, acc);
+            scale_block<kV, kMin>(sums[s % kSlots], block(s), cs, s, acc);
         }
     }
     for (int j = 0; j < kTileCols; ++j) _mm512_mask_storeu_ps(dst + j * ldd + 16 * g, mk, acc[j]);
 }
 
-template <int kV, bool kMin, bool kCorr>
+// kOff: the offset of the unsigned levels (their activation's correction),
+// 0 for the types with a minimum (kMin).
+template <int kV, bool kMin, int kOff>
 void compute_amx(const void * vpanel, int64_t m, int64_t k, const void * vact, size_t lda, int64_t n, float * dst,
                  size_t ldd) {
     const auto * panel = static_cast<const uint8_t *>(vpanel);
@@ -163,23 +197,25 @@ void compute_amx(const void * vpanel, int64_t m, int64_t k, const void * vact, s
         const int64_t nb = k / kV;
         const int groups = m > kGroupRows ? 2 : 1;
         ColumnScalars cs;
+        [[maybe_unused]] SignedChunk<kV> sc;
         configure_tiles<kV>();
-        for (int64_t j0 = 0; j0 < whole; j0 += kTileCols) {
-            const char * aj = act + j0 * (int64_t) lda;
-            float * dj = dst + j0 * (int64_t) ldd;
-            for (int64_t b0 = 0; b0 < nb; b0 += kAmxChunk) {
-                const int64_t nc = std::min(kAmxChunk, nb - b0);
-                gather_scalars<kV, kMin, kCorr>(aj, lda, k, b0, nc, cs);
+        for (int64_t b0 = 0; b0 < nb; b0 += kAmxChunk) {
+            const int64_t nc = std::min(kAmxChunk, nb - b0);
+            if constexpr (kOff != 0) make_signed<kV, kOff>(panel, b0, nc, groups, sc);
+            for (int64_t j0 = 0; j0 < whole; j0 += kTileCols) {
+                const char * aj = act + j0 * (int64_t) lda;
+                float * dj = dst + j0 * (int64_t) ldd;
+                gather_scalars<kV, kMin>(aj, lda, k, b0, nc, cs);
                 for (int g = 0; g < groups; ++g) {
-                    amx_group<kV, kMin, kCorr>(panel, m, g, b0, nc, aj, lda, cs, dj, ldd, b0 == 0);
+                    amx_group<kV, kMin, kOff>(panel, &sc, m, g, b0, nc, aj, lda, cs, dj, ldd, b0 == 0);
                 }
             }
         }
         _tile_release(); // the thread's tile state back to its initial (unsaved) form
     }
     if (n > whole) {
-        compute_q<kV, kMin, kCorr>(vpanel, m, k, act + whole * (int64_t) lda, lda, n - whole,
-                                   dst + whole * (int64_t) ldd, ldd);
+        compute_q<kV, kMin, kOff != 0>(vpanel, m, k, act + whole * (int64_t) lda, lda, n - whole,
+                                       dst + whole * (int64_t) ldd, ldd);
     }
 }
 
@@ -188,55 +224,55 @@ const Gemm kQ4_0 = {kPanelRows,
                     gemm_pack_act<8, false>,
                     gemm_q_panel_size,
                     pack_panel_q<32, DecodeQ4_0>,
-                    compute_amx<32, false, true>};
+                    compute_amx<32, false, 8>};
 const Gemm kQ4_1 = {kPanelRows,
                     gemm_q_act_size,
                     gemm_pack_act<0, true>,
                     gemm_q_panel_size,
                     pack_panel_q<32, DecodeQ4_1>,
-                    compute_amx<32, true, false>};
+                    compute_amx<32, true, 0>};
 const Gemm kQ5_0 = {kPanelRows,
                     gemm_q_act_size,
                     gemm_pack_act<16, false>,
                     gemm_q_panel_size,
                     pack_panel_q<32, DecodeQ5_0>,
-                    compute_amx<32, false, true>};
+                    compute_amx<32, false, 16>};
 const Gemm kQ5_1 = {kPanelRows,
                     gemm_q_act_size,
                     gemm_pack_act<0, true>,
                     gemm_q_panel_size,
                     pack_panel_q<32, DecodeQ5_1>,
-                    compute_amx<32, true, false>};
+                    compute_amx<32, true, 0>};
 const Gemm kQ8_0 = {kPanelRows,
                     gemm_q_act_size,
                     gemm_pack_act<128, false>,
                     gemm_q_panel_size,
                     pack_panel_q<32, DecodeQ8_0>,
-                    compute_amx<32, false, true>};
+                    compute_amx<32, false, 128>};
 const Gemm kIQ4_NL = {kPanelRows,
                       gemm_q_act_size,
                       gemm_pack_act<128, false>,
                       gemm_q_panel_size,
                       pack_panel_q<32, DecodeIQ4_NL>,
-                      compute_amx<32, false, true>};
+                      compute_amx<32, false, 128>};
 const Gemm kQ4_K = {kPanelRows,
                     gemm_q_act_size,
                     pack_act_k<32>,
                     gemm_q_panel_size,
                     pack_panel_q<32, DecodeQ4_K>,
-                    compute_amx<32, true, false>};
+                    compute_amx<32, true, 0>};
 const Gemm kQ5_K = {kPanelRows,
                     gemm_q_act_size,
                     pack_act_k<32>,
                     gemm_q_panel_size,
                     pack_panel_q<32, DecodeQ5_K>,
-                    compute_amx<32, true, false>};
+                    compute_amx<32, true, 0>};
 const Gemm kIQ4_XS = {kPanelRows,
                       gemm_q_act_size,
                       pack_act_k<32, 128>,
                       gemm_q_panel_size,
                       pack_panel_q<32, DecodeIQ4_XS>,
-                      compute_amx<32, false, true>};
+                      compute_amx<32, false, 128>};
 
 } // namespace
 
