@@ -77,7 +77,7 @@ int register_all() {
         const auto isa = (arch::Isa) i;
         if (arch::kernels_for(isa) == nullptr) continue;
         for (lm_ggml_type t : types) {
-            for (int64_t k : {576, 1536}) {
+            for (int64_t k : {768, 1536}) { // multiples of the K-quants' 256
                 const std::string name = std::string("BM_GemmCompute/") + lm_ggml_type_name(t) + "/" +
                                          arch::isa_name(isa) + "/k:" + std::to_string(k);
                 benchmark::RegisterBenchmark(name.c_str(), BM_GemmCompute, isa, t, k)

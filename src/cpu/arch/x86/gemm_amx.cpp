@@ -2,7 +2,8 @@
 // and the K-quants Q4_K, Q5_K, IQ4_XS, on the AVX-512 VNNI level's panels
 // and activation rows (gemm_q_kernel.h, gemm_q_pack.h, gemm_k_pack.h), so
 // only the product differs. Q6_K (16-value groups: twice the F32 steps per
-// product, half-width tiles) measured 0.85x of VNNI and stays there.
+// product, half-width tiles) measured 0.85x of VNNI (0.94-1.0x with signed
+// levels) and stays there.
 //
 // Per block and tile of 16 activation columns x 16 weight rows, one
 // TDPBSUD multiplies the columns' kV signed levels (tile A: 16 activation
