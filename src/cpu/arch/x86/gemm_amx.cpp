@@ -113,7 +113,7 @@ static inline void scale_block(const int32_t (*sums)[16], const uint8_t * pb, co
         _tile_loadd(A, a, (long) lda);                                                                                 \
         _tile_loadd(B, b, 64);                                                                                         \
         _tile_zero(C);                                                                                                 \
-        if (kSignedW) {                                                                                                \
+        if constexpr (kSignedW) {                                                                                      \
             _tile_dpbssd(C, A, B);                                                                                     \
         } else {                                                                                                       \
             _tile_dpbsud(C, A, B);                                                                                     \
@@ -220,60 +220,27 @@ void compute_amx(const void * vpanel, int64_t m, int64_t k, const void * vact, s
     }
 }
 
-const Gemm kQ4_0 = {kPanelRows,
-                    gemm_q_act_size,
-                    gemm_pack_act<8, false>,
-                    gemm_q_panel_size,
-                    pack_panel_q<32, DecodeQ4_0>,
-                    compute_amx<32, false, 8>};
-const Gemm kQ4_1 = {kPanelRows,
-                    gemm_q_act_size,
-                    gemm_pack_act<0, true>,
-                    gemm_q_panel_size,
-                    pack_panel_q<32, DecodeQ4_1>,
-                    compute_amx<32, true, 0>};
-const Gemm kQ5_0 = {kPanelRows,
-                    gemm_q_act_size,
-                    gemm_pack_act<16, false>,
-                    gemm_q_panel_size,
-                    pack_panel_q<32, DecodeQ5_0>,
-                    compute_amx<32, false, 16>};
-const Gemm kQ5_1 = {kPanelRows,
-                    gemm_q_act_size,
-                    gemm_pack_act<0, true>,
-                    gemm_q_panel_size,
-                    pack_panel_q<32, DecodeQ5_1>,
-                    compute_amx<32, true, 0>};
-const Gemm kQ8_0 = {kPanelRows,
-                    gemm_q_act_size,
-                    gemm_pack_act<128, false>,
-                    gemm_q_panel_size,
-                    pack_panel_q<32, DecodeQ8_0>,
-                    compute_amx<32, false, 128>};
-const Gemm kIQ4_NL = {kPanelRows,
-                      gemm_q_act_size,
-                      gemm_pack_act<128, false>,
-                      gemm_q_panel_size,
-                      pack_panel_q<32, DecodeIQ4_NL>,
-                      compute_amx<32, false, 128>};
-const Gemm kQ4_K = {kPanelRows,
-                    gemm_q_act_size,
-                    pack_act_k<32>,
-                    gemm_q_panel_size,
-                    pack_panel_q<32, DecodeQ4_K>,
-                    compute_amx<32, true, 0>};
-const Gemm kQ5_K = {kPanelRows,
-                    gemm_q_act_size,
-                    pack_act_k<32>,
-                    gemm_q_panel_size,
-                    pack_panel_q<32, DecodeQ5_K>,
-                    compute_amx<32, true, 0>};
-const Gemm kIQ4_XS = {kPanelRows,
-                      gemm_q_act_size,
-                      pack_act_k<32, 128>,
-                      gemm_q_panel_size,
-                      pack_panel_q<32, DecodeIQ4_XS>,
-                      compute_amx<32, false, 128>};
+// The Gemm of a 32-value type whose levels carry kOff (0: a minimum
+// instead), its activation rows packed the block types' way or the
+// K-quants' (one scale per 32-value sub-block).
+template <int kOff, class Decode> constexpr Gemm block_gemm() {
+    return {kPanelRows,        gemm_q_act_size,          gemm_pack_act<kOff, kOff == 0>,
+            gemm_q_panel_size, pack_panel_q<32, Decode>, compute_amx<32, kOff == 0, kOff>};
+}
+template <int kOff, class Decode> constexpr Gemm k_quant_gemm() {
+    return {kPanelRows,        gemm_q_act_size,          pack_act_k<32, kOff>,
+            gemm_q_panel_size, pack_panel_q<32, Decode>, compute_amx<32, kOff == 0, kOff>};
+}
+
+const Gemm kQ4_0 = block_gemm<8, DecodeQ4_0>();
+const Gemm kQ4_1 = block_gemm<0, DecodeQ4_1>();
+const Gemm kQ5_0 = block_gemm<16, DecodeQ5_0>();
+const Gemm kQ5_1 = block_gemm<0, DecodeQ5_1>();
+const Gemm kQ8_0 = block_gemm<128, DecodeQ8_0>(); // levels + 128
+const Gemm kIQ4_NL = block_gemm<128, DecodeIQ4_NL>();
+const Gemm kQ4_K = k_quant_gemm<0, DecodeQ4_K>();
+const Gemm kQ5_K = k_quant_gemm<0, DecodeQ5_K>();
+const Gemm kIQ4_XS = k_quant_gemm<128, DecodeIQ4_XS>();
 
 } // namespace
 
