@@ -2,7 +2,10 @@
 // times 512 packed activation columns (a prompt's product, without the
 // activation packing and panel repacking that BM_MulMat of bench_kernels
 // also times), for every level this CPU runs, side by side in one process.
-// Links the static library (kernels.h is internal).
+// BM_PanelFromX8: the panel of 32 rows packed from repacked (x8) weights,
+// as MUL_MAT does once per panel of a prompt: the level's own packer, or the
+// portable x8::pack_panel where the level has none. Links the static
+// library (kernels.h is internal).
 //
 //   ./bench/bench_internal_gemm --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true   (one line)
@@ -14,6 +17,7 @@
 
 #include "cpu/arch/kernels.h"
 #include "cpu/arch/layouts.h"
+#include "cpu/arch/x8.h"
 #include "ggml.h"
 
 #include <algorithm>
@@ -70,6 +74,41 @@ void BM_GemmCompute(benchmark::State & state, arch::Isa isa, lm_ggml_type type, 
                                                   benchmark::Counter::kIsRate);
 }
 
+void BM_PanelFromX8(benchmark::State & state, arch::Isa isa, lm_ggml_type type, int64_t k) {
+    const arch::KernelSet * ks = arch::kernels_for(isa);
+    namespace x8 = lmggml::cpu::arch::x8;
+    x8::Format f;
+    if (ks == nullptr || !x8::format_of(type, &f)) {
+        state.SkipWithError("the CPU lacks the level, or the type has no x8 layout");
+        return;
+    }
+    const arch::X8PanelPacker own = ks->x8_pack_panel[type];
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> x((size_t) (kRows * k));
+    for (float & v : x) v = u(rng);
+    const size_t row_bytes = lm_ggml_row_size(type, k);
+    std::vector<uint8_t> w(row_bytes * kRows);
+    lm_ggml_quantize_chunk(type, x.data(), w.data(), 0, kRows, k, nullptr);
+    const size_t group_bytes = arch::layout::kX8Rows * row_bytes;
+    Buffer groups(group_bytes * (kRows / arch::layout::kX8Rows));
+    for (int64_t g = 0; g < kRows / arch::layout::kX8Rows; ++g) {
+        x8::pack_group(f, k, w.data() + g * group_bytes, row_bytes, groups.data + g * group_bytes);
+    }
+    Buffer panel(arch::layout::gemm_q_panel_size(k));
+    for (auto _ : state) {
+        if (own != nullptr) {
+            own(k, groups.data, group_bytes, kRows, panel.data);
+        } else {
+            x8::pack_panel(type, k, groups.data, group_bytes, kRows, panel.data);
+        }
+        benchmark::DoNotOptimize(panel.data);
+        benchmark::ClobberMemory();
+    }
+    state.SetLabel(own != nullptr ? "own" : "x8::pack_panel");
+    state.SetBytesProcessed((int64_t) (group_bytes * (kRows / arch::layout::kX8Rows)) * state.iterations());
+}
+
 int register_all() {
     const lm_ggml_type types[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0,  LM_GGML_TYPE_IQ4_NL,
                                   LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS};
@@ -85,6 +124,19 @@ int register_all() {
                     ->ComputeStatistics(
                         "min", [](const std::vector<double> & v) { return *std::min_element(v.begin(), v.end()); });
             }
+        }
+    }
+    for (int i = 0; i < arch::kIsaCount; ++i) {
+        const auto isa = (arch::Isa) i;
+        if (arch::kernels_for(isa) == nullptr) continue;
+        for (lm_ggml_type t :
+             {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_IQ4_NL}) {
+            const std::string name =
+                std::string("BM_PanelFromX8/") + lm_ggml_type_name(t) + "/" + arch::isa_name(isa) + "/k:1536";
+            benchmark::RegisterBenchmark(name.c_str(), BM_PanelFromX8, isa, t, int64_t{1536})
+                ->Unit(benchmark::kMicrosecond)
+                ->ComputeStatistics(
+                    "min", [](const std::vector<double> & v) { return *std::min_element(v.begin(), v.end()); });
         }
     }
     return 0;

@@ -60,10 +60,9 @@ TEST(X8Panel, MatchesEveryLevelsPacker) {
                 ASSERT_TRUE(x8::pack_panel(t, k, w.groups.data(), w.group_bytes, m, got.data()));
                 ASSERT_EQ(std::memcmp(got.data(), want.data(), ps), 0) << "twin's panel";
                 for (const arch::KernelSet * lv : vector_levels()) {
-                    const arch::RowDotX8 * rx = lv->rowdot_x8[t];
-                    if (rx != nullptr && rx->pack_panel != nullptr) { // the level's own packer from the groups
+                    if (lv->x8_pack_panel[t] != nullptr) { // the level's own packer from the groups
                         Aligned fast(ps, 0x55);
-                        rx->pack_panel(k, w.groups.data(), w.group_bytes, m, fast.data());
+                        lv->x8_pack_panel[t](k, w.groups.data(), w.group_bytes, m, fast.data());
                         EXPECT_EQ(std::memcmp(fast.data(), got.data(), ps), 0) << lv->name << " x8 packer's panel";
                     }
                     const arch::Gemm * gm = lv->gemm[t];

@@ -60,11 +60,11 @@ struct RowDotX8 {
     size_t (*act_size)(int64_t k);
     void (*pack_act)(const float * x, void * act, int64_t k);
     void (*dot_groups)(int64_t k, int64_t groups, const void * w, const void * act, float * dst);
-    // Gemm panel of m rows (whole groups, m <= the panel's rows) from the
-    // groups at groups, group_bytes apart: the bytes of x8::pack_panel, which
-    // MUL_MAT calls where this is NULL.
-    void (*pack_panel)(int64_t k, const void * groups, size_t group_bytes, int64_t m, void * panel) = nullptr;
 };
+
+// Gemm panel of m rows (whole groups, m <= the panel's rows) from the x8
+// groups at groups, group_bytes apart: the bytes of x8::pack_panel.
+using X8PanelPacker = void (*)(int64_t k, const void * groups, size_t group_bytes, int64_t m, void * panel);
 
 // Panels of panel_rows weight rows (the last one may have fewer: m rows,
 // the rest padded) times n packed activation rows:
@@ -139,6 +139,9 @@ struct KernelSet {
     const Gemm * gemm[LM_GGML_TYPE_COUNT];
     // by weight type, for repacked weights; NULL: this level does not repack the type
     const RowDotX8 * rowdot_x8[LM_GGML_TYPE_COUNT];
+    // by weight type: Gemm panels from x8 groups; NULL: MUL_MAT calls the
+    // portable x8::pack_panel (the same bytes at every level)
+    X8PanelPacker x8_pack_panel[LM_GGML_TYPE_COUNT];
 };
 
 // The set for this CPU (capped by LMGGML_CPU_ISA), built once, thread-safe.

@@ -15,7 +15,7 @@
 //           with every column before the next.
 //   x8      the same with chunks of one 8-row group, runs of up to 8.
 //   gemm on repacked weights: panels are packed straight from the x8
-//           groups (the level's RowDotX8::pack_panel, else x8::pack_panel;
+//           groups (the level's x8_pack_panel, else x8::pack_panel;
 //           the same bytes as the level's packer makes from the rows).
 // Every dst element is computed by one thread in one piece, so results do
 // not depend on the thread count.
@@ -97,8 +97,8 @@ void run_gemm(const lm_cpu_params * params, lm_ggml_tensor * dst, const FastPath
         if (w != packed) {
             if (f.repacked) { // m is whole groups: panels start at multiples of 8 rows
                 const size_t group_bytes = arch::layout::kX8Rows * a->nb[1];
-                if (f.rx != nullptr && f.rx->pack_panel != nullptr) {
-                    f.rx->pack_panel(k, w, group_bytes, m, panel);
+                if (f.x8_panel != nullptr) {
+                    f.x8_panel(k, w, group_bytes, m, panel);
                 } else {
                     arch::x8::pack_panel(a->type, k, w, group_bytes, m, panel);
                 }
@@ -201,7 +201,8 @@ FastPath fast_path_for(const Plan & p, const lm_ggml_tensor * dst) {
         } else {
             f.kind = FastPath::x8;
         }
-        f.rx = ks.rowdot_x8[a->type]; // x8: its kernel; gemm: its panel packer
+        f.rx = ks.rowdot_x8[a->type];
+        f.x8_panel = ks.x8_pack_panel[a->type];
         return f;
     }
     // only the weight type's own plan (tests force others) and F32 activations we can pack

@@ -19,8 +19,9 @@ struct FastPath {
     enum Kind { none, rowdot, gemm, x8 } kind = none;
     const arch::RowDot * rd = nullptr;
     const arch::Gemm * gm = nullptr;
-    const arch::RowDotX8 * rx = nullptr; // also set for gemm on repacked weights (its panel packer)
-    bool repacked = false;               // a is in the x8 layout (gemm packs panels from the groups)
+    const arch::RowDotX8 * rx = nullptr;
+    arch::X8PanelPacker x8_panel = nullptr; // gemm on repacked weights: the level's packer, else x8::pack_panel
+    bool repacked = false;                  // a is in the x8 layout (gemm packs panels from the groups)
 };
 
 // Columns per weight plane from which the gemm path is taken.

@@ -171,12 +171,25 @@ template <Kind kKind> __m256 dot_group_q4(const uint8_t * w, int64_t nb, const u
     return _mm256_add_ps(acc, accs);
 }
 
-// Gemm panels (layouts.h) from IQ4_NL groups, byte for byte as
-// x8::pack_panel, whose baseline loop looks the table up one byte at a time
-// (5 % of a SmolLM2 IQ4_XS prompt): per unit, a chunk's nibbles to the
-// levels + 128 by vpshufb, the rows' F16 d widened by vcvtph2ps.
-void pack_panel_iq4(int64_t k, const void * vgroups, size_t group_bytes, int64_t m, void * vpanel) {
-    constexpr size_t kUnit = 144;
+// Gemm panels (layouts.h) from x8 groups, byte for byte as x8::pack_panel,
+// whose baseline loops widen the F16 headers and split the nibbles one byte
+// at a time (x8::pack_panel was 4.4 % of a SmolLM2 Q4_1 prompt at the amx
+// level, IQ4_NL's table lookup 5 % of an IQ4_XS one): per unit, a chunk's
+// levels to the panel's unsigned bytes in vectors (Q5: the fifth bit as
+// the RowDot kernel spreads it, IQ4_NL: the level + 128 by vpshufb, Q8_0:
+// + 128), the rows' F16 d (and m) widened by vcvtph2ps.
+template <lm_ggml_type kType> struct PanelFmt {
+    static constexpr bool kQ5 = kType == LM_GGML_TYPE_Q5_0 || kType == LM_GGML_TYPE_Q5_1;
+    static constexpr int kFields = kType == LM_GGML_TYPE_Q4_1 || kType == LM_GGML_TYPE_Q5_1 ? 2 : 1;
+    static constexpr int kChunks = kType == LM_GGML_TYPE_Q8_0 ? 8 : kQ5 ? 5 : 4;
+    static constexpr size_t kUnit = kX8Rows * (2 * kFields + 4 * kChunks);
+    static constexpr bool kAlternate = kFields == 1; // x8.h: odd 16-byte halves, header after the levels in even units
+};
+
+template <lm_ggml_type kType>
+void pack_panel_x8(int64_t k, const void * vgroups, size_t group_bytes, int64_t m, void * vpanel) {
+    using F = PanelFmt<kType>;
+    static const Q5High h;
     constexpr int64_t kGroups = kPanelRows / kGroupRows; // 16-row groups per panel
     const auto * groups = static_cast<const uint8_t *>(vgroups);
     auto * panel = static_cast<uint8_t *>(vpanel);
@@ -184,29 +197,54 @@ void pack_panel_iq4(int64_t k, const void * vgroups, size_t group_bytes, int64_t
     const __m256i lut =
         _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl)),
                          _mm256_set1_epi8((char) 0x80));
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), flip = _mm256_set1_epi8((char) 0x80);
+    const __m256i sixteen = _mm256_set1_epi8(16);
     for (int64_t b = 0; b < k / kQK; ++b) {
         for (int64_t u = 0; u < 2 * kGroups; ++u) {
             uint8_t * pb = panel + (b * kGroups + u / 2) * kPanelBlockBytes + 32 * (u % 2); // this half's bytes
             auto * d = reinterpret_cast<float *>(pb + kPanelScaleOffset);
             auto * mn = reinterpret_cast<float *>(pb + kPanelMinOffset);
-            _mm256_storeu_ps(mn, _mm256_setzero_ps());
             if (u >= units) { // rows past the matrix: zeros, as the twin
                 for (int t = 0; t < 8; ++t) _mm256_storeu_si256((__m256i *) (pb + 64 * t), _mm256_setzero_si256());
                 _mm256_storeu_ps(d, _mm256_setzero_ps());
+                _mm256_storeu_ps(mn, _mm256_setzero_ps());
                 continue;
             }
-            const uint8_t * unit = groups + u * group_bytes + b * kUnit;
+            const uint8_t * unit = groups + u * group_bytes + b * F::kUnit;
             // x8.h's header_offset / levels_offset, not called here: their
             // inline copies built with AVX2 flags could serve baseline callers
-            const bool last = b % 2 == 0; // the header after the levels
-            const uint8_t * lv = unit + (last ? 0 : 16);
-            _mm256_storeu_ps(d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (unit + (last ? 128 : 0)))));
+            const bool last = F::kAlternate && b % 2 == 0; // the header after the levels
+            const uint8_t * hdr = unit + (last ? 32 * F::kChunks : 0);
+            const uint8_t * lv = unit + (last ? 0 : 16 * F::kFields);
+            _mm256_storeu_ps(d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) hdr)));
+            _mm256_storeu_ps(mn, F::kFields == 2 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (hdr + 16)))
+                                                 : _mm256_setzero_ps());
+            if constexpr (kType == LM_GGML_TYPE_Q8_0) {
+                for (int t = 0; t < 8; ++t) {
+                    const __m256i v = _mm256_loadu_si256((const __m256i *) (lv + 32 * t));
+                    _mm256_storeu_si256((__m256i *) (pb + 64 * t), _mm256_xor_si256(v, flip));
+                }
+                continue;
+            }
+            const __m256i qh = F::kQ5 ? _mm256_loadu_si256((const __m256i *) lv) : _mm256_setzero_si256();
+            // 16 in the bytes whose fifth bit (bits[b] of qh's bytes spread by rep[i]) is set
+            const auto high = [&](int i, int bit) {
+                const __m256i spread = _mm256_and_si256(_mm256_shuffle_epi8(qh, h.rep[i]), h.bits[bit]);
+                return _mm256_and_si256(_mm256_cmpeq_epi8(spread, h.bits[bit]), sixteen);
+            };
             for (int t = 0; t < 4; ++t) {
-                const __m256i v = _mm256_loadu_si256((const __m256i *) (lv + 32 * t));
-                _mm256_storeu_si256((__m256i *) (pb + 64 * t), _mm256_shuffle_epi8(lut, _mm256_and_si256(v, low4)));
-                _mm256_storeu_si256((__m256i *) (pb + 64 * (t + 4)),
-                                    _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4)));
+                const __m256i v = _mm256_loadu_si256((const __m256i *) (lv + (F::kQ5 ? 32 : 0) + 32 * t));
+                __m256i lo = _mm256_and_si256(v, low4);
+                __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+                if constexpr (F::kQ5) {
+                    lo = _mm256_or_si256(lo, high(t / 2, t % 2));
+                    hi = _mm256_or_si256(hi, high(2 + t / 2, t % 2));
+                } else if constexpr (kType == LM_GGML_TYPE_IQ4_NL) { // the level + 128
+                    lo = _mm256_shuffle_epi8(lut, lo);
+                    hi = _mm256_shuffle_epi8(lut, hi);
+                }
+                _mm256_storeu_si256((__m256i *) (pb + 64 * t), lo);
+                _mm256_storeu_si256((__m256i *) (pb + 64 * (t + 4)), hi);
             }
         }
     }
@@ -217,8 +255,7 @@ const RowDotX8 kQ4_1 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_1>, x8_dot_gro
 const RowDotX8 kQ5_0 = {rowdot_x8_act_size, x8_pack_act<X8Act::off16>, x8_dot_groups<dot_group_q5<false>, 176>};
 const RowDotX8 kQ5_1 = {rowdot_x8_act_size, x8_pack_act<X8Act::q4_1>, x8_dot_groups<dot_group_q5<true>, 192>};
 // the activation's s (128 sum(q)) is not read: signed levels need no offset
-const RowDotX8 kIQ4_NL = {rowdot_x8_act_size, x8_pack_act<X8Act::off128>, x8_dot_groups<dot_group_iq4, 144>,
-                          pack_panel_iq4};
+const RowDotX8 kIQ4_NL = {rowdot_x8_act_size, x8_pack_act<X8Act::off128>, x8_dot_groups<dot_group_iq4, 144>};
 
 } // namespace
 
@@ -228,6 +265,13 @@ void fill_avx2_rowdot_x8(KernelSet & k) {
     k.rowdot_x8[LM_GGML_TYPE_Q5_0] = &kQ5_0;
     k.rowdot_x8[LM_GGML_TYPE_Q5_1] = &kQ5_1;
     k.rowdot_x8[LM_GGML_TYPE_IQ4_NL] = &kIQ4_NL;
+    // also Q8_0's, whose x8 layout starts at AVX-512 VNNI
+    k.x8_pack_panel[LM_GGML_TYPE_Q4_0] = pack_panel_x8<LM_GGML_TYPE_Q4_0>;
+    k.x8_pack_panel[LM_GGML_TYPE_Q4_1] = pack_panel_x8<LM_GGML_TYPE_Q4_1>;
+    k.x8_pack_panel[LM_GGML_TYPE_Q5_0] = pack_panel_x8<LM_GGML_TYPE_Q5_0>;
+    k.x8_pack_panel[LM_GGML_TYPE_Q5_1] = pack_panel_x8<LM_GGML_TYPE_Q5_1>;
+    k.x8_pack_panel[LM_GGML_TYPE_Q8_0] = pack_panel_x8<LM_GGML_TYPE_Q8_0>;
+    k.x8_pack_panel[LM_GGML_TYPE_IQ4_NL] = pack_panel_x8<LM_GGML_TYPE_IQ4_NL>;
 }
 
 } // namespace lmggml::cpu::arch::x86

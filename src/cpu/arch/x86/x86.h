@@ -17,7 +17,7 @@ void fill_avx2_qdot_iq4(KernelSet & k);
 void fill_avx2_rowdot(KernelSet & k);
 void fill_avx2_rowdot_q5(KernelSet & k);
 void fill_avx2_rowdot_k(KernelSet & k);
-void fill_avx2_rowdot_x8(KernelSet & k);
+void fill_avx2_rowdot_x8(KernelSet & k); // also the x8 panel packers, used by every higher level
 void fill_avx2_gemm_q(KernelSet & k);
 void fill_avx2_iqdot(KernelSet & k);
 void fill_avx512_fdot(KernelSet & k);
