@@ -13,7 +13,10 @@
 //                                (<type>_x8: weights in the CPU_REPACK buffer,
 //                                repacked where the CPU's level has an x8
 //                                kernel for the type: Q4_0/Q4_1/Q5_0/Q5_1/IQ4_NL
-//                                from AVX2, also Q8_0 at AVX-512 VNNI)
+//                                from AVX2, also Q8_0 at AVX-512 VNNI;
+//                                q8_0[_x8]_head: Gemma 3 270M's 178 MB output
+//                                head, past the L3 share of hosts with a
+//                                large shared L3)
 //   BM_Gen/<types>/layers        every matmul of a SmolLM2-135M token (30 layers
 //                                x q,k,v,o,gate,up,down + the output head),
 //                                N = 1: tokens/s and weight GB/s, to compare
@@ -528,6 +531,16 @@ void register_all() {
                     ->ComputeStatistics("max", max_of);
             }
         }
+    }
+    // Gemma 3 270M's output head (Q8_0, 640 x 262144, 178 MB): the largest
+    // stream of a token in the issue-29 models, past any L3 share
+    for (bool x8 : {false, true}) {
+        auto * b = benchmark::RegisterBenchmark(x8 ? "BM_MulMat/q8_0_x8_head" : "BM_MulMat/q8_0_head", BM_MulMat, x8);
+        for (int nth : {1, 2}) b->Args({(int64_t) LM_GGML_TYPE_Q8_0, 640, 262144, 1, nth});
+        b->ArgNames({"type", "K", "M", "N", "threads"})
+            ->UseRealTime()
+            ->ComputeStatistics("min", min_of)
+            ->ComputeStatistics("max", max_of);
     }
     // attention-shaped F16 product: K cache (64 x 512 tokens) x 512 queries
     benchmark::RegisterBenchmark("BM_MulMat/f16_attn", BM_MulMat, false)

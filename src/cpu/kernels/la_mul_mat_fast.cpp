@@ -140,7 +140,7 @@ void for_each_run(const lm_cpu_params * params, const lm_ggml_tensor * b, int64_
 // them here, all at once, instead of waiting on demand loads line by line.
 void prefetch_start(const char * w, size_t bytes) {
     const size_t n = std::min(bytes, arch::kWeightPrefetchBytes);
-    for (size_t i = 0; i < n; i += 64) __builtin_prefetch(w + i, 0, 3);
+    for (size_t i = 0; i < n; i += 64) __builtin_prefetch(w + i, 0, 2); // to L2, as the kernels do
 }
 
 void run_rowdot(const lm_cpu_params * params, lm_ggml_tensor * dst, const arch::RowDot & rd, const char * act,

@@ -133,7 +133,7 @@ void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float 
 // Every cache line of rows [j, j + count) of a row-strided cache, into L1.
 inline void prefetch_rows(const char * rows, size_t ld, int64_t bytes, int64_t j, int64_t count) {
     for (int64_t r = j; r < j + count; ++r)
-        for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(rows + r * (int64_t) ld + b, _MM_HINT_T0);
+        for (int64_t b = 0; b < bytes; b += 64) prefetch_stream(rows + r * (int64_t) ld + b);
 }
 
 // Every cache line of head slices [0, nh) (bytes each, hs apart) of rows [j, j + count).

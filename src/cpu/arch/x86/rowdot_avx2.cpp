@@ -79,7 +79,7 @@ template <bool kMin> __m256 dot_row_q4(const uint8_t * x, int64_t nb, const uint
     __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
     int64_t b = 0;
     for (; b + 4 <= nb; b += 4, x += 4 * kBlock, act += kQ4GroupBytes) {
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
+        prefetch_stream((const char *) x + kPrefetchBytes);
         group_q4<kMin, kBlock, kQs, 4>(x, act, &acc, &accm);
     }
     switch (nb - b) { // the row's last, partial group
@@ -113,7 +113,7 @@ __m256 dot_row_q8(const uint8_t * x, int64_t nb, const uint8_t * act) {
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2, x += 68, act += kQ8GroupBytes) {
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
+        prefetch_stream((const char *) x + kPrefetchBytes);
         group_q8<2>(x, act, acc);
     }
     if (b < nb) group_q8<1>(x, act, acc);

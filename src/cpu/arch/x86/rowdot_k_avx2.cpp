@@ -94,10 +94,10 @@ template <class Block> __m256 dot_row_k4(const uint8_t * x, int64_t nb, const ui
     constexpr bool kFifth = std::is_same_v<Block, lm_block_q5_K>;
     __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b, x += sizeof(Block), act += kKGroupBytes) {
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + 64, _MM_HINT_T0);
-        if constexpr (kFifth) _mm_prefetch((const char *) x + kPrefetchBytes + 128, _MM_HINT_T0); // 176 bytes: 4 lines
-        _mm_prefetch((const char *) x + kPrefetchBytes + sizeof(Block) - 1, _MM_HINT_T0);
+        prefetch_stream((const char *) x + kPrefetchBytes);
+        prefetch_stream((const char *) x + kPrefetchBytes + 64);
+        if constexpr (kFifth) prefetch_stream((const char *) x + kPrefetchBytes + 128); // 176 bytes: 4 lines
+        prefetch_stream((const char *) x + kPrefetchBytes + sizeof(Block) - 1);
         const auto * blk = reinterpret_cast<const Block *>(x);
         const __m128i sm = scales_mins(blk->scales);
         const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm)); // 16-bit scales 0..7 per lane
@@ -147,10 +147,10 @@ static inline __m256i quarter_q6_K(__m256i l0, __m256i l1, __m256i hq, const uin
 __m256 dot_row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_q6_K), act += kK6GroupBytes) {
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + 64, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + 128, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + sizeof(lm_block_q6_K) - 1, _MM_HINT_T0);
+        prefetch_stream((const char *) x + kPrefetchBytes);
+        prefetch_stream((const char *) x + kPrefetchBytes + 64);
+        prefetch_stream((const char *) x + kPrefetchBytes + 128);
+        prefetch_stream((const char *) x + kPrefetchBytes + sizeof(lm_block_q6_K) - 1);
         const auto * blk = reinterpret_cast<const lm_block_q6_K *>(x);
         const __m128i sc8 = _mm_loadu_si128((const __m128i *) blk->scales);
         __m256i t = _mm256_setzero_si256();
@@ -202,9 +202,9 @@ __m256 dot_row_iq4_xs(const uint8_t * x, int64_t nb, const uint8_t * act) {
     const auto spread = [](int s) { return _mm256_setr_epi32(s, s, s, s, s + 1, s + 1, s + 1, s + 1); };
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_iq4_xs), act += kIQ4XSGroupBytes) {
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + 64, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + sizeof(lm_block_iq4_xs) - 1, _MM_HINT_T0);
+        prefetch_stream((const char *) x + kPrefetchBytes);
+        prefetch_stream((const char *) x + kPrefetchBytes + 64);
+        prefetch_stream((const char *) x + kPrefetchBytes + sizeof(lm_block_iq4_xs) - 1);
         const int32_t w0 = load32(x), w1 = load32(x + 4); // d and scales_h; scales_l
         const __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(w1), shl), _mm256_set1_epi32(0x0F));
         const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(w0), shh), _mm256_set1_epi32(0x30));

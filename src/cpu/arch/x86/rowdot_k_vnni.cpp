@@ -66,9 +66,9 @@ float dot_row_q4_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
     __m512 acc = _mm512_setzero_ps();
     __m256 accm = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_q4_K), act += kKGroupBytes) {
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + 64, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + 128, _MM_HINT_T0);
+        prefetch_stream((const char *) x + kPrefetchBytes);
+        prefetch_stream((const char *) x + kPrefetchBytes + 64);
+        prefetch_stream((const char *) x + kPrefetchBytes + 128);
         const auto * blk = reinterpret_cast<const lm_block_q4_K *>(x);
         const __m512i v0 = _mm512_loadu_si512(blk->qs);
         const __m512i v1 = _mm512_loadu_si512(blk->qs + 64);
@@ -107,10 +107,10 @@ float dot_row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
     const __m512i low2 = _mm512_set1_epi8(0x03);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_q6_K), act += kK6GroupBytes) {
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + 64, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + 128, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + 192, _MM_HINT_T0);
+        prefetch_stream((const char *) x + kPrefetchBytes);
+        prefetch_stream((const char *) x + kPrefetchBytes + 64);
+        prefetch_stream((const char *) x + kPrefetchBytes + 128);
+        prefetch_stream((const char *) x + kPrefetchBytes + 192);
         const auto * blk = reinterpret_cast<const lm_block_q6_K *>(x);
         const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) blk->scales));
         const __m512i h = _mm512_loadu_si512(blk->qh);
@@ -167,9 +167,9 @@ float dot_row_iq4_xs(const uint8_t * x, int64_t nb, const uint8_t * act) {
     __m512 acc0 = _mm512_setzero_ps();
     __m512 acc1 = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_iq4_xs), act += kIQ4XSGroupBytes) {
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + 64, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + 128, _MM_HINT_T0);
+        prefetch_stream((const char *) x + kPrefetchBytes);
+        prefetch_stream((const char *) x + kPrefetchBytes + 64);
+        prefetch_stream((const char *) x + kPrefetchBytes + 128);
         const __m512i v0 = _mm512_loadu_si512(x + 8);
         const __m512i v1 = _mm512_loadu_si512(x + 72);
         __m512i p0 =

@@ -111,8 +111,8 @@ template <Fmt F> __m256 dot_row(const uint8_t * x, int64_t nb, const uint8_t * a
     int64_t b = 0;
     for (; b + 4 <= nb; b += 4, x += kGroup, act += kQ4GroupBytes) {
         // a group spans two cache lines at most (72..96 bytes)
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
-        _mm_prefetch((const char *) x + kPrefetchBytes + kGroup - 1, _MM_HINT_T0);
+        prefetch_stream((const char *) x + kPrefetchBytes);
+        prefetch_stream((const char *) x + kPrefetchBytes + kGroup - 1);
         group<F, 4>(x, act, acc, &accm);
     }
     switch (nb - b) { // the row's last, partial group

@@ -93,7 +93,7 @@ template <Fmt F> float dot_row(const uint8_t * x, int64_t nb, const uint8_t * ac
         _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl)),
                          _mm512_set1_epi8((char) 0x80));
     for (int64_t b = 0; b < nb; b += 4, x += 4 * kB, act += kQ4GroupBytes) {
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
+        prefetch_stream((const char *) x + kPrefetchBytes);
         __m512i t0, t1;
         load_group<4 * kB>(x, (nb - b) * kB, &t0, &t1);
         const __m512i nib = _mm512_permutex2var_epi8(t0, inib, t1);

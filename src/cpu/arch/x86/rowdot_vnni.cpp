@@ -98,7 +98,7 @@ template <bool kMin> float dot_row_q4(const uint8_t * x, int64_t nb, const uint8
     __m512 acc = _mm512_setzero_ps();
     __m512 accm = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b += 4, x += 4 * kBlock, act += kQ4GroupBytes) {
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
+        prefetch_stream((const char *) x + kPrefetchBytes);
         __m512i t0, t1;
         load_group<4 * kBlock>(x, (nb - b) * kBlock, &t0, &t1);
         const __m512i nib = _mm512_permutex2var_epi8(t0, inib, t1);
@@ -134,7 +134,7 @@ float dot_row_q8(const uint8_t * x, int64_t nb, const uint8_t * act) {
     const __m512i bias = _mm512_set1_epi8((char) 0x80);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b += 2, x += 68, act += kQ8GroupBytes) {
-        _mm_prefetch((const char *) x + kPrefetchBytes, _MM_HINT_T0);
+        prefetch_stream((const char *) x + kPrefetchBytes);
         __m512i t0, t1;
         load_group<68>(x, (nb - b) * 34, &t0, &t1);
         // levels + 128 are unsigned; cy takes 128 * sum(y) back out

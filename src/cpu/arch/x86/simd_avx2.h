@@ -10,6 +10,12 @@
 
 namespace lmggml::cpu::arch::x86 {
 
+// The software prefetch of the kernels that stream weights (or KV rows)
+// from memory: into L2 (T1). Into L1 (T0) read slower on the Intel AMX host
+// (docs/PERF.md, session 24): an 80 MB Q8_0 matrix at 1 thread 16-19 GB/s
+// against 24-26, generation 1-8 % slower; NTA was 2x slower.
+static inline void prefetch_stream(const void * p) { _mm_prefetch((const char *) p, _MM_HINT_T1); }
+
 static inline float hmax8(__m256 v) {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));
