@@ -514,8 +514,8 @@ void register_all() {
     // the types of the K-quant models' files beside the ones of the default model (the K-quants
     // and IQ4_XS only on shapes whose rows are whole 256-value super-blocks)
     for (lm_ggml_type t : {LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_F16, LM_GGML_TYPE_Q5_0,
-                           LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K,
-                           LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS}) {
+                           LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_IQ4_NL,
+                           LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS}) {
         for (const Shape & s : shapes) {
             if (s.k % lm_ggml_blck_size(t) != 0) continue;
             for (bool x8 : {false, true}) {

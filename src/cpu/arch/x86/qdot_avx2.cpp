@@ -1,5 +1,5 @@
 // AVX2 row dots in ggml's formats: the 32-value block types (qdot_impl.h
-// with maddubs), the K-quants q4_K, q5_K, q6_K, and F32 / F16.
+// with maddubs), the K-quants q2_K .. q6_K, and F32 / F16.
 // Twins: lm_cpu_q::vec_dot_* and ref::vec_dot_f32 / f16.
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -118,6 +118,64 @@ void vec_dot_q6_K(int n, float * s, size_t, const void * vx, size_t, const void 
     *s = sum;
 }
 
+// q2_K and q3_K: value 128c + 32s + l has its 2 low bits at 2s of
+// qs[32c + l] (q3_K: the third bit at 4c + s of hmask[l], the value 4 lower
+// where it is clear); 16-value groups with their own scale. Levels go to
+// maddubs unsigned (q3_K: + 4, 0..7, taken out as 4 * the q8_K group sums;
+// q2_K: 0..3 and its minimum m * group sums, as the twin).
+template <bool kQ3, typename Block> float dot_k23(int n, const Block * x, const lm_block_q8_K * y) {
+    const __m256i three = _mm256_set1_epi8(3);
+    float sum = 0.0f;
+    for (int i = 0; i < n / LM_QK_K; ++i) {
+        int sc[16];
+        int offs = 0; // q3_K: sum sc * bsums (the + 4); q2_K: sum m * bsums
+        for (int g = 0; g < 16; ++g) {
+            if constexpr (kQ3) {
+                const int lo = g < 8 ? (x[i].scales[g] & 0xF) : (x[i].scales[g - 8] >> 4);
+                sc[g] = (lo | (((x[i].scales[8 + g % 4] >> (2 * (g / 4))) & 3) << 4)) - 32;
+                offs += sc[g] * y[i].bsums[g];
+            } else {
+                sc[g] = x[i].scales[g] & 0xF;
+                offs += (x[i].scales[g] >> 4) * y[i].bsums[g];
+            }
+        }
+        __m256i hm = _mm256_setzero_si256();
+        if constexpr (kQ3) hm = _mm256_loadu_si256((const __m256i *) x[i].hmask);
+        __m256i acc = _mm256_setzero_si256();
+        for (int c = 0; c < 2; ++c) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *) (x[i].qs + 32 * c));
+            for (int s = 0; s < 4; ++s) {
+                __m256i u = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), three);
+                if constexpr (kQ3) { // + 4 where bit 4c + s of hmask is set: the level + 4
+                    const __m256i h = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * c + s), _mm256_set1_epi8(1));
+                    u = _mm256_or_si256(u, _mm256_slli_epi16(h, 2));
+                }
+                const int g0 = 8 * c + 2 * s; // the two 16-value groups of values 128c + 32s ..
+                const __m256i p =
+                    _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *) (y[i].qs + 128 * c + 32 * s)));
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set_m128i(_mm_set1_epi16((short) sc[g0 + 1]),
+                                                                                  _mm_set1_epi16((short) sc[g0]))));
+            }
+        }
+        if constexpr (kQ3) {
+            sum += y[i].d * from_f16(x[i].d) * (float) (hsum8_i32(acc) - 4 * offs);
+        } else {
+            const float dall = y[i].d * from_f16(x[i].d);
+            const float dmin = y[i].d * from_f16(x[i].dmin);
+            sum += dall * (float) hsum8_i32(acc) - dmin * (float) offs;
+        }
+    }
+    return sum;
+}
+
+void vec_dot_q2_K(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
+    *s = dot_k23<false>(n, static_cast<const lm_block_q2_K *>(vx), static_cast<const lm_block_q8_K *>(vy));
+}
+
+void vec_dot_q3_K(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
+    *s = dot_k23<true>(n, static_cast<const lm_block_q3_K *>(vx), static_cast<const lm_block_q8_K *>(vy));
+}
+
 // ---------------------------------------------------------------- floats
 void vec_dot_f32(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
     const auto * x = static_cast<const float *>(vx);
@@ -160,6 +218,8 @@ void fill_avx2_qdot(KernelSet & k) {
     k.vec_dot[LM_GGML_TYPE_Q5_0] = L::q5_0;
     k.vec_dot[LM_GGML_TYPE_Q5_1] = L::q5_1;
     k.vec_dot[LM_GGML_TYPE_Q8_0] = L::q8_0;
+    k.vec_dot[LM_GGML_TYPE_Q2_K] = vec_dot_q2_K;
+    k.vec_dot[LM_GGML_TYPE_Q3_K] = vec_dot_q3_K;
     k.vec_dot[LM_GGML_TYPE_Q4_K] = vec_dot_q4_K;
     k.vec_dot[LM_GGML_TYPE_Q5_K] = vec_dot_q5_K;
     k.vec_dot[LM_GGML_TYPE_Q6_K] = vec_dot_q6_K;
