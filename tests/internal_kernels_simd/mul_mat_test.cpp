@@ -124,7 +124,8 @@ TEST(SimdMulMat, FastPathsAgainstReferenceAndTwin) {
 }
 
 TEST(SimdMulMat, KQuants) {
-    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS}) {
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K,
+                           LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS}) {
         for (const Case & c : {Case{t, 256, 45, 1, 1, 1}, Case{t, 512, 33, 9, 1, 1}, Case{t, 256, 40, 33, 1, 3},
                                Case{t, 256 * 7, 40, 9, 1, 1}}) {
             run_case(c);

@@ -45,6 +45,8 @@ const arch::Gemm * ref_gemm(lm_ggml_type t) {
         case LM_GGML_TYPE_F16: return &ref::kGemmF16;
         case LM_GGML_TYPE_Q4_K: return &ref::kGemmQ4_K;
         case LM_GGML_TYPE_Q5_K: return &ref::kGemmQ5_K;
+        case LM_GGML_TYPE_Q2_K: return &ref::kGemmQ2_K;
+        case LM_GGML_TYPE_Q3_K: return &ref::kGemmQ3_K;
         case LM_GGML_TYPE_Q6_K: return &ref::kGemmQ6_K;
         case LM_GGML_TYPE_IQ4_XS: return &ref::kGemmIQ4_XS;
         default: return nullptr;
@@ -54,7 +56,12 @@ const arch::Gemm * ref_gemm(lm_ggml_type t) {
 bool has_min(lm_ggml_type t) { return t == LM_GGML_TYPE_Q4_1 || t == LM_GGML_TYPE_Q5_1; }
 // activations quantized as Q8_K
 bool is_k_quant(lm_ggml_type t) {
-    return t == LM_GGML_TYPE_Q4_K || t == LM_GGML_TYPE_Q5_K || t == LM_GGML_TYPE_Q6_K || t == LM_GGML_TYPE_IQ4_XS;
+    return t == LM_GGML_TYPE_Q2_K || t == LM_GGML_TYPE_Q3_K || t == LM_GGML_TYPE_Q4_K || t == LM_GGML_TYPE_Q5_K ||
+           t == LM_GGML_TYPE_Q6_K || t == LM_GGML_TYPE_IQ4_XS;
+}
+// values per block of the K-quant Gemm's activation rows and panels
+int k_block_values(lm_ggml_type t) {
+    return t == LM_GGML_TYPE_Q2_K || t == LM_GGML_TYPE_Q3_K || t == LM_GGML_TYPE_Q6_K ? 16 : 32;
 }
 
 // What the activation row stands for, decoded from the F32 input the same
@@ -270,7 +277,7 @@ void check_gemm(lm_ggml_type t, int64_t k, int64_t m, int64_t n) {
     Aligned want_act(lda * n, 0x5A);
     for (int64_t j = 0; j < n; ++j) {
         xs.push_back(activations((size_t) k, 800 + 7 * j + k));
-        decoded.push_back(is_k_quant(t) ? decode_act_per_block(xs.back(), t == LM_GGML_TYPE_Q6_K ? 16 : 32)
+        decoded.push_back(is_k_quant(t) ? decode_act_per_block(xs.back(), k_block_values(t))
                                         : decode_act(t, xs.back()));
         tw->pack_act(xs.back().data(), want_act.data() + j * lda, k);
     }
@@ -342,7 +349,8 @@ TEST(SimdGemm, BlockTypes) {
 
 TEST(SimdGemm, KQuants) {
     if (vector_levels().empty()) GTEST_SKIP() << "no vector level on this CPU";
-    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS}) {
+    for (lm_ggml_type t : {LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K,
+                           LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS}) {
         for (int64_t sb = 1; sb <= 8; ++sb) { // super-blocks; from 7 on, several chunks of blocks
             for (int64_t m : {1, 9, 17, 30, 32}) {
                 for (int64_t n = 1; n <= 13; n += sb <= 2 ? 1 : 4) check_gemm(t, 256 * sb, m, n);
@@ -364,14 +372,14 @@ TEST(SimdGemm, ExtremeLevelsDoNotOverflow) {
         lm_ggml_type type;
         int max_level; // 255: levels + 128 (signed weights)
     };
-    const Case cases[] = {{LM_GGML_TYPE_Q4_0, 15},   {LM_GGML_TYPE_Q4_1, 15},  {LM_GGML_TYPE_Q5_0, 31},
-                          {LM_GGML_TYPE_Q5_1, 31},   {LM_GGML_TYPE_Q8_0, 255}, {LM_GGML_TYPE_IQ4_NL, 255},
-                          {LM_GGML_TYPE_Q4_K, 15},   {LM_GGML_TYPE_Q5_K, 31},  {LM_GGML_TYPE_Q6_K, 63},
-                          {LM_GGML_TYPE_IQ4_XS, 255}};
+    const Case cases[] = {{LM_GGML_TYPE_Q4_0, 15}, {LM_GGML_TYPE_Q4_1, 15},  {LM_GGML_TYPE_Q5_0, 31},
+                          {LM_GGML_TYPE_Q5_1, 31}, {LM_GGML_TYPE_Q8_0, 255}, {LM_GGML_TYPE_IQ4_NL, 255},
+                          {LM_GGML_TYPE_Q4_K, 15}, {LM_GGML_TYPE_Q5_K, 31},  {LM_GGML_TYPE_Q6_K, 63},
+                          {LM_GGML_TYPE_Q2_K, 35}, {LM_GGML_TYPE_Q3_K, 35},  {LM_GGML_TYPE_IQ4_XS, 255}};
     const int64_t k = 512, m = 32, n = 21; // AMX: a tile of 16 columns, then VNNI's 5
     for (const Case & cs : cases) {
         const arch::Gemm * tw = ref_gemm(cs.type);
-        const int kv = cs.type == LM_GGML_TYPE_Q6_K ? 16 : 32;
+        const int kv = k_block_values(cs.type);
         const size_t block = layout::kGroupRows * (size_t) kv + 128; // one block of a 16-row group
         const size_t lda = layout::pad64(tw->act_size(k));
         Aligned act(lda * n, 0);

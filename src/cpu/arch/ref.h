@@ -82,7 +82,10 @@ void gemm_compute_q(const void * panel, int64_t m, int64_t k, const void * act, 
                     size_t ldd);
 // K-quants (layouts.h): Q4_K / Q5_K on 32-value blocks, Q6_K on 16-value blocks
 void gemm_pack_act_q4_K(const float * x, void * act, int64_t k); // also Q5_K's
-void gemm_pack_act_q6_K(const float * x, void * act, int64_t k);
+void gemm_pack_act_q6_K(const float * x, void * act, int64_t k); // also Q3_K's
+void gemm_pack_act_q2_K(const float * x, void * act, int64_t k); // Q6_K's with s = d * sum
+void gemm_pack_panel_q2_K(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
+void gemm_pack_panel_q3_K(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
 void gemm_pack_panel_q4_K(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
 void gemm_pack_panel_q5_K(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
 void gemm_pack_panel_q6_K(const void * w, size_t ldw, int64_t m, int64_t k, void * panel);
@@ -99,6 +102,6 @@ void gemm_pack_panel_f16(const void * w, size_t ldw, int64_t m, int64_t k, void 
 void gemm_compute_f(const void * panel, int64_t m, int64_t k, const void * act, size_t lda, int64_t n, float * dst,
                     size_t ldd);
 extern const Gemm kGemmQ4_0, kGemmQ4_1, kGemmQ5_0, kGemmQ5_1, kGemmQ8_0, kGemmIQ4_NL, kGemmF32, kGemmF16;
-extern const Gemm kGemmQ4_K, kGemmQ5_K, kGemmQ6_K, kGemmIQ4_XS;
+extern const Gemm kGemmQ2_K, kGemmQ3_K, kGemmQ4_K, kGemmQ5_K, kGemmQ6_K, kGemmIQ4_XS;
 
 } // namespace lmggml::cpu::arch::ref

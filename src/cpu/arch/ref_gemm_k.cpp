@@ -1,7 +1,7 @@
 // Scalar twins of the K-quant Gemm kernels (layouts.h): activation rows
 // quantized to int8 with one scale per sub-block (act_block_q8),
-// and panels of Q4_K / Q5_K (32-value blocks) and Q6_K (16-value blocks)
-// decoded with src/quant's unpackers.
+// and panels of Q4_K / Q5_K (32-value blocks) and Q2_K / Q3_K / Q6_K
+// (16-value blocks, levels + 32) decoded with src/quant's unpackers.
 #include "layouts.h"
 #include "ref.h"
 
@@ -21,8 +21,10 @@ using namespace layout;
 constexpr int64_t kGroups = kPanelRows / kGroupRows;
 
 // kOff (kV = 32 only): the offset the panel added to the weights' levels
-// (IQ4_XS: 128); then s = 0 and c = kOff * sum of the sub-block
-template <int kV, int kOff = 0> void pack_act_k(const float * x, void * vact, int64_t k) {
+// (IQ4_XS: 128); then s = 0 and c = kOff * sum of the sub-block. kV = 16:
+// c = 32 * sum (the levels' + 32), s = d * sum only with kS (Q2_K's minimum).
+template <int kV, int kOff = 0, bool kS = kV == 32 && kOff == 0>
+void pack_act_k(const float * x, void * vact, int64_t k) {
     const int64_t nb = k / kV;
     auto * q = static_cast<int8_t *>(vact);
     auto * d = reinterpret_cast<float *>(q + k);
@@ -33,7 +35,7 @@ template <int kV, int kOff = 0> void pack_act_k(const float * x, void * vact, in
         d[b] = act_block_q8(x + b * kV, kV, qb);
         int sum = 0;
         for (int i = 0; i < kV; ++i) sum += qb[i];
-        s[b] = kV == 32 && kOff == 0 ? d[b] * (float) sum : 0.0f;
+        s[b] = kS ? d[b] * (float) sum : 0.0f;
         c[b] = kV == 32 ? kOff * sum : 32 * sum;
     }
 }
@@ -64,6 +66,31 @@ Levels<16> levels_q6_K(const void * row, int64_t b) {
     Levels<16> l;
     for (int i = 0; i < 16; ++i) l.v[i] = (uint8_t) (q[16 * (b % 16) + i] + 32);
     l.d = lm_ggml_compute_fp16_to_fp32(x.d) * x.scales[b % 16];
+    l.m = 0.0f;
+    return l;
+}
+
+// Q2_K: 16-value groups, levels 0..3 (+ 32), 4-bit scale and minimum
+Levels<16> levels_q2_K(const void * row, int64_t b) {
+    const auto & x = static_cast<const lm_block_q2_K *>(row)[b / 16];
+    uint8_t q[LM_QK_K];
+    lm_quant::unpack_q2_K(x, q);
+    Levels<16> l;
+    for (int i = 0; i < 16; ++i) l.v[i] = (uint8_t) (q[16 * (b % 16) + i] + 32);
+    l.d = lm_ggml_compute_fp16_to_fp32(x.d) * (float) (x.scales[b % 16] & 0xF);
+    l.m = -lm_ggml_compute_fp16_to_fp32(x.dmin) * (float) (x.scales[b % 16] >> 4);
+    return l;
+}
+
+// Q3_K: 16-value groups, levels -4..3 (+ 32), a signed 6-bit scale
+Levels<16> levels_q3_K(const void * row, int64_t b) {
+    const auto & x = static_cast<const lm_block_q3_K *>(row)[b / 16];
+    int8_t q[LM_QK_K];
+    int sc[LM_QK_K / 16];
+    lm_quant::unpack_q3_K(x, q, sc);
+    Levels<16> l;
+    for (int i = 0; i < 16; ++i) l.v[i] = (uint8_t) (q[16 * (b % 16) + i] + 32);
+    l.d = lm_ggml_compute_fp16_to_fp32(x.d) * (float) sc[b % 16];
     l.m = 0.0f;
     return l;
 }
@@ -105,6 +132,13 @@ void pack_panel_k(const void * w, size_t ldw, int64_t m, int64_t k, void * vpane
 
 void gemm_pack_act_q4_K(const float * x, void * act, int64_t k) { pack_act_k<32>(x, act, k); }
 void gemm_pack_act_q6_K(const float * x, void * act, int64_t k) { pack_act_k<16>(x, act, k); }
+void gemm_pack_act_q2_K(const float * x, void * act, int64_t k) { pack_act_k<16, 0, true>(x, act, k); }
+void gemm_pack_panel_q2_K(const void * w, size_t ldw, int64_t m, int64_t k, void * p) {
+    pack_panel_k<16, levels_q2_K>(w, ldw, m, k, p);
+}
+void gemm_pack_panel_q3_K(const void * w, size_t ldw, int64_t m, int64_t k, void * p) {
+    pack_panel_k<16, levels_q3_K>(w, ldw, m, k, p);
+}
 void gemm_pack_act_iq4_xs(const float * x, void * act, int64_t k) { pack_act_k<32, 128>(x, act, k); }
 void gemm_pack_panel_iq4_xs(const void * w, size_t ldw, int64_t m, int64_t k, void * p) {
     pack_panel_k<32, levels_iq4_xs>(w, ldw, m, k, p);
@@ -123,6 +157,11 @@ const Gemm kGemmQ4_K = {kPanelRows,        gemm_q_act_size,      gemm_pack_act_q
                         gemm_q_panel_size, gemm_pack_panel_q4_K, gemm_compute_q};
 const Gemm kGemmQ5_K = {kPanelRows,        gemm_q_act_size,      gemm_pack_act_q4_K,
                         gemm_q_panel_size, gemm_pack_panel_q5_K, gemm_compute_q};
+// Q3_K on Q6_K's activation rows (no minimum); Q2_K's carry s for its minimum
+const Gemm kGemmQ2_K = {kPanelRows,          gemm_q16_act_size,    gemm_pack_act_q2_K,
+                        gemm_q16_panel_size, gemm_pack_panel_q2_K, gemm_compute_q16};
+const Gemm kGemmQ3_K = {kPanelRows,          gemm_q16_act_size,    gemm_pack_act_q6_K,
+                        gemm_q16_panel_size, gemm_pack_panel_q3_K, gemm_compute_q16};
 const Gemm kGemmQ6_K = {kPanelRows,          gemm_q16_act_size,    gemm_pack_act_q6_K,
                         gemm_q16_panel_size, gemm_pack_panel_q6_K, gemm_compute_q16};
 const Gemm kGemmIQ4_XS = {kPanelRows,        gemm_q_act_size,        gemm_pack_act_iq4_xs,

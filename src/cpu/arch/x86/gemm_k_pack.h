@@ -54,9 +54,11 @@ template <int kV> static inline float act_block_q8_avx2(const float * x, int8_t 
 }
 
 // kV = 32: d = the sub-block's d, s = d * sum of the sub-block, c = 0;
-// kV = 16: d = the group's d, s = 0, c = 32 * sum of the group (Q6_K's level offset).
+// kV = 16: d = the group's d, s = 0 (kS, Q2_K's minimum: d * sum), c = 32 *
+// sum of the group (the levels' offset of Q2_K, Q3_K, Q6_K).
 // kOff (kV = 32, IQ4_XS: 128): s = 0, c = kOff * sum of the sub-block
-template <int kV, int kOff = 0> void pack_act_k(const float * x, void * vact, int64_t k) {
+template <int kV, int kOff = 0, bool kS = kV == 32 && kOff == 0>
+void pack_act_k(const float * x, void * vact, int64_t k) {
     const int64_t nb = k / kV;
     auto * q = static_cast<int8_t *>(vact);
     auto * d = reinterpret_cast<float *>(q + k);
@@ -66,7 +68,7 @@ template <int kV, int kOff = 0> void pack_act_k(const float * x, void * vact, in
     for (int64_t b = 0; b < nb; ++b) {
         int sum;
         d[b] = act_block_q8_avx2<kV>(x + b * kV, q + b * kV, &sum);
-        s[b] = kV == 32 && kOff == 0 ? d[b] * (float) sum : 0.0f;
+        s[b] = kS ? d[b] * (float) sum : 0.0f;
         c[b] = kV == 32 ? kOff * sum : 32 * sum;
     }
 }
@@ -135,6 +137,44 @@ struct DecodeQ6_K {
         const __m128i top = _mm_and_si128(_mm_srli_epi16(hi, 2 * s), _mm_set1_epi8(3));
         _mm_store_si128((__m128i *) out, _mm_or_si128(low, _mm_slli_epi16(top, 4)));
         *d = from_f16(x.d) * (float) x.scales[grp];
+        *m = 0.0f;
+    }
+};
+
+// group grp (16 values) of a q2_K / q3_K super-block: value e = 128c + 32s + l
+// has 2 low bits (2s) in qs[32c + l] (q3_K: the third at 4c + s of
+// hmask[l], the value 4 lower where clear); the level is value + 32
+template <bool kQ3> static inline __m128i k23_levels(const uint8_t * qs, const uint8_t * hmask, int grp) {
+    const int c = grp / 8, s = (grp % 8) / 2, l0 = 16 * (grp % 2);
+    const __m128i q = _mm_loadu_si128((const __m128i *) (qs + 32 * c + l0));
+    __m128i v = _mm_and_si128(_mm_srli_epi16(q, 2 * s), _mm_set1_epi8(3));
+    if constexpr (kQ3) {
+        const __m128i h = _mm_loadu_si128((const __m128i *) (hmask + l0));
+        v = _mm_or_si128(v, _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(h, 4 * c + s), _mm_set1_epi8(1)), 2));
+        return _mm_add_epi8(v, _mm_set1_epi8(28)); // value + 4 in 0..7, + 28
+    }
+    return _mm_add_epi8(v, _mm_set1_epi8(32));
+}
+
+struct DecodeQ2_K {
+    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
+        const auto & x = static_cast<const lm_block_q2_K *>(row)[b / 16];
+        const int grp = (int) (b % 16);
+        _mm_store_si128((__m128i *) out, k23_levels<false>(x.qs, nullptr, grp));
+        *d = from_f16(x.d) * (float) (x.scales[grp] & 0xF);
+        *m = -from_f16(x.dmin) * (float) (x.scales[grp] >> 4);
+    }
+};
+
+struct DecodeQ3_K {
+    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
+        const auto & x = static_cast<const lm_block_q3_K *>(row)[b / 16];
+        const int grp = (int) (b % 16);
+        _mm_store_si128((__m128i *) out, k23_levels<true>(x.qs, x.hmask, grp));
+        // the signed 6-bit scale: 4 low bits, then 2 high bits from scales[8 + grp % 4]
+        const int lo = grp < 8 ? (x.scales[grp] & 0xF) : (x.scales[grp - 8] >> 4);
+        const int sc = (lo | (((x.scales[8 + grp % 4] >> (2 * (grp / 4))) & 3) << 4)) - 32;
+        *d = from_f16(x.d) * (float) sc;
         *m = 0.0f;
     }
 };

@@ -258,12 +258,13 @@ template <int kV, class Decode> void pack_panel(const void * w, size_t ldw, int6
 }
 
 // the formats (values per block, largest level, correction, minimum)
-using Nibble = Fmt<32, 15, false, true>;       // Q4_1, Q4_K
-using NibbleOffset = Fmt<32, 15, true, false>; // Q4_0 (levels - 8)
-using Bits5 = Fmt<32, 31, false, true>;        // Q5_1, Q5_K
-using Bits5Offset = Fmt<32, 31, true, false>;  // Q5_0 (levels - 16)
-using Bits6Offset = Fmt<16, 63, true, false>;  // Q6_K (levels - 32)
-using Signed = Fmt<32, 255, false, false>;     // Q8_0, IQ4_NL, IQ4_XS (levels + 128)
+using Nibble = Fmt<32, 15, false, true>;        // Q4_1, Q4_K
+using NibbleOffset = Fmt<32, 15, true, false>;  // Q4_0 (levels - 8)
+using Bits5 = Fmt<32, 31, false, true>;         // Q5_1, Q5_K
+using Bits5Offset = Fmt<32, 31, true, false>;   // Q5_0 (levels - 16)
+using Bits6Offset = Fmt<16, 63, true, false>;   // Q6_K, Q3_K (levels - 32)
+using Bits6OffsetMin = Fmt<16, 63, true, true>; // Q2_K (levels - 32, and its minimum)
+using Signed = Fmt<32, 255, false, false>;      // Q8_0, IQ4_NL, IQ4_XS (levels + 128)
 
 const Gemm kQ4_0 = {
     kPanelRows,           gemm_q_act_size, gemm_pack_act<8, false>, gemm_q_panel_size, pack_panel<32, DecodeQ4_0>,
@@ -288,6 +289,10 @@ const Gemm kQ5_K = {kPanelRows,    gemm_q_act_size, pack_act_k<32>, gemm_q_panel
                     compute<Bits5>};
 const Gemm kQ6_K = {kPanelRows,          gemm_q16_act_size,          pack_act_k<16>,
                     gemm_q16_panel_size, pack_panel<16, DecodeQ6_K>, compute<Bits6Offset>};
+const Gemm kQ2_K = {kPanelRows,          gemm_q16_act_size,          pack_act_k<16, 0, true>,
+                    gemm_q16_panel_size, pack_panel<16, DecodeQ2_K>, compute<Bits6OffsetMin>};
+const Gemm kQ3_K = {kPanelRows,          gemm_q16_act_size,          pack_act_k<16>,
+                    gemm_q16_panel_size, pack_panel<16, DecodeQ3_K>, compute<Bits6Offset>};
 const Gemm kIQ4_XS = {
     kPanelRows, gemm_q_act_size, pack_act_k<32, 128>, gemm_q_panel_size, pack_panel<32, DecodeIQ4_XS>, compute<Signed>};
 
@@ -300,6 +305,8 @@ void fill_avx2_gemm_q(KernelSet & k) {
     k.gemm[LM_GGML_TYPE_Q5_1] = &kQ5_1;
     k.gemm[LM_GGML_TYPE_Q8_0] = &kQ8_0;
     k.gemm[LM_GGML_TYPE_IQ4_NL] = &kIQ4_NL;
+    k.gemm[LM_GGML_TYPE_Q2_K] = &kQ2_K;
+    k.gemm[LM_GGML_TYPE_Q3_K] = &kQ3_K;
     k.gemm[LM_GGML_TYPE_Q4_K] = &kQ4_K;
     k.gemm[LM_GGML_TYPE_Q5_K] = &kQ5_K;
     k.gemm[LM_GGML_TYPE_Q6_K] = &kQ6_K;
