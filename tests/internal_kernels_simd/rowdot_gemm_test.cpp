@@ -25,6 +25,8 @@ const arch::RowDot * ref_rowdot(lm_ggml_type t) {
         case LM_GGML_TYPE_IQ4_NL: return &ref::kRowDotIQ4_NL;
         case LM_GGML_TYPE_Q4_K: return &ref::kRowDotQ4_K;
         case LM_GGML_TYPE_Q5_K: return &ref::kRowDotQ5_K;
+        case LM_GGML_TYPE_Q2_K: return &ref::kRowDotQ2_K;
+        case LM_GGML_TYPE_Q3_K: return &ref::kRowDotQ3_K;
         case LM_GGML_TYPE_Q6_K: return &ref::kRowDotQ6_K;
         case LM_GGML_TYPE_IQ4_XS: return &ref::kRowDotIQ4_XS;
         case LM_GGML_TYPE_F32: return &ref::kRowDotF32;
@@ -151,9 +153,10 @@ TEST(SimdRowDot, PackAndProductMatchTwin) {
     // K-quants: 1 to 8 whole super-blocks
     const std::vector<int64_t> super_ks = {256, 512, 768, 1024, 1280, 1536, 1792, 2048};
 
-    for (lm_ggml_type t : {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q5_0,
-                           LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K,
-                           LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
+    for (lm_ggml_type t :
+         {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
+          LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K,
+          LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS, LM_GGML_TYPE_F32, LM_GGML_TYPE_F16}) {
         const arch::RowDot * tw = ref_rowdot(t);
         const bool is_float = t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16;
         for (int64_t k : is_float ? float_ks : is_k_quant(t) ? super_ks : block_ks) {
@@ -217,6 +220,8 @@ TEST(SimdRowDot, ExtremeLevelsMatchTwin) {
         {LM_GGML_TYPE_Q4_K, 144, 0, 4, 0xFF},     // 15, scales and mins 63
         {LM_GGML_TYPE_Q5_K, 176, 0, 4, 0xFF},     // 31, scales and mins 63
         {LM_GGML_TYPE_Q6_K, 210, 208, 210, 0xFF}, // 63, scales -1
+        {LM_GGML_TYPE_Q2_K, 84, 80, 84, 0xFF},    // 3, scales and mins 15
+        {LM_GGML_TYPE_Q3_K, 110, 108, 110, 0xFF}, // 3, scales 31
         {LM_GGML_TYPE_IQ4_XS, 136, 0, 8, 0x00},   // -127
         {LM_GGML_TYPE_IQ4_XS, 136, 0, 8, 0xFF},   // 113
     };

@@ -53,7 +53,9 @@ void rowdot_q4_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
 void rowdot_q5_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
 void rowdot_pack_q6_K(const float * x, void * act, int64_t k);
 void rowdot_q6_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);
-extern const RowDot kRowDotQ4_K, kRowDotQ5_K, kRowDotQ6_K;
+void rowdot_q2_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst); // Q6_K's rows
+void rowdot_q3_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst); // Q6_K's rows
+extern const RowDot kRowDotQ2_K, kRowDotQ3_K, kRowDotQ4_K, kRowDotQ5_K, kRowDotQ6_K;
 // IQ4_XS: activation rows of every level from rowdot_pack_iq4_xs (layouts.h)
 void rowdot_pack_iq4_xs(const float * x, void * act, int64_t k);
 void rowdot_iq4_xs(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst);

@@ -1,8 +1,8 @@
-// Scalar twins of the Q4_K, Q5_K, Q6_K and IQ4_XS RowDot kernels (layouts.h,
+// Scalar twins of the Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS RowDot kernels (layouts.h,
 // "RowDot rows") and the packers of their activation rows, which every level
 // shares: Q8_K (src/quant's reference quantizer, as ggml's x86 path), for
 // Q4_K with the levels reordered to line up with the weights' nibbles and a
-// sum per sub-block, for Q6_K in order with Q8_K's sums per 16 values; for
+// sum per sub-block, for Q6_K (also Q2_K, Q3_K) in order with Q8_K's sums per 16 values; for
 // IQ4_XS one scale per 32-value sub-block (act_block_q8).
 #include "layouts.h"
 #include "ref.h"
@@ -10,6 +10,7 @@
 #include "../../core/ggml-impl.h"
 #include "../../quant/q_iq4_tq.h"
 #include "../../quant/q_search.h"
+#include "../../quant/q_unpack.h"
 #include "../../quant/quants.h"
 
 #include <cstring>
@@ -133,6 +134,60 @@ void rowdot_q6_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
     }
 }
 
+// Q2_K and Q3_K on Q6_K's activation rows: levels from src/quant's
+// unpackers, each 16-value group's dot times its scale (Q2_K: minus its
+// minimum times the group's sum).
+void rowdot_q2_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    const auto * act = static_cast<const uint8_t *>(vact);
+    for (int64_t r = 0; r < m; ++r) {
+        const auto * x = reinterpret_cast<const lm_block_q2_K *>(static_cast<const char *>(w) + r * ldw);
+        float acc = 0;
+        for (int64_t sb = 0; sb < k / kQKK; ++sb) {
+            const uint8_t * g = act + sb * kK6GroupBytes;
+            const auto * q = reinterpret_cast<const int8_t *>(g);
+            const auto * bs = reinterpret_cast<const int32_t *>(g + 256);
+            float dy;
+            std::memcpy(&dy, g + 320, sizeof(float));
+            uint8_t lv[kQKK];
+            lm_quant::unpack_q2_K(x[sb], lv);
+            int isum = 0, msum = 0;
+            for (int grp = 0; grp < 16; ++grp) {
+                int dot = 0;
+                for (int v = 16 * grp; v < 16 * grp + 16; ++v) dot += lv[v] * q[v];
+                isum += (x[sb].scales[grp] & 0xF) * dot;
+                msum += (x[sb].scales[grp] >> 4) * bs[grp];
+            }
+            acc += lm_ggml_compute_fp16_to_fp32(x[sb].d) * dy * (float) isum -
+                   lm_ggml_compute_fp16_to_fp32(x[sb].dmin) * dy * (float) msum;
+        }
+        dst[r] = acc;
+    }
+}
+
+void rowdot_q3_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+    const auto * act = static_cast<const uint8_t *>(vact);
+    for (int64_t r = 0; r < m; ++r) {
+        const auto * x = reinterpret_cast<const lm_block_q3_K *>(static_cast<const char *>(w) + r * ldw);
+        float acc = 0;
+        for (int64_t sb = 0; sb < k / kQKK; ++sb) {
+            const auto * q = reinterpret_cast<const int8_t *>(act + sb * kK6GroupBytes);
+            float dy;
+            std::memcpy(&dy, act + sb * kK6GroupBytes + 320, sizeof(float));
+            int8_t lv[kQKK];
+            int sc[kQKK / 16];
+            lm_quant::unpack_q3_K(x[sb], lv, sc);
+            int isum = 0;
+            for (int grp = 0; grp < 16; ++grp) {
+                int dot = 0;
+                for (int v = 16 * grp; v < 16 * grp + 16; ++v) dot += lv[v] * q[v];
+                isum += sc[grp] * dot;
+            }
+            acc += lm_ggml_compute_fp16_to_fp32(x[sb].d) * dy * (float) isum;
+        }
+        dst[r] = acc;
+    }
+}
+
 void rowdot_pack_iq4_xs(const float * x, void * vact, int64_t k) {
     auto * out = static_cast<uint8_t *>(vact);
     std::memset(out, 0, rowdot_iq4_xs_size(k));
@@ -187,6 +242,8 @@ void rowdot_iq4_xs(int64_t k, int64_t m, const void * w, size_t ldw, const void 
 
 const RowDot kRowDotQ4_K = {rowdot_k_size, rowdot_pack_q4_K, rowdot_q4_K};
 const RowDot kRowDotQ5_K = {rowdot_k_size, rowdot_pack_q4_K, rowdot_q5_K};
+const RowDot kRowDotQ2_K = {rowdot_k6_size, rowdot_pack_q6_K, rowdot_q2_K};
+const RowDot kRowDotQ3_K = {rowdot_k6_size, rowdot_pack_q6_K, rowdot_q3_K};
 const RowDot kRowDotQ6_K = {rowdot_k6_size, rowdot_pack_q6_K, rowdot_q6_K};
 const RowDot kRowDotIQ4_XS = {rowdot_iq4_xs_size, rowdot_pack_iq4_xs, rowdot_iq4_xs};
 

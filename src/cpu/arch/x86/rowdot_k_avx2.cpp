@@ -1,4 +1,4 @@
-// AVX2 matrix x vector (RowDot, layouts.h) for Q4_K, Q5_K, Q6_K and IQ4_XS weights, on
+// AVX2 matrix x vector (RowDot, layouts.h) for Q2_K .. Q6_K and IQ4_XS weights, on
 // the activation rows every level shares (ref::rowdot_pack_q4_K / _q6_K,
 // packed here by rowdot_pack.h's vectorized twins of those and of _iq4_xs): generation on
 // CPUs without AVX-512.
@@ -26,7 +26,7 @@
 // up to 2 * 127 * 127, so one vpmaddwd by 1 per maddubs). The 6-bit scales
 // times d and the activation's per-sub-block d make 8 floats per
 // super-block, spread over each chunk's lanes by vpermps.
-// Twins: ref::rowdot_q4_K, ref::rowdot_q5_K, ref::rowdot_q6_K, ref::rowdot_iq4_xs.
+// Twins: ref::rowdot_q2_K .. ref::rowdot_q6_K, ref::rowdot_iq4_xs.
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "rowdot_impl.h"
@@ -179,6 +179,108 @@ __m256 dot_row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
     return acc;
 }
 
+// ---------------------------------------------------------------- Q2_K, Q3_K
+// On Q6_K's activation rows. Quarter j of half n (values 128n + 32j ..) has
+// its 2 low bits at 2j of qs[32n + l]; levels 0..3 (Q3_K: + 4 where bit
+// 4n + j of hmask[l] is set, 0..7, the -4 taken out once per super-block
+// through the bsums) go through maddubs and vpmaddwd by the 16-value
+// groups' scales as Q6_K's.
+
+// the 16 signed 6-bit scales of a q3_K super-block, as int8: 4 low bits
+// (bytes 0-7 low nibbles, then high nibbles), 2 high bits at 2 (g / 4) of
+// byte 8 + g % 4
+static inline __m128i scales_q3_K(const uint8_t * p) {
+    // two loads, not a copy to the stack: a 16-byte load of 12 stored bytes stalls
+    const __m128i a = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *) p), _mm_cvtsi32_si128(load32(p + 8)));
+    const __m128i m4 = _mm_set1_epi8(0x0F), m3 = _mm_set1_epi8(3);
+    const __m128i lo = _mm_unpacklo_epi64(_mm_and_si128(a, m4), _mm_and_si128(_mm_srli_epi16(a, 4), m4));
+    const __m128i rep = _mm_shuffle_epi8(a, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11));
+    __m128i hi = _mm_and_si128(rep, m3);
+    hi = _mm_blend_epi32(hi, _mm_and_si128(_mm_srli_epi16(rep, 2), m3), 0x2);
+    hi = _mm_blend_epi32(hi, _mm_and_si128(_mm_srli_epi16(rep, 4), m3), 0x4);
+    hi = _mm_blend_epi32(hi, _mm_and_si128(_mm_srli_epi16(rep, 6), m3), 0x8);
+    return _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+}
+
+// quarters 0..3 of half n against the packed row; sc: the half's 8 scales
+// as int16 per lane; hm: the hmask bytes (Q3_K)
+template <bool kQ3, int n> static inline __m256i half_k23(__m256i q, __m256i hm, const uint8_t * act, __m256i sc) {
+    const __m256i three = _mm256_set1_epi8(3);
+    __m256i t = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+        __m256i w = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), three);
+        if constexpr (kQ3) { // bit 4n + j of each hmask byte to bit 2 (16-bit shifts by at most 5 keep it in its byte)
+            const int sh = 4 * n + j;
+            const __m256i h = sh >= 2 ? _mm256_srli_epi16(hm, sh - 2) : _mm256_slli_epi16(hm, 2 - sh);
+            w = _mm256_or_si256(w, _mm256_and_si256(h, _mm256_set1_epi8(4)));
+        }
+        const __m256i p = _mm256_maddubs_epi16(w, _mm256_load_si256((const __m256i *) (act + 128 * n + 32 * j)));
+        t = _mm256_add_epi32(t, _mm256_madd_epi16(p, _mm256_shuffle_epi8(sc, word_index(2 * j, 2 * j + 1))));
+    }
+    return t;
+}
+
+// the 8 scales of half n (int8 in sc8's bytes 8n..8n+7) as int16 in both lanes
+template <bool kSigned> static inline __m256i half_scales(__m128i sc8, int n) {
+    const __m128i h = n == 0 ? sc8 : _mm_srli_si128(sc8, 8);
+    return _mm256_broadcastsi128_si256(kSigned ? _mm_cvtepi8_epi16(h) : _mm_cvtepu8_epi16(h));
+}
+
+// sum over the 16 groups of sc8[g] * the activation's bsums[g]
+template <bool kSigned> static inline __m256i scaled_bsums(__m128i sc8, const uint8_t * act) {
+    const auto widen = [](__m128i v) { return kSigned ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v); };
+    return _mm256_add_epi32(
+        _mm256_mullo_epi32(widen(sc8), _mm256_load_si256((const __m256i *) (act + 256))),
+        _mm256_mullo_epi32(widen(_mm_srli_si128(sc8, 8)), _mm256_load_si256((const __m256i *) (act + 288))));
+}
+
+__m256 dot_row_q3_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_q3_K), act += kK6GroupBytes) {
+        prefetch_stream((const char *) x + kPrefetchBytes);
+        prefetch_stream((const char *) x + kPrefetchBytes + 64);
+        prefetch_stream((const char *) x + kPrefetchBytes + sizeof(lm_block_q3_K) - 1);
+        const auto * blk = reinterpret_cast<const lm_block_q3_K *>(x);
+        const __m128i sc8 = scales_q3_K(blk->scales);
+        const __m256i hm = _mm256_loadu_si256((const __m256i *) blk->hmask);
+        __m256i t = _mm256_add_epi32(
+            half_k23<true, 0>(_mm256_loadu_si256((const __m256i *) blk->qs), hm, act, half_scales<true>(sc8, 0)),
+            half_k23<true, 1>(_mm256_loadu_si256((const __m256i *) (blk->qs + 32)), hm, act,
+                              half_scales<true>(sc8, 1)));
+        t = _mm256_sub_epi32(t, _mm256_slli_epi32(scaled_bsums<true>(sc8, act), 2)); // the levels' + 4
+        float dy;
+        std::memcpy(&dy, act + 320, sizeof(dy));
+        const float d = from_f16((uint16_t) load16(x + offsetof(lm_block_q3_K, d)));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(d * dy), acc);
+    }
+    return acc;
+}
+
+__m256 dot_row_q2_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
+    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_q2_K), act += kK6GroupBytes) {
+        prefetch_stream((const char *) x + kPrefetchBytes);
+        prefetch_stream((const char *) x + kPrefetchBytes + sizeof(lm_block_q2_K) - 1);
+        const auto * blk = reinterpret_cast<const lm_block_q2_K *>(x);
+        const __m128i s = _mm_loadu_si128((const __m128i *) blk->scales);
+        const __m128i sc8 = _mm_and_si128(s, _mm_set1_epi8(0x0F));
+        const __m128i mn8 = _mm_and_si128(_mm_srli_epi16(s, 4), _mm_set1_epi8(0x0F));
+        const __m256i none = _mm256_setzero_si256();
+        const __m256i t = _mm256_add_epi32(
+            half_k23<false, 0>(_mm256_loadu_si256((const __m256i *) blk->qs), none, act, half_scales<false>(sc8, 0)),
+            half_k23<false, 1>(_mm256_loadu_si256((const __m256i *) (blk->qs + 32)), none, act,
+                               half_scales<false>(sc8, 1)));
+        float dy;
+        std::memcpy(&dy, act + 320, sizeof(dy));
+        const float d = from_f16((uint16_t) load16(x + offsetof(lm_block_q2_K, d)));
+        const float dmin = from_f16((uint16_t) load16(x + offsetof(lm_block_q2_K, dmin)));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(d * dy), acc);
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(scaled_bsums<false>(mn8, act)), _mm256_set1_ps(dmin * dy), accm);
+    }
+    return _mm256_sub_ps(acc, accm);
+}
+
 // ---------------------------------------------------------------- IQ4_XS
 // qs bytes 32c..32c+31 against the packed row (ref::rowdot_pack_iq4_xs):
 // low nibbles at activation bytes 128 (c / 2) + 32 (c % 2), high ones 64 on;
@@ -228,6 +330,8 @@ __m256 dot_row_iq4_xs(const uint8_t * x, int64_t nb, const uint8_t * act) {
 const RowDot kQ4_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_by4<kQKK, dot_row_k4<lm_block_q4_K>>};
 const RowDot kQ5_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_by4<kQKK, dot_row_k4<lm_block_q5_K>>};
 const RowDot kQ6_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_by4<kQKK, dot_row_q6_K>};
+const RowDot kQ2_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_by4<kQKK, dot_row_q2_K>};
+const RowDot kQ3_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_by4<kQKK, dot_row_q3_K>};
 const RowDot kIQ4_XS = {rowdot_iq4_xs_size, rowdot_pack_iq4_xs_avx2, dot_rows_by4<kQKK, dot_row_iq4_xs>};
 
 } // namespace
@@ -236,6 +340,8 @@ void fill_avx2_rowdot_k(KernelSet & k) {
     k.rowdot[LM_GGML_TYPE_Q4_K] = &kQ4_K;
     k.rowdot[LM_GGML_TYPE_Q5_K] = &kQ5_K;
     k.rowdot[LM_GGML_TYPE_Q6_K] = &kQ6_K;
+    k.rowdot[LM_GGML_TYPE_Q2_K] = &kQ2_K;
+    k.rowdot[LM_GGML_TYPE_Q3_K] = &kQ3_K;
     k.rowdot[LM_GGML_TYPE_IQ4_XS] = &kIQ4_XS;
 }
 
