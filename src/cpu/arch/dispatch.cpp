@@ -110,7 +110,7 @@ bool amx_tiles_permitted() {
     }();
     return ok;
 }
-#else
+#elif defined(__x86_64__) || defined(__i386__)
 bool amx_tiles_permitted() { return false; }
 #endif
 

@@ -228,6 +228,59 @@ template <class P> struct Dots {
         *s = sum;
     }
 
+    // q2_K / q3_K: values 128c + 32u + l have their 2 low bits at 2u of
+    // qs[32c + l] (q3_K: the third bit at 4c + u of hmask[l], the value 4
+    // lower where it is clear, -4..3); one scale per 16 values (q2_K: 4-bit
+    // scale and minimum, the minimum times Q8_K's group sums, as the twin).
+    template <bool kQ3, typename Block>
+    static void q23_K(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
+        const auto * x = static_cast<const Block *>(vx);
+        const auto * y = static_cast<const lm_block_q8_K *>(vy);
+        float sum = 0.0f;
+        const uint8x16_t three = vdupq_n_u8(3), one = vdupq_n_u8(1);
+        for (int i = 0; i < n / LM_QK_K; ++i) {
+            int sc[16];
+            int mins = 0;
+            for (int g = 0; g < 16; ++g) {
+                if constexpr (kQ3) {
+                    const int lo = g < 8 ? (x[i].scales[g] & 0xF) : (x[i].scales[g - 8] >> 4);
+                    sc[g] = (lo | (((x[i].scales[8 + g % 4] >> (2 * (g / 4))) & 3) << 4)) - 32;
+                } else {
+                    sc[g] = x[i].scales[g] & 0xF;
+                    mins += (x[i].scales[g] >> 4) * y[i].bsums[g];
+                }
+            }
+            uint8x16_t hm[2] = {one, one};
+            if constexpr (kQ3) hm[0] = vld1q_u8(x[i].hmask), hm[1] = vld1q_u8(x[i].hmask + 16);
+            int32x4_t acc = vdupq_n_s32(0);
+            for (int c = 0; c < 2; ++c) {
+                for (int u = 0; u < 4; ++u) {
+                    const int8_t * q8 = y[i].qs + 128 * c + 32 * u;
+                    for (int half = 0; half < 2; ++half) {
+                        const uint8x16_t l = vld1q_u8(x[i].qs + 32 * c + 16 * half);
+                        uint8x16_t v = vandq_u8(vshlq_u8(l, vdupq_n_s8((int8_t) (-2 * u))), three);
+                        int8x16_t q = vreinterpretq_s8_u8(v);
+                        if constexpr (kQ3) {
+                            const uint8x16_t h = vandq_u8(vshlq_u8(hm[half], vdupq_n_s8((int8_t) (-(4 * c + u)))), one);
+                            v = vorrq_u8(v, vshlq_n_u8(h, 2));
+                            q = vsubq_s8(vreinterpretq_s8_u8(v), vdupq_n_s8(4));
+                        }
+                        const int32x4_t p = P::dot(vdupq_n_s32(0), q, vld1q_s8(q8 + 16 * half));
+                        acc = vmlaq_n_s32(acc, p, sc[8 * c + 2 * u + half]);
+                    }
+                }
+            }
+            if constexpr (kQ3) {
+                sum += y[i].d * from_f16(x[i].d) * (float) vaddvq_s32(acc);
+            } else {
+                const float dall = y[i].d * from_f16(x[i].d);
+                const float dmin = y[i].d * from_f16(x[i].dmin);
+                sum += dall * (float) vaddvq_s32(acc) - dmin * (float) mins;
+            }
+        }
+        *s = sum;
+    }
+
     // ------------------------------------------------------------ RowDot rows (layouts.h)
     // The packed rows' per-lane extras (cy, sy, ds) serve the x86 kernels;
     // NEON subtracts the Q4_0 offset from the nibbles and reads one d (and

@@ -72,6 +72,8 @@ void fill_neon_qdot(KernelSet & k) {
     k.vec_dot[LM_GGML_TYPE_Q4_K] = D::q45_K<false, lm_block_q4_K>;
     k.vec_dot[LM_GGML_TYPE_Q5_K] = D::q45_K<true, lm_block_q5_K>;
     k.vec_dot[LM_GGML_TYPE_Q6_K] = D::q6_K;
+    k.vec_dot[LM_GGML_TYPE_Q2_K] = D::q23_K<false, lm_block_q2_K>;
+    k.vec_dot[LM_GGML_TYPE_Q3_K] = D::q23_K<true, lm_block_q3_K>;
     k.rowdot[LM_GGML_TYPE_Q4_0] = &kQ4_0;
     k.rowdot[LM_GGML_TYPE_Q4_1] = &kQ4_1;
     k.rowdot[LM_GGML_TYPE_Q8_0] = &kQ8_0;
