@@ -41,6 +41,16 @@ struct Buffer {
     explicit Buffer(size_t n) : bytes(n + 64), data(bytes.data() + (64 - (uintptr_t) bytes.data() % 64) % 64) {}
 };
 
+// kRows rows of k uniform values in [-1, 1), quantized to type
+std::vector<uint8_t> random_rows(lm_ggml_type type, int64_t k, std::mt19937 & rng) {
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> x((size_t) (kRows * k));
+    for (float & v : x) v = u(rng);
+    std::vector<uint8_t> w(lm_ggml_row_size(type, k) * kRows);
+    lm_ggml_quantize_chunk(type, x.data(), w.data(), 0, kRows, k, nullptr);
+    return w;
+}
+
 void BM_GemmCompute(benchmark::State & state, arch::Isa isa, lm_ggml_type type, int64_t k) {
     const arch::KernelSet * ks = arch::kernels_for(isa);
     const arch::Gemm * gm = ks != nullptr ? ks->gemm[type] : nullptr;
@@ -50,11 +60,8 @@ void BM_GemmCompute(benchmark::State & state, arch::Isa isa, lm_ggml_type type, 
     }
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> x((size_t) (kRows * k));
-    for (float & v : x) v = u(rng);
     const size_t row_bytes = lm_ggml_row_size(type, k);
-    std::vector<uint8_t> w(row_bytes * kRows);
-    lm_ggml_quantize_chunk(type, x.data(), w.data(), 0, kRows, k, nullptr);
+    const std::vector<uint8_t> w = random_rows(type, k, rng);
     Buffer panel(gm->panel_size(k));
     gm->pack_panel(w.data(), row_bytes, kRows, k, panel.data);
     const size_t lda = arch::layout::pad64(gm->act_size(k));
@@ -84,12 +91,8 @@ void BM_PanelFromX8(benchmark::State & state, arch::Isa isa, lm_ggml_type type, 
     }
     const arch::X8PanelPacker own = ks->x8_pack_panel[type];
     std::mt19937 rng(7);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> x((size_t) (kRows * k));
-    for (float & v : x) v = u(rng);
     const size_t row_bytes = lm_ggml_row_size(type, k);
-    std::vector<uint8_t> w(row_bytes * kRows);
-    lm_ggml_quantize_chunk(type, x.data(), w.data(), 0, kRows, k, nullptr);
+    const std::vector<uint8_t> w = random_rows(type, k, rng);
     const size_t group_bytes = arch::layout::kX8Rows * row_bytes;
     Buffer groups(group_bytes * (kRows / arch::layout::kX8Rows));
     for (int64_t g = 0; g < kRows / arch::layout::kX8Rows; ++g) {

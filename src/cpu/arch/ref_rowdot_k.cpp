@@ -134,13 +134,40 @@ void rowdot_q6_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
     }
 }
 
+namespace {
+
 // Q2_K and Q3_K on Q6_K's activation rows: levels from src/quant's
-// unpackers, each 16-value group's dot times its scale (Q2_K: minus its
-// minimum times the group's sum).
-void rowdot_q2_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
+// unpackers, each 16-value group's dot times its scale, minus its minimum
+// times the group's sum (Q2_K; Q3_K has none).
+struct Groups16 {
+    int8_t q[kQKK];
+    int sc[kQKK / 16], mn[kQKK / 16];
+    float d, dmin;
+};
+
+Groups16 groups_q2_K(const lm_block_q2_K & x) {
+    Groups16 g{};
+    uint8_t lv[kQKK];
+    lm_quant::unpack_q2_K(x, lv);
+    for (int v = 0; v < kQKK; ++v) g.q[v] = (int8_t) lv[v];
+    for (int grp = 0; grp < 16; ++grp) g.sc[grp] = x.scales[grp] & 0xF, g.mn[grp] = x.scales[grp] >> 4;
+    g.d = lm_ggml_compute_fp16_to_fp32(x.d);
+    g.dmin = lm_ggml_compute_fp16_to_fp32(x.dmin);
+    return g;
+}
+
+Groups16 groups_q3_K(const lm_block_q3_K & x) {
+    Groups16 g{};
+    lm_quant::unpack_q3_K(x, g.q, g.sc);
+    g.d = lm_ggml_compute_fp16_to_fp32(x.d);
+    return g;
+}
+
+template <typename Block, Groups16 (*Decode)(const Block &)>
+void rowdot_k16(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
     const auto * act = static_cast<const uint8_t *>(vact);
     for (int64_t r = 0; r < m; ++r) {
-        const auto * x = reinterpret_cast<const lm_block_q2_K *>(static_cast<const char *>(w) + r * ldw);
+        const auto * x = reinterpret_cast<const Block *>(static_cast<const char *>(w) + r * ldw);
         float acc = 0;
         for (int64_t sb = 0; sb < k / kQKK; ++sb) {
             const uint8_t * g = act + sb * kK6GroupBytes;
@@ -148,44 +175,27 @@ void rowdot_q2_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
             const auto * bs = reinterpret_cast<const int32_t *>(g + 256);
             float dy;
             std::memcpy(&dy, g + 320, sizeof(float));
-            uint8_t lv[kQKK];
-            lm_quant::unpack_q2_K(x[sb], lv);
+            const Groups16 wg = Decode(x[sb]);
             int isum = 0, msum = 0;
             for (int grp = 0; grp < 16; ++grp) {
                 int dot = 0;
-                for (int v = 16 * grp; v < 16 * grp + 16; ++v) dot += lv[v] * q[v];
-                isum += (x[sb].scales[grp] & 0xF) * dot;
-                msum += (x[sb].scales[grp] >> 4) * bs[grp];
+                for (int v = 16 * grp; v < 16 * grp + 16; ++v) dot += wg.q[v] * q[v];
+                isum += wg.sc[grp] * dot;
+                msum += wg.mn[grp] * bs[grp];
             }
-            acc += lm_ggml_compute_fp16_to_fp32(x[sb].d) * dy * (float) isum -
-                   lm_ggml_compute_fp16_to_fp32(x[sb].dmin) * dy * (float) msum;
+            acc += wg.d * dy * (float) isum - wg.dmin * dy * (float) msum;
         }
         dst[r] = acc;
     }
 }
 
-void rowdot_q3_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
-    const auto * act = static_cast<const uint8_t *>(vact);
-    for (int64_t r = 0; r < m; ++r) {
-        const auto * x = reinterpret_cast<const lm_block_q3_K *>(static_cast<const char *>(w) + r * ldw);
-        float acc = 0;
-        for (int64_t sb = 0; sb < k / kQKK; ++sb) {
-            const auto * q = reinterpret_cast<const int8_t *>(act + sb * kK6GroupBytes);
-            float dy;
-            std::memcpy(&dy, act + sb * kK6GroupBytes + 320, sizeof(float));
-            int8_t lv[kQKK];
-            int sc[kQKK / 16];
-            lm_quant::unpack_q3_K(x[sb], lv, sc);
-            int isum = 0;
-            for (int grp = 0; grp < 16; ++grp) {
-                int dot = 0;
-                for (int v = 16 * grp; v < 16 * grp + 16; ++v) dot += lv[v] * q[v];
-                isum += sc[grp] * dot;
-            }
-            acc += lm_ggml_compute_fp16_to_fp32(x[sb].d) * dy * (float) isum;
-        }
-        dst[r] = acc;
-    }
+} // namespace
+
+void rowdot_q2_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
+    rowdot_k16<lm_block_q2_K, groups_q2_K>(k, m, w, ldw, act, dst);
+}
+void rowdot_q3_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
+    rowdot_k16<lm_block_q3_K, groups_q3_K>(k, m, w, ldw, act, dst);
 }
 
 void rowdot_pack_iq4_xs(const float * x, void * vact, int64_t k) {
