@@ -156,12 +156,11 @@ const Gemm kQ5_K = {kPanelRows,
                     gemm_q_panel_size,
                     pack_panel_neon<DecodeQ5_K>,
                     compute<32, true, false, false>};
-// Q2_K / Q3_K: 16-value groups, levels + 32, on Q6_K's microkernel; the
-// scalar twins' packers (their panels are the same bytes at every level)
-const Gemm kQ2_K = {kPanelRows,          gemm_q16_act_size,         ref::gemm_pack_act_q2_K,
-                    gemm_q16_panel_size, ref::gemm_pack_panel_q2_K, compute<16, true, true, false>};
-const Gemm kQ3_K = {kPanelRows,          gemm_q16_act_size,         ref::gemm_pack_act_q6_K,
-                    gemm_q16_panel_size, ref::gemm_pack_panel_q3_K, compute<16, false, true, false>};
+// Q2_K / Q3_K: 16-value groups, levels + 32, on Q6_K's microkernel
+const Gemm kQ2_K = {kPanelRows,          gemm_q16_act_size,           ref::gemm_pack_act_q2_K,
+                    gemm_q16_panel_size, pack_panel_neon<DecodeQ2_K>, compute<16, true, true, false>};
+const Gemm kQ3_K = {kPanelRows,          gemm_q16_act_size,           ref::gemm_pack_act_q6_K,
+                    gemm_q16_panel_size, pack_panel_neon<DecodeQ3_K>, compute<16, false, true, false>};
 const Gemm kQ6_K = {kPanelRows,          gemm_q16_act_size,           ref::gemm_pack_act_q6_K,
                     gemm_q16_panel_size, pack_panel_neon<DecodeQ6_K>, compute<16, false, true, false>};
 const Gemm kIQ4_XS = {kPanelRows,

@@ -223,6 +223,45 @@ struct DecodeQ6_K {
     }
 };
 
+// group grp (16 values) of a Q2_K / Q3_K super-block: value 128c + 32s + l
+// has its 2 low bits at 2s of qs[32c + l] (Q3_K: the third at 4c + s of
+// hmask[l], the value 4 lower where clear); the level is the value + 32
+template <bool kQ3> static inline uint8x16_t k23_levels(const uint8_t * qs, const uint8_t * hmask, int grp) {
+    const int c = grp / 8, s = (grp % 8) / 2, l0 = 16 * (grp % 2);
+    const uint8x16_t v = vandq_u8(vshlq_u8(vld1q_u8(qs + 32 * c + l0), vdupq_n_s8((int8_t) (-2 * s))), vdupq_n_u8(3));
+    if constexpr (kQ3) {
+        const uint8x16_t h =
+            vandq_u8(vshlq_u8(vld1q_u8(hmask + l0), vdupq_n_s8((int8_t) (-(4 * c + s)))), vdupq_n_u8(1));
+        return vaddq_u8(vorrq_u8(v, vshlq_n_u8(h, 2)), vdupq_n_u8(28)); // value + 4 in 0..7, + 28
+    }
+    return vaddq_u8(v, vdupq_n_u8(32));
+}
+
+struct DecodeQ2_K {
+    static constexpr int kV = 16;
+    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
+        const auto & x = static_cast<const lm_block_q2_K *>(row)[b / 16];
+        const int grp = (int) (b % 16);
+        vst1q_u8(out, k23_levels<false>(x.qs, nullptr, grp));
+        *d = from_f16(x.d) * (float) (x.scales[grp] & 0xF);
+        *m = -from_f16(x.dmin) * (float) (x.scales[grp] >> 4);
+    }
+};
+
+struct DecodeQ3_K {
+    static constexpr int kV = 16;
+    static void run(const void * row, int64_t b, uint8_t * out, float * d, float * m) {
+        const auto & x = static_cast<const lm_block_q3_K *>(row)[b / 16];
+        const int grp = (int) (b % 16);
+        vst1q_u8(out, k23_levels<true>(x.qs, x.hmask, grp));
+        // the signed 6-bit scale: 4 low bits, then 2 high bits from scales[8 + grp % 4]
+        const int lo = grp < 8 ? (x.scales[grp] & 0xF) : (x.scales[grp - 8] >> 4);
+        const int sc = (lo | (((x.scales[8 + grp % 4] >> (2 * (grp / 4))) & 3) << 4)) - 32;
+        *d = from_f16(x.d) * (float) sc;
+        *m = 0.0f;
+    }
+};
+
 // sub-block j of an IQ4_XS super-block: each nibble's level + 128 (unsigned)
 struct DecodeIQ4_XS {
     static constexpr int kV = 32;
