@@ -68,6 +68,11 @@ TEST(SimdActivation, NanInASuperBlockMakesItsQ8KScaleNan) {
     }
 }
 
+// the K-quants whose last two bytes are an F16 scale (Q2_K's dmin, Q3_K's and Q6_K's d)
+bool k_header_last(lm_ggml_type t) {
+    return t == LM_GGML_TYPE_Q2_K || t == LM_GGML_TYPE_Q3_K || t == LM_GGML_TYPE_Q6_K;
+}
+
 // Weights from random floats; `nan_rows` get a NaN in one block: its F16
 // scale (block types) or one value. Returns the rows as they decode.
 std::vector<std::vector<double>> nan_weights(lm_ggml_tensor * a, lmtest::Rng & rng,
@@ -90,9 +95,9 @@ std::vector<std::vector<double>> nan_weights(lm_ggml_tensor * a, lmtest::Rng & r
             const int64_t b = r % nb;
             if (a->type == LM_GGML_TYPE_F32) {
                 ((float *) row)[b] = std::nanf("");
-            } else if (lm_ggml_is_quantized(a->type) && a->type != LM_GGML_TYPE_Q6_K) {
+            } else if (lm_ggml_is_quantized(a->type) && !k_header_last(a->type)) {
                 std::memset(row + b * lm_ggml_type_size(a->type), 0xFF, 2); // d first: 0xFFFF is an F16 NaN
-            } else {                                                        // F16, and Q6_K (d last)
+            } else { // F16, and the K-quants whose d (Q2_K: dmin) ends the block
                 const size_t off = a->type == LM_GGML_TYPE_F16 ? b * 2 : (b + 1) * lm_ggml_type_size(a->type) - 2;
                 std::memset(row + off, 0xFF, 2);
             }
@@ -135,9 +140,10 @@ void run_nan_case(lm_ggml_type t, int64_t K, int64_t M, int64_t N, bool in_weigh
 }
 
 TEST(SimdMulMat, NanInputsReachTheirProducts) {
-    const lm_ggml_type types[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0,  LM_GGML_TYPE_Q5_1,
-                                  LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_F16,  LM_GGML_TYPE_F32,   LM_GGML_TYPE_Q4_K,
-                                  LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS};
+    const lm_ggml_type types[] = {LM_GGML_TYPE_Q4_0,  LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
+                                  LM_GGML_TYPE_Q8_0,  LM_GGML_TYPE_F16,  LM_GGML_TYPE_F32,  LM_GGML_TYPE_Q2_K,
+                                  LM_GGML_TYPE_Q3_K,  LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K,
+                                  LM_GGML_TYPE_IQ4_XS};
     for (lm_ggml_type t : types) {
         const int64_t K = lm_ggml_blck_size(t) == 256 ? 512 : 128;
         for (int64_t N : {int64_t(1), int64_t(3), lmggml::cpu::la::kGemmMinCols + 3}) { // rowdot, x8 / dot, gemm
