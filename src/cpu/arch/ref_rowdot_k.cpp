@@ -104,41 +104,11 @@ void rowdot_pack_q6_K(const float * x, void * vact, int64_t k) {
     }
 }
 
-void rowdot_q6_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * vact, float * dst) {
-    const auto * act = static_cast<const uint8_t *>(vact);
-    for (int64_t r = 0; r < m; ++r) {
-        const auto * x = reinterpret_cast<const lm_block_q6_K *>(static_cast<const char *>(w) + r * ldw);
-        float acc = 0;
-        for (int64_t sb = 0; sb < k / kQKK; ++sb) {
-            const uint8_t * g = act + sb * kK6GroupBytes;
-            const auto * q = reinterpret_cast<const int8_t *>(g);
-            const auto * bs = reinterpret_cast<const int32_t *>(g + 256);
-            float dy;
-            std::memcpy(&dy, g + 320, sizeof(float));
-            int isum = 0;
-            for (int grp = 0; grp < 16; ++grp) {
-                int dot = 0;
-                for (int v = 16 * grp; v < 16 * grp + 16; ++v) {
-                    // value v: half n = v / 128; in it l = v % 32, quarter j = (v % 128) / 32
-                    const int n = v / 128, l = v % 32, j = (v % 128) / 32;
-                    const uint8_t ql = x[sb].ql[64 * n + l + 32 * (j % 2)];
-                    const int lo = j < 2 ? (ql & 15) : (ql >> 4);
-                    const int hi = (x[sb].qh[32 * n + l] >> (2 * j)) & 3;
-                    dot += (lo | hi << 4) * q[v];
-                }
-                isum += x[sb].scales[grp] * (dot - 32 * bs[grp]);
-            }
-            acc += lm_ggml_compute_fp16_to_fp32(x[sb].d) * dy * (float) isum;
-        }
-        dst[r] = acc;
-    }
-}
-
 namespace {
 
-// Q2_K and Q3_K on Q6_K's activation rows: levels from src/quant's
-// unpackers, each 16-value group's dot times its scale, minus its minimum
-// times the group's sum (Q2_K; Q3_K has none).
+// Q2_K, Q3_K and Q6_K on Q6_K's activation rows: signed levels from
+// src/quant's unpackers, each 16-value group's dot times its scale, minus
+// its minimum times the group's sum (Q2_K; the others have none).
 struct Groups16 {
     int8_t q[kQKK];
     int sc[kQKK / 16], mn[kQKK / 16];
@@ -159,6 +129,14 @@ Groups16 groups_q2_K(const lm_block_q2_K & x) {
 Groups16 groups_q3_K(const lm_block_q3_K & x) {
     Groups16 g{};
     lm_quant::unpack_q3_K(x, g.q, g.sc);
+    g.d = lm_ggml_compute_fp16_to_fp32(x.d);
+    return g;
+}
+
+Groups16 groups_q6_K(const lm_block_q6_K & x) {
+    Groups16 g{};
+    lm_quant::unpack_q6_K(x, g.q);
+    for (int grp = 0; grp < 16; ++grp) g.sc[grp] = x.scales[grp];
     g.d = lm_ggml_compute_fp16_to_fp32(x.d);
     return g;
 }
@@ -196,6 +174,9 @@ void rowdot_q2_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * 
 }
 void rowdot_q3_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
     rowdot_k16<lm_block_q3_K, groups_q3_K>(k, m, w, ldw, act, dst);
+}
+void rowdot_q6_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
+    rowdot_k16<lm_block_q6_K, groups_q6_K>(k, m, w, ldw, act, dst);
 }
 
 void rowdot_pack_iq4_xs(const float * x, void * vact, int64_t k) {
