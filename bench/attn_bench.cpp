@@ -11,6 +11,9 @@
 //                                layers: a 50 MB cache, past the L3
 //   BM_AttnGenGemmaHot/...       one layer (4 MB): the kernels' own speed, the
 //                                cache in L2/L3
+//   BM_AttnGenD128Hot/depth/1    one layer in Llama 3 8B's shape (head size
+//                                128, 32 query heads on 8 KV heads): 4 MB
+//                                at depth 1024
 //   BM_AttnPrompt/depth/threads  512 query rows after depth keys, causal mask,
 //                                one layer: GFLOP/s (2 * 2 * D flops per
 //                                visible key, head and row)
@@ -33,7 +36,7 @@ namespace {
 struct Shape {
     int64_t D, heads, kv_heads;
 };
-constexpr Shape kSmolLM2{64, 9, 3}, kGemma3{256, 4, 1};
+constexpr Shape kSmolLM2{64, 9, 3}, kGemma3{256, 4, 1}, kD128{128, 32, 8};
 
 struct Attn {
     lm_ggml_context * ctx = nullptr;
@@ -109,6 +112,7 @@ void BM_AttnGen(benchmark::State & st) { run(st, kSmolLM2, 1, 30); }
 void BM_AttnGenGemma(benchmark::State & st) { run(st, kGemma3, 1, 12); }
 void BM_AttnGenGemmaHot(benchmark::State & st) { run(st, kGemma3, 1, 1); }
 void BM_AttnGenHot(benchmark::State & st) { run(st, kSmolLM2, 1, 1); }
+void BM_AttnGenD128Hot(benchmark::State & st) { run(st, kD128, 1, 1); }
 void BM_AttnPrompt(benchmark::State & st) { run(st, kSmolLM2, 512, 1); }
 void BM_AttnPromptGemma(benchmark::State & st) { run(st, kGemma3, 512, 1); }
 
@@ -118,6 +122,7 @@ BENCHMARK(BM_AttnGen)->ArgsProduct({{4096}, {1, 2}})->UseRealTime()->Unit(benchm
 BENCHMARK(BM_AttnGenGemma)->ArgsProduct({{4096}, {1, 2}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttnGenGemmaHot)->ArgsProduct({{4096}, {1}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttnGenHot)->ArgsProduct({{4096, 512}, {1}})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AttnGenD128Hot)->ArgsProduct({{1024}, {1}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttnPrompt)->ArgsProduct({{4096}, {1, 2}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttnPromptGemma)->ArgsProduct({{4096}, {1, 2}})->UseRealTime()->Unit(benchmark::kMillisecond);
 

@@ -188,6 +188,7 @@ void fill_level(KernelSet & k, Isa isa) {
             x86::fill_avx512_fdot(k);
             x86::fill_avx512_gemm_f(k);
             x86::fill_avx512_math(k);
+            x86::fill_avx512_attn(k);
             break;
         case Isa::avx512_vnni:
             x86::fill_vnni_qdot(k);

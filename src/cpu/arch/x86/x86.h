@@ -23,6 +23,7 @@ void fill_avx2_iqdot(KernelSet & k);
 void fill_avx512_fdot(KernelSet & k);
 void fill_avx512_gemm_f(KernelSet & k);
 void fill_avx512_math(KernelSet & k);
+void fill_avx512_attn(KernelSet & k);
 void fill_vnni_qdot(KernelSet & k);
 void fill_vnni_qdot_iq4(KernelSet & k);
 void fill_vnni_rowdot(KernelSet & k);
