@@ -18,7 +18,7 @@
 //               falls into a few L1 sets and every pass went to L2 (2.3x).
 #if defined(__x86_64__) || defined(__i386__)
 
-#include "simd_avx2.h"
+#include "attn_blocks.h"
 #include "x86.h"
 
 #include "../ref.h"
@@ -130,27 +130,19 @@ void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float 
     }
 }
 
-// Every cache line of rows [j, j + count) of a row-strided cache, into L1.
-inline void prefetch_rows(const char * rows, size_t ld, int64_t bytes, int64_t j, int64_t count) {
-    for (int64_t r = j; r < j + count; ++r)
-        for (int64_t b = 0; b < bytes; b += 64) prefetch_stream(rows + r * (int64_t) ld + b);
-}
-
-// Every cache line of head slices [0, nh) (bytes each, hs apart) of rows [j, j + count).
-inline void prefetch_head_rows(const char * rows, size_t ld, size_t hs, int64_t nh, int64_t bytes, int64_t j,
-                               int64_t count) {
-    for (int64_t h = 0; h < nh; ++h) prefetch_rows(rows + h * (int64_t) hs, ld, bytes, j, count);
+// nh heads' scores of G query rows each, key block by key block (nh 1: one head).
+template <int G, int K = kKeys<G>>
+void scores_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldk, size_t hs, int64_t nh, const float * q,
+                       float * s) {
+    scores_blocks<K>(d, n, rows, ldk, hs, nh, kAheadRows, [&](int64_t h, int64_t j0, int nk) {
+        scores_block<G, K>(d, rows + h * (int64_t) hs + j0 * (int64_t) ldk, ldk, nk, q + h * G * d, s + h * G * n + j0,
+                           n);
+    });
 }
 
 template <int G, int K = kKeys<G>>
 void scores_rows(int64_t d, int64_t n, const char * rows, size_t ldk, const float * q, float * s) {
-    prefetch_rows(rows, ldk, d * 2, 0, std::min<int64_t>(n, kAheadRows));
-    for (int64_t j0 = 0; j0 < n; j0 += K) {
-        const int nk = (int) std::min<int64_t>(K, n - j0);
-        if (j0 + kAheadRows < n)
-            prefetch_rows(rows, ldk, d * 2, j0 + kAheadRows, std::min<int64_t>(K, n - j0 - kAheadRows));
-        scores_block<G, K>(d, rows + j0 * (int64_t) ldk, ldk, nk, q, s + j0, n);
-    }
+    scores_rows_heads<G, K>(d, n, rows, ldk, 0, 1, q, s);
 }
 
 void scores(int64_t d, int64_t n, const void * k, size_t ldk, const float * q, int64_t g, float * s) {
@@ -178,23 +170,6 @@ void scores(int64_t d, int64_t n, const void * k, size_t ldk, const float * q, i
                 break;
         }
         i0 += take;
-    }
-}
-
-// nh heads' scores, key block by key block, every head of a block before
-// the next: a cache row holding all heads is read front to back.
-template <int G, int K = kKeys<G>>
-void scores_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldk, size_t hs, int64_t nh, const float * q,
-                       float * s) {
-    prefetch_head_rows(rows, ldk, hs, nh, d * 2, 0, std::min<int64_t>(n, kAheadRows));
-    for (int64_t j0 = 0; j0 < n; j0 += K) {
-        const int nk = (int) std::min<int64_t>(K, n - j0);
-        if (j0 + kAheadRows < n)
-            prefetch_head_rows(rows, ldk, hs, nh, d * 2, j0 + kAheadRows, std::min<int64_t>(K, n - j0 - kAheadRows));
-        for (int64_t h = 0; h < nh; ++h) {
-            scores_block<G, K>(d, rows + h * (int64_t) hs + j0 * (int64_t) ldk, ldk, nk, q + h * G * d,
-                               s + h * G * n + j0, n);
-        }
     }
 }
 
@@ -333,22 +308,20 @@ void accumulate_pass(int64_t d, int64_t nb, const char * rows, size_t ldv, const
     accumulate_cols<G>(d, nb, rows, ldv, p, ldp, acc, c);
 }
 
-// The block's column passes fetch the next block's rows, a share per pass.
+// nh heads' accumulators, block by block of V rows (nh 1: one head).
+template <int G>
+void accumulate_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldv, size_t hs, int64_t nh, const float * p,
+                           float * acc) {
+    const int64_t width = cols_per_pass<G>(d);
+    accumulate_blocks(d, n, rows, ldv, hs, nh, width, kBlockRows, [&](int64_t h, int64_t j0, int64_t nb, int64_t c) {
+        accumulate_pass<G>(d, nb, rows + h * (int64_t) hs + j0 * (int64_t) ldv, ldv, p + h * G * n + j0, n,
+                           acc + h * G * d, c, width);
+    });
+}
+
 template <int G>
 void accumulate_rows(int64_t d, int64_t n, const char * rows, size_t ldv, const float * p, float * acc) {
-    const int64_t width = cols_per_pass<G>(d);
-    const int64_t passes = d / width;
-    const int64_t per_pass = (kBlockRows + passes - 1) / passes;
-    prefetch_rows(rows, ldv, d * 2, 0, std::min(n, kBlockRows));
-    for (int64_t j0 = 0; j0 < n; j0 += kBlockRows) {
-        const int64_t nb = std::min(kBlockRows, n - j0);
-        const int64_t next = j0 + kBlockRows, next_end = std::min(n, next + kBlockRows);
-        const char * block = rows + j0 * (int64_t) ldv;
-        for (int64_t c = 0, r = next; c < d; c += width, r += per_pass) {
-            if (r < next_end) prefetch_rows(rows, ldv, d * 2, r, std::min(per_pass, next_end - r));
-            accumulate_pass<G>(d, nb, block, ldv, p + j0, n, acc, c, width);
-        }
-    }
+    accumulate_rows_heads<G>(d, n, rows, ldv, 0, 1, p, acc);
 }
 
 void accumulate(int64_t d, int64_t n, const void * v, size_t ldv, const float * p, int64_t g, float * acc) {
@@ -365,29 +338,6 @@ void accumulate(int64_t d, int64_t n, const void * v, size_t ldv, const float * 
             case 2: accumulate_rows<2>(d, n, rows, ldv, pi, ai); break;
             case 3: accumulate_rows<3>(d, n, rows, ldv, pi, ai); break;
             default: accumulate_rows<4>(d, n, rows, ldv, pi, ai); break;
-        }
-    }
-}
-
-// nh heads' accumulators, block by block of V rows, every head of a block
-// before the next; the block's passes fetch the next block's rows of every head.
-template <int G>
-void accumulate_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldv, size_t hs, int64_t nh, const float * p,
-                           float * acc) {
-    const int64_t width = cols_per_pass<G>(d);
-    const int64_t passes = nh * (d / width);
-    const int64_t per_pass = (kBlockRows + passes - 1) / passes;
-    prefetch_head_rows(rows, ldv, hs, nh, d * 2, 0, std::min(n, kBlockRows));
-    for (int64_t j0 = 0; j0 < n; j0 += kBlockRows) {
-        const int64_t nb = std::min(kBlockRows, n - j0);
-        const int64_t next = j0 + kBlockRows, next_end = std::min(n, next + kBlockRows);
-        int64_t r = next;
-        for (int64_t h = 0; h < nh; ++h) {
-            const char * block = rows + h * (int64_t) hs + j0 * (int64_t) ldv;
-            for (int64_t c = 0; c < d; c += width, r += per_pass) {
-                if (r < next_end) prefetch_head_rows(rows, ldv, hs, nh, d * 2, r, std::min(per_pass, next_end - r));
-                accumulate_pass<G>(d, nb, block, ldv, p + h * G * n + j0, n, acc + h * G * d, c, width);
-            }
         }
     }
 }

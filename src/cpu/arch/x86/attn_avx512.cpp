@@ -16,7 +16,7 @@
 // for bit the one-head kernel's (the kernels.h contract).
 #if defined(__x86_64__) || defined(__i386__)
 
-#include "simd_avx2.h"
+#include "attn_blocks.h"
 #include "x86.h"
 
 #include <algorithm>
@@ -51,15 +51,14 @@ inline __m128 hsum16x4(__m512 a, __m512 b, __m512 c, __m512 d) {
     const __m512 cd = _mm512_add_ps(_mm512_shuffle_f32x4(c, d, 0x44), _mm512_shuffle_f32x4(c, d, 0xEE));
     const __m512 x = _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, 0x88), _mm512_shuffle_f32x4(ab, cd, 0xDD));
     // block i holds 4 partial sums of operand i: lane j of every block to block j
-    const __m512 t =
-        _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), x);
+    const __m512 t = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), x);
     const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(t), _mm512_extractf32x8_ps(t, 1));
     return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
 }
 
 // s[i * n + j] for G query rows (q) and the nk <= kKeys keys from rows.
-template <int G> void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float * q, float * s,
-                                   int64_t n) {
+template <int G>
+void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float * q, float * s, int64_t n) {
     const char * r[kKeys];
     for (int j = 0; j < kKeys; ++j) r[j] = rows + (j < nk ? j : 0) * (int64_t) ldk; // past nk: row 0 again, dropped
     __m512 acc[G][kKeys];
@@ -85,29 +84,14 @@ template <int G> void scores_block(int64_t d, const char * rows, size_t ldk, int
     }
 }
 
-// Every cache line of head slices [0, nh) (bytes each, hs apart) of rows [j, j + count).
-inline void prefetch_head_rows(const char * rows, size_t ld, size_t hs, int64_t nh, int64_t bytes, int64_t j,
-                               int64_t count) {
-    for (int64_t h = 0; h < nh; ++h)
-        for (int64_t r = j; r < j + count; ++r)
-            for (int64_t b = 0; b < bytes; b += 64) prefetch_stream(rows + h * (int64_t) hs + r * (int64_t) ld + b);
-}
-
 // nh heads' scores of G query rows each, key block by key block, every head
 // of a block before the next (nh 1: one head).
 template <int G>
 void scores_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldk, size_t hs, int64_t nh, const float * q,
                        float * s) {
-    prefetch_head_rows(rows, ldk, hs, nh, d * 2, 0, std::min<int64_t>(n, kAheadRows));
-    for (int64_t j0 = 0; j0 < n; j0 += kKeys) {
-        const int nk = (int) std::min<int64_t>(kKeys, n - j0);
-        if (j0 + kAheadRows < n)
-            prefetch_head_rows(rows, ldk, hs, nh, d * 2, j0 + kAheadRows, std::min<int64_t>(kKeys, n - j0 - kAheadRows));
-        for (int64_t h = 0; h < nh; ++h) {
-            scores_block<G>(d, rows + h * (int64_t) hs + j0 * (int64_t) ldk, ldk, nk, q + h * G * d, s + h * G * n + j0,
-                            n);
-        }
-    }
+    scores_blocks<kKeys>(d, n, rows, ldk, hs, nh, kAheadRows, [&](int64_t h, int64_t j0, int nk) {
+        scores_block<G>(d, rows + h * (int64_t) hs + j0 * (int64_t) ldk, ldk, nk, q + h * G * d, s + h * G * n + j0, n);
+    });
 }
 
 // up to 4 query rows per pass over the keys: 4 while a multiple of 4 is left, else 3
@@ -185,28 +169,15 @@ void accumulate_cols(int64_t d, int64_t nb, const char * rows, size_t ldv, const
     }
 }
 
-// nh heads' accumulators, block by block of V rows, every head of a block
-// before the next; the block's passes fetch the next block's rows of every
-// head, a share per pass (nh 1: one head).
+// nh heads' accumulators, block by block of V rows (nh 1: one head).
 template <int G>
 void accumulate_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldv, size_t hs, int64_t nh, const float * p,
                            float * acc) {
     const int64_t width = cols_per_pass(d);
-    const int64_t passes = nh * (d / width);
-    const int64_t per_pass = (kBlockRows + passes - 1) / passes;
-    prefetch_head_rows(rows, ldv, hs, nh, d * 2, 0, std::min(n, kBlockRows));
-    for (int64_t j0 = 0; j0 < n; j0 += kBlockRows) {
-        const int64_t nb = std::min(kBlockRows, n - j0);
-        const int64_t next = j0 + kBlockRows, next_end = std::min(n, next + kBlockRows);
-        int64_t r = next;
-        for (int64_t h = 0; h < nh; ++h) {
-            const char * block = rows + h * (int64_t) hs + j0 * (int64_t) ldv;
-            for (int64_t c = 0; c < d; c += width, r += per_pass) {
-                if (r < next_end) prefetch_head_rows(rows, ldv, hs, nh, d * 2, r, std::min(per_pass, next_end - r));
-                accumulate_cols<G>(d, nb, block, ldv, p + h * G * n + j0, n, acc + h * G * d, c, width);
-            }
-        }
-    }
+    accumulate_blocks(d, n, rows, ldv, hs, nh, width, kBlockRows, [&](int64_t h, int64_t j0, int64_t nb, int64_t c) {
+        accumulate_cols<G>(d, nb, rows + h * (int64_t) hs + j0 * (int64_t) ldv, ldv, p + h * G * n + j0, n,
+                           acc + h * G * d, c, width);
+    });
 }
 
 void accumulate_zmm(int64_t d, int64_t n, const char * rows, size_t ldv, size_t hs, int64_t nh, const float * p,
