@@ -17,6 +17,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "attn_blocks.h"
+#include "simd_avx512.h"
 #include "x86.h"
 
 #include <algorithm>
@@ -42,18 +43,6 @@ constexpr int64_t kBlockRows = 32;     // V rows per accumulate block, kept in L
 
 inline __m512 widen16(const char * row, int64_t c) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(row + c * 2)));
-}
-
-// [sum of a, of b, of c, of d]: 128-bit blocks folded pairwise, then the 4
-// lanes of each block.
-inline __m128 hsum16x4(__m512 a, __m512 b, __m512 c, __m512 d) {
-    const __m512 ab = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
-    const __m512 cd = _mm512_add_ps(_mm512_shuffle_f32x4(c, d, 0x44), _mm512_shuffle_f32x4(c, d, 0xEE));
-    const __m512 x = _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, 0x88), _mm512_shuffle_f32x4(ab, cd, 0xDD));
-    // block i holds 4 partial sums of operand i: lane j of every block to block j
-    const __m512 t = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), x);
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(t), _mm512_extractf32x8_ps(t, 1));
-    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
 }
 
 // s[i * n + j] for G query rows (q) and the nk <= kKeys keys from rows.

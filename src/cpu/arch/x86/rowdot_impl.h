@@ -4,6 +4,7 @@
 // at a time, and the K-quant scale unpacking. Internal linkage only (see
 // simd_avx2.h): each per-ISA file gets its own copy.
 #include "simd_avx2.h"
+#include "simd_avx512.h"
 
 #include <immintrin.h>
 
@@ -71,6 +72,25 @@ static void dot_rows_by4(int64_t k, int64_t m, const void * w, size_t ldw, const
         dst[r] = _mm_cvtss_f32(hsum8x4(v));
     }
 }
+
+#if defined(__AVX512F__)
+// The same for AVX-512 rows (Row: 16 lanes to add up), reduced 4 at a time
+// by hsum16x4: at K 1536 a Q4_K row is 6 super-blocks, and reducing each
+// row's accumulators alone cost about a tenth of the time.
+template <int64_t kValues, __m512 (*Row)(const uint8_t *, int64_t, const uint8_t *)>
+static void dot_rows_by4_zmm(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
+    const auto * x = static_cast<const uint8_t *>(w);
+    const auto * a = static_cast<const uint8_t *>(act);
+    const int64_t nb = k / kValues;
+    const __m512 z = _mm512_setzero_ps();
+    int64_t r = 0;
+    for (; r + 4 <= m; r += 4) {
+        _mm_storeu_ps(dst + r, hsum16x4(Row(x + r * ldw, nb, a), Row(x + (r + 1) * ldw, nb, a),
+                                        Row(x + (r + 2) * ldw, nb, a), Row(x + (r + 3) * ldw, nb, a)));
+    }
+    for (; r < m; ++r) dst[r] = _mm_cvtss_f32(hsum16x4(Row(x + r * ldw, nb, a), z, z, z));
+}
+#endif
 
 } // namespace
 } // namespace lmggml::cpu::arch::x86

@@ -56,7 +56,7 @@ static inline float from_f16_scalar(lm_half h) {
     return _cvtsh_ss(u);
 }
 
-float dot_row_q4_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
+__m512 row_q4_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
     // lanes 0-7 / 8-15 of vector t's sums are sub-blocks t % 2 + 4 (t / 2) and that + 2
     const __m512i i0 = _mm512_set_epi32(2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0);
     const __m512i i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(1));
@@ -94,10 +94,10 @@ float dot_row_q4_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
             _mm256_mullo_epi32(_mm512_extracti64x4_epi64(sm, 1), _mm256_load_si256((const __m256i *) (act + 256)));
         accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(m), _mm256_set1_ps(_mm_cvtss_f32(_mm_movehdup_ps(dd))), accm);
     }
-    return _mm512_reduce_add_ps(acc) - _mm512_reduce_add_ps(_mm512_zextps256_ps512(accm));
+    return _mm512_sub_ps(acc, _mm512_zextps256_ps512(accm));
 }
 
-float dot_row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
+__m512 row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
     const __m512i i0 = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
     const __m512i four = _mm512_set1_epi32(4);
     // per 16-bit lane: the qh shift of the lower / upper 256 bits (quarters 0, 1 and 2, 3 of a half)
@@ -137,22 +137,10 @@ float dot_row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
         std::memcpy(&dy, act + 320, sizeof(dy));
         acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(from_f16_scalar(blk->d) * dy), acc);
     }
-    return _mm512_reduce_add_ps(acc);
+    return acc;
 }
 
-void dot_rows_q6_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
-    for (int64_t r = 0; r < m; ++r) {
-        dst[r] = dot_row_q6_K(static_cast<const uint8_t *>(w) + r * ldw, k / kQKK, static_cast<const uint8_t *>(act));
-    }
-}
-
-void dot_rows_q4_K(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
-    for (int64_t r = 0; r < m; ++r) {
-        dst[r] = dot_row_q4_K(static_cast<const uint8_t *>(w) + r * ldw, k / kQKK, static_cast<const uint8_t *>(act));
-    }
-}
-
-float dot_row_iq4_xs(const uint8_t * x, int64_t nb, const uint8_t * act) {
+__m512 row_iq4_xs(const uint8_t * x, int64_t nb, const uint8_t * act) {
     // the 16 levels + 128 (unsigned) 4 times: a vpermb table for a nibble with any 2 bits above it
     const __m512i lut =
         _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) lm_quant_kvalues_iq4nl)),
@@ -192,18 +180,12 @@ float dot_row_iq4_xs(const uint8_t * x, int64_t nb, const uint8_t * act) {
         acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), _mm512_permutexvar_ps(i0, f), acc0);
         acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p1), _mm512_permutexvar_ps(i1, f), acc1);
     }
-    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+    return _mm512_add_ps(acc0, acc1);
 }
 
-void dot_rows_iq4_xs(int64_t k, int64_t m, const void * w, size_t ldw, const void * act, float * dst) {
-    for (int64_t r = 0; r < m; ++r) {
-        dst[r] = dot_row_iq4_xs(static_cast<const uint8_t *>(w) + r * ldw, k / kQKK, static_cast<const uint8_t *>(act));
-    }
-}
-
-const RowDot kQ4_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_q4_K};
-const RowDot kQ6_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_q6_K};
-const RowDot kIQ4_XS = {rowdot_iq4_xs_size, rowdot_pack_iq4_xs_avx2, dot_rows_iq4_xs};
+const RowDot kQ4_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_by4_zmm<kQKK, row_q4_K>};
+const RowDot kQ6_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_by4_zmm<kQKK, row_q6_K>};
+const RowDot kIQ4_XS = {rowdot_iq4_xs_size, rowdot_pack_iq4_xs_avx2, dot_rows_by4_zmm<kQKK, row_iq4_xs>};
 
 } // namespace
 
