@@ -17,8 +17,10 @@
 // (repeated in both 256-bit halves, shifted by vpsrlvw per half) give four
 // vectors of unsigned levels 0..63 in value order, one vpdpbusd each
 // against the Q8_K levels; lane i of vector t belongs to 16-value group
-// 4t + i / 4, whose signed scale vpermd spreads over its lanes; the -32
-// offset comes out once per super-block as 32 * scale * Q8_K's bsums.
+// 4t + i / 4; the vectors are packed to int16 (at most 4 * 63 * 127) and
+// vpmaddwd multiplies them by their signed scales, spread by vpermw (before:
+// vpermd and four vpmulld); the -32 offset comes out once per super-block as
+// 32 * scale * Q8_K's bsums.
 //
 // IQ4_XS: each 64-byte half of qs (sub-blocks 4h..4h+3) is two vectors,
 // the low nibbles and the high ones (shifted down by 4); vpermb on a
@@ -122,9 +124,25 @@ __m512 row_q4_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
     return _mm512_sub_ps(acc, _mm512_zextps256_ps512(accm));
 }
 
+// vpermw indices that spread Q6_K's 16 scales (sign-extended to int16) over
+// the words of packs(p(2n), p(2n + 1)): word w of 128-bit block k holds lane
+// 4k + w % 4 of p(t), t = 2n + w / 4, whose 16-value group is 4t + k.
+struct Q6KScaleIdx {
+    alignas(64) uint16_t w[2][32];
+};
+constexpr Q6KScaleIdx make_q6_K_scale_idx() {
+    Q6KScaleIdx s{};
+    for (int n = 0; n < 2; ++n) {
+        for (int k = 0; k < 4; ++k) {
+            for (int w = 0; w < 8; ++w) s.w[n][8 * k + w] = (uint16_t) (4 * (2 * n + w / 4) + k);
+        }
+    }
+    return s;
+}
+constexpr Q6KScaleIdx kQ6KScaleIdx = make_q6_K_scale_idx();
+
 __m512 row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
-    const __m512i i0 = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-    const __m512i four = _mm512_set1_epi32(4);
+    const __m512i s_idx[2] = {_mm512_load_si512(kQ6KScaleIdx.w[0]), _mm512_load_si512(kQ6KScaleIdx.w[1])};
     // per 16-bit lane: the qh shift of the lower / upper 256 bits (quarters 0, 1 and 2, 3 of a half)
     const __m512i sh01 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
     const __m512i sh23 = _mm512_add_epi16(sh01, _mm512_set1_epi16(4));
@@ -137,10 +155,10 @@ __m512 row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
         prefetch_stream((const char *) x + kPrefetchBytes + 128);
         prefetch_stream((const char *) x + kPrefetchBytes + 192);
         const auto * blk = reinterpret_cast<const lm_block_q6_K *>(x);
-        const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) blk->scales));
+        const __m128i sc8 = _mm_loadu_si128((const __m128i *) blk->scales);
+        const __m512i sc16 = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(sc8));
         const __m512i h = _mm512_loadu_si512(blk->qh);
         __m512i t = _mm512_setzero_si512();
-        __m512i idx = i0;
         for (int n = 0; n < 2; ++n) {
             const __m512i l = _mm512_loadu_si512(blk->ql + 64 * n);
             const __m512i hn = n == 0 ? _mm512_broadcast_i64x4(_mm512_castsi512_si256(h))
@@ -152,11 +170,11 @@ __m512 row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
                                 _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(hn, sh23), low2), 4));
             const __m512i p0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w0, _mm512_load_si512(act + 128 * n));
             const __m512i p1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w1, _mm512_load_si512(act + 128 * n + 64));
-            t = _mm512_add_epi32(t, _mm512_mullo_epi32(p0, _mm512_permutexvar_epi32(idx, sc)));
-            idx = _mm512_add_epi32(idx, four);
-            t = _mm512_add_epi32(t, _mm512_mullo_epi32(p1, _mm512_permutexvar_epi32(idx, sc)));
-            idx = _mm512_add_epi32(idx, four);
+            // each lane at most 4 * 63 * 127: int16 words, times their scales by vpmaddwd
+            t = _mm512_add_epi32(
+                t, _mm512_madd_epi16(_mm512_packs_epi32(p0, p1), _mm512_permutexvar_epi16(s_idx[n], sc16)));
         }
+        const __m512i sc = _mm512_cvtepi8_epi32(sc8);
         t = _mm512_sub_epi32(t, _mm512_slli_epi32(_mm512_mullo_epi32(sc, _mm512_load_si512(act + 256)), 5));
         float dy;
         std::memcpy(&dy, act + 320, sizeof(dy));
