@@ -5,10 +5,16 @@
 //                                keys, in 30 layers' caches so that they
 //                                stream from memory as at generation (94 MB at
 //                                depth 4096): GB/s of K and V read
+//   BM_AttnGenDram/depth/threads the same in 128 layers (400 MB at depth
+//                                4096), past any L3 share of a large shared
+//                                L3 (the 30 layers partly stay there): the
+//                                cache from DRAM, as in the model, where the
+//                                weights stream through the L3 in between
+//   BM_AttnGenGemmaDram/...      the same in Gemma 3's shape, 96 layers (403 MB)
 //   BM_AttnGenHot/depth/1        one layer (3 MB at depth 4096): the cache in
 //                                L2/L3, what the kernels do without DRAM
 //   BM_AttnGenGemma/...          the same in Gemma 3 270M's shape (below), 12
-//                                layers: a 50 MB cache, past the L3
+//                                layers: a 50 MB cache
 //   BM_AttnGenGemmaHot/...       one layer (4 MB): the kernels' own speed, the
 //                                cache in L2/L3
 //   BM_AttnGenD128Hot/depth/1    one layer in Llama 3 8B's shape (head size
@@ -24,7 +30,10 @@
 // on an AVX-512 machine, to compare the two side by side.
 #include <benchmark/benchmark.h>
 
+#include <sys/mman.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <vector>
 
@@ -39,6 +48,7 @@ struct Shape {
 constexpr Shape kSmolLM2{64, 9, 3}, kGemma3{256, 4, 1}, kD128{128, 32, 8};
 
 struct Attn {
+    void * buf = nullptr;
     lm_ggml_context * ctx = nullptr;
     lm_ggml_cgraph * gf = nullptr;
     double kv_bytes = 0, flops = 0;
@@ -49,7 +59,15 @@ struct Attn {
         const size_t kv = (size_t) (kD * kKvHeads * n_kv) * 2;
         const size_t mem = (size_t) layers * (2 * kv + (size_t) (kD * kHeads * n_q) * 8) +
                            (size_t) (n_kv * (n_q + 64)) * 2 + (64u << 20);
-        lm_ggml_init_params ip = {mem, nullptr, false};
+        // on transparent huge pages, as the runner's CPU buffers are (with
+        // 4 KiB pages every 4 KiB of cache costs a TLB miss)
+        const size_t huge = 2u << 20;
+        buf = std::aligned_alloc(huge, (mem + huge - 1) / huge * huge);
+        if (buf == nullptr) return;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        (void) madvise(buf, (mem + huge - 1) / huge * huge, MADV_HUGEPAGE);
+#endif
+        lm_ggml_init_params ip = {mem, buf, false};
         ctx = lm_ggml_init(ip);
         if (ctx == nullptr) return;
         gf = lm_ggml_new_graph_custom(ctx, 4096, false);
@@ -83,6 +101,7 @@ struct Attn {
     }
     ~Attn() {
         if (ctx != nullptr) lm_ggml_free(ctx);
+        std::free(buf);
     }
 };
 
@@ -109,6 +128,8 @@ void run(benchmark::State & st, Shape sh, int64_t n_q, int layers) {
 }
 
 void BM_AttnGen(benchmark::State & st) { run(st, kSmolLM2, 1, 30); }
+void BM_AttnGenDram(benchmark::State & st) { run(st, kSmolLM2, 1, 128); }
+void BM_AttnGenGemmaDram(benchmark::State & st) { run(st, kGemma3, 1, 96); }
 void BM_AttnGenGemma(benchmark::State & st) { run(st, kGemma3, 1, 12); }
 void BM_AttnGenGemmaHot(benchmark::State & st) { run(st, kGemma3, 1, 1); }
 void BM_AttnGenHot(benchmark::State & st) { run(st, kSmolLM2, 1, 1); }
@@ -119,6 +140,9 @@ void BM_AttnPromptGemma(benchmark::State & st) { run(st, kGemma3, 512, 1); }
 } // namespace
 
 BENCHMARK(BM_AttnGen)->ArgsProduct({{4096}, {1, 2}})->UseRealTime()->Unit(benchmark::kMillisecond);
+
+BENCHMARK(BM_AttnGenDram)->ArgsProduct({{4096}, {1, 2}})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AttnGenGemmaDram)->ArgsProduct({{4096}, {1, 2}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttnGenGemma)->ArgsProduct({{4096}, {1, 2}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttnGenGemmaHot)->ArgsProduct({{4096}, {1}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttnGenHot)->ArgsProduct({{4096, 512}, {1}})->UseRealTime()->Unit(benchmark::kMillisecond);

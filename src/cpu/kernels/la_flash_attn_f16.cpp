@@ -31,17 +31,6 @@ constexpr int64_t kTile = 256;       // keys per scores tile
 constexpr int64_t kMinSegKeys = 128; // keys per segment at least when a row's keys are split
 constexpr int64_t kMinUnits = 8;     // below this many units, split their keys
 
-constexpr int64_t kLeadRows = 16; // rows of a K or V tile fetched before the kernel reaches them
-
-// rows [j, j + n) of KV head ik2 in cache t (K or V), into the L2
-inline void prefetch_head_rows(const lm_ggml_tensor * t, int64_t j, int64_t n, int64_t ik2, int64_t ik3) {
-    const int64_t bytes = t->ne[0] * (int64_t) sizeof(lm_ggml_fp16_t);
-    for (int64_t r = j; r < j + n; ++r) {
-        const char * row = (const char *) row_of(t, r, ik2, ik3);
-        for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(row + b, 0, 2);
-    }
-}
-
 struct Dims : fa::Shape {
     int64_t units;
     explicit Dims(const lm_ggml_tensor * dst) : fa::Shape(dst), units(n_b * n_q * n_kvh) {}
@@ -121,21 +110,16 @@ struct Attend : fa::Operands {
 
     // Keys [j0, j0 + nt) of KV heads [h0, h0 + nh) (batch ik3) for their
     // query rows qb (nh*g x D), added into acc (nh*g x D), M and S (nh*g);
-    // j_end is where the caller stops, sc (nh*g x kTile) is scratch.
-    void tile(int64_t h0, int64_t nh, int64_t ik3, const char * mrow, int64_t j0, int64_t nt, int64_t j_end,
-              const float * qb, float * sc, float * acc, float * M, float * S) const {
+    // sc (nh*g x kTile) is scratch. The kernels fetch their rows ahead, past
+    // the tile: the next tile's first K and V rows are on their way when it
+    // starts.
+    void tile(int64_t h0, int64_t nh, int64_t ik3, const char * mrow, int64_t j0, int64_t nt, const float * qb,
+              float * sc, float * acc, float * M, float * S) const {
         const int64_t D = dims.D, rows = nh * dims.g;
-        // the start of the next stream, fetched while this one is read:
-        // the tile's V rows during its scores, the next K rows during its sum
-        for (int64_t h = h0; h < h0 + nh; ++h) prefetch_head_rows(v, j0, std::min(nt, kLeadRows), h, ik3);
         scores_heads(row_of(k, j0, h0, ik3), nh, nt, qb, sc);
         bool any = false;
         for (int64_t i = 0; i < rows; ++i) {
             any |= fa::softmax_tile_row(sp, sc + i * nt, nt, mrow, j0, h0 * dims.g + i, acc + i * D, D, M + i, S + i);
-        }
-        if (j0 + nt < j_end) {
-            for (int64_t h = h0; h < h0 + nh; ++h)
-                prefetch_head_rows(k, j0 + nt, std::min(j_end - j0 - nt, kLeadRows), h, ik3);
         }
         if (any) {
             accumulate_heads(row_of(v, j0, h0, ik3), nh, nt, sc, acc);
@@ -181,8 +165,7 @@ struct Attend : fa::Operands {
         }
         load_queries(ik2, iq1, iq3, qb);
         for (int64_t j0 = j_begin; j0 < j_end; j0 += kTile) {
-            tile(ik2, 1, ik3, mrow, j0, std::min(kTile, j_end - j0), j_end, qb, sc, part, part + g * D,
-                 part + g * D + g);
+            tile(ik2, 1, ik3, mrow, j0, std::min(kTile, j_end - j0), qb, sc, part, part + g * D, part + g * D + g);
         }
     }
 
@@ -211,7 +194,7 @@ struct Attend : fa::Operands {
         if (visible_range(mrow, &j_begin, &j_end)) {
             for (int64_t ik2 = 0; ik2 < n_kvh; ++ik2) load_queries(ik2, iq1, iq3, qb + ik2 * g * D);
             for (int64_t j0 = j_begin; j0 < j_end; j0 += kTile) {
-                tile(0, n_kvh, ik3, mrow, j0, std::min(kTile, j_end - j0), j_end, qb, sc, acc, M, S);
+                tile(0, n_kvh, ik3, mrow, j0, std::min(kTile, j_end - j0), qb, sc, acc, M, S);
             }
         }
         const int64_t pf = dims.partial_floats();

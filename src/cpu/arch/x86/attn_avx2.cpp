@@ -41,12 +41,6 @@ template <int G> constexpr int kKeys = G == 3 ? 3 : 4; // G 1 to 3; G 4 chooses 
 constexpr int kKeysG4Long = 3, kKeysG4Short = 2;
 constexpr int64_t kLongRow = 128; // head size from which G 4 takes kKeysG4Long
 
-// Rows fetched ahead of use. The cache is cold at generation (a token's
-// weights stream through every cache level in between), its rows are a
-// head's slice of each cell, and without software prefetch the kernels wait
-// on one miss after another.
-constexpr int64_t kAheadRows = 12;
-
 // The sum of a's lanes, added in hsum4's order (pairs, quads, halves).
 inline float hsum1(__m256 a) {
     __m256 h = _mm256_hadd_ps(a, a);
@@ -63,6 +57,10 @@ inline float hsum1(__m256 a) {
 template <int G> void scores_block_x3(int64_t d, const char * rows, size_t ldk, const float * q, float * s, int64_t n) {
     static_assert(G == 3 || G == 4);
     const char *r0 = rows, *r1 = rows + ldk, *r2 = rows + 2 * (int64_t) ldk;
+    const int64_t ahead = kAheadRows * (int64_t) ldk;
+    prefetch_slice(r0 + ahead, d * 2);
+    prefetch_slice(r1 + ahead, d * 2);
+    prefetch_slice(r2 + ahead, d * 2);
     __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a10 = a00, a11 = a00, a12 = a00, a20 = a00, a21 = a00,
            a22 = a00, a30 = a00, a31 = a00, a32 = a00;
     const auto row = [](__m256 qv, __m256 k0, __m256 k1, __m256 k2, __m256 & b0, __m256 & b1, __m256 & b2) {
@@ -105,6 +103,7 @@ void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float 
     }
     const char * r[K];
     for (int j = 0; j < K; ++j) r[j] = rows + (j < nk ? j : 0) * (int64_t) ldk; // past nk: row 0 again, dropped
+    for (int j = 0; j < K; ++j) prefetch_slice(r[j] + kAheadRows * (int64_t) ldk, d * 2);
     __m256 acc[G][4];
     for (int i = 0; i < G; ++i)
         for (int j = 0; j < 4; ++j) acc[i][j] = _mm256_setzero_ps(); // lanes K..3 stay 0
@@ -134,7 +133,7 @@ void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float 
 template <int G, int K = kKeys<G>>
 void scores_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldk, size_t hs, int64_t nh, const float * q,
                        float * s) {
-    scores_blocks<K>(d, n, rows, ldk, hs, nh, kAheadRows, [&](int64_t h, int64_t j0, int nk) {
+    scores_blocks<K>(n, nh, [&](int64_t h, int64_t j0, int nk) {
         scores_block<G, K>(d, rows + h * (int64_t) hs + j0 * (int64_t) ldk, ldk, nk, q + h * G * d, s + h * G * n + j0,
                            n);
     });
@@ -196,13 +195,15 @@ constexpr int64_t kBlockRows = 32;
 // row j for j < nb: 2G accumulators, each V row's 16 values widened once for
 // all G rows. The accumulators are named variables, not an array: GCC 12 kept
 // an array's in registers but also stored all of them to the stack on every
-// row (6 stores a row at G 3, which bounded the loop). Nothing else in the
-// loop: with a prefetch branch in it, GCC spilled them as well.
+// row (6 stores a row at G 3, which bounded the loop). No branch in the
+// loop: with one, GCC spilled them as well; the row's line ahead is fetched
+// by the pass that starts it (kFetch: even 16-column passes), so each line
+// once.
 struct Cols16 {
     __m256 lo, hi;
 };
 
-template <int G>
+template <int G, bool kFetch>
 void accumulate_cols(int64_t d, int64_t nb, const char * rows, size_t ldv, const float * p, int64_t ldp, float * acc,
                      int64_t c) {
     const auto load = [&](int i) {
@@ -220,8 +221,10 @@ void accumulate_cols(int64_t d, int64_t nb, const char * rows, size_t ldv, const
     if constexpr (G > 1) a1 = load(1);
     if constexpr (G > 2) a2 = load(2);
     if constexpr (G > 3) a3 = load(3);
+    const int64_t ahead = kAheadRows * (int64_t) ldv + c * 2;
     for (int64_t j = 0; j < nb; ++j) {
         const char * row = rows + j * (int64_t) ldv;
+        if constexpr (kFetch) prefetch_stream(row + ahead);
         const __m256 v0 = widen8(row, c), v1 = widen8(row, c + 8);
         add(a0, _mm256_broadcast_ss(p + j), v0, v1);
         if constexpr (G > 1) add(a1, _mm256_broadcast_ss(p + ldp + j), v0, v1);
@@ -261,8 +264,10 @@ void accumulate_cols32(int64_t d, int64_t nb, const char * rows, size_t ldv, con
     Cols32 a0 = load(0), a1{}, a2{};
     if constexpr (G > 1) a1 = load(1);
     if constexpr (G > 2) a2 = load(2);
+    const int64_t ahead = kAheadRows * (int64_t) ldv + c * 2;
     for (int64_t j = 0; j < nb; ++j) {
         const char * row = rows + j * (int64_t) ldv;
+        prefetch_stream(row + ahead);
         const float * pj = p + j;
         // one half row (16 columns) into accumulator members lo, hi of every query row
         const auto half = [&](const float * w, __m256 v0, __m256 v1, __m256 Cols32::*lo, __m256 Cols32::*hi) {
@@ -305,7 +310,11 @@ void accumulate_pass(int64_t d, int64_t nb, const char * rows, size_t ldv, const
             return;
         }
     }
-    accumulate_cols<G>(d, nb, rows, ldv, p, ldp, acc, c);
+    if (c % 32 == 0) {
+        accumulate_cols<G, true>(d, nb, rows, ldv, p, ldp, acc, c);
+    } else {
+        accumulate_cols<G, false>(d, nb, rows, ldv, p, ldp, acc, c);
+    }
 }
 
 // nh heads' accumulators, block by block of V rows (nh 1: one head).
@@ -313,7 +322,7 @@ template <int G>
 void accumulate_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldv, size_t hs, int64_t nh, const float * p,
                            float * acc) {
     const int64_t width = cols_per_pass<G>(d);
-    accumulate_blocks(d, n, rows, ldv, hs, nh, width, kBlockRows, [&](int64_t h, int64_t j0, int64_t nb, int64_t c) {
+    accumulate_blocks(d, n, nh, width, kBlockRows, [&](int64_t h, int64_t j0, int64_t nb, int64_t c) {
         accumulate_pass<G>(d, nb, rows + h * (int64_t) hs + j0 * (int64_t) ldv, ldv, p + h * G * n + j0, n,
                            acc + h * G * d, c, width);
     });

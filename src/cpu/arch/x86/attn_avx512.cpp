@@ -40,7 +40,6 @@ const AttnF16 & base() {
 
 constexpr int64_t kZmmScoresMin = 128; // head size from which scores run on zmm
 constexpr int kKeys = 3;               // keys per scores block
-constexpr int64_t kAheadRows = 12;     // K rows fetched ahead of use (attn_avx2.cpp)
 constexpr int64_t kBlockRows = 32;     // V rows per accumulate block, kept in L1 across its passes
 
 inline __m512 widen16(const char * row, int64_t c) {
@@ -52,6 +51,7 @@ template <int G>
 void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float * q, float * s, int64_t n) {
     const char * r[kKeys];
     for (int j = 0; j < kKeys; ++j) r[j] = rows + (j < nk ? j : 0) * (int64_t) ldk; // past nk: row 0 again, dropped
+    for (int j = 0; j < kKeys; ++j) prefetch_slice(r[j] + kAheadRows * (int64_t) ldk, d * 2);
     __m512 acc[G][kKeys];
     for (int i = 0; i < G; ++i)
         for (int j = 0; j < kKeys; ++j) acc[i][j] = _mm512_setzero_ps();
@@ -80,7 +80,7 @@ void scores_block(int64_t d, const char * rows, size_t ldk, int nk, const float 
 template <int G>
 void scores_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldk, size_t hs, int64_t nh, const float * q,
                        float * s) {
-    scores_blocks<kKeys>(d, n, rows, ldk, hs, nh, kAheadRows, [&](int64_t h, int64_t j0, int nk) {
+    scores_blocks<kKeys>(n, nh, [&](int64_t h, int64_t j0, int nk) {
         scores_block<G>(d, rows + h * (int64_t) hs + j0 * (int64_t) ldk, ldk, nk, q + h * G * d, s + h * G * n + j0, n);
     });
 }
@@ -134,8 +134,10 @@ void accumulate_pass(int64_t d, int64_t nb, const char * rows, size_t ldv, const
     __m512 a[G][W];
     for (int i = 0; i < G; ++i)
         for (int w = 0; w < W; ++w) a[i][w] = _mm512_loadu_ps(acc + i * d + c + 16 * w);
+    const int64_t ahead = kAheadRows * (int64_t) ldv + c * 2;
     for (int64_t j = 0; j < nb; ++j) {
         const char * row = rows + j * (int64_t) ldv;
+        for (int w = 0; w < W; w += 2) prefetch_stream(row + ahead + 32 * w); // W zmm: 32 W bytes
         __m512 v[W];
         for (int w = 0; w < W; ++w) v[w] = widen16(row, c + 16 * w);
         for (int i = 0; i < G; ++i) {
@@ -165,7 +167,7 @@ template <int G>
 void accumulate_rows_heads(int64_t d, int64_t n, const char * rows, size_t ldv, size_t hs, int64_t nh, const float * p,
                            float * acc) {
     const int64_t width = cols_per_pass(d);
-    accumulate_blocks(d, n, rows, ldv, hs, nh, width, kBlockRows, [&](int64_t h, int64_t j0, int64_t nb, int64_t c) {
+    accumulate_blocks(d, n, nh, width, kBlockRows, [&](int64_t h, int64_t j0, int64_t nb, int64_t c) {
         accumulate_cols<G>(d, nb, rows + h * (int64_t) hs + j0 * (int64_t) ldv, ldv, p + h * G * n + j0, n,
                            acc + h * G * d, c, width);
     });
