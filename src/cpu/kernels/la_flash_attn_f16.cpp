@@ -110,7 +110,7 @@ struct Attend : fa::Operands {
 
     // Keys [j0, j0 + nt) of KV heads [h0, h0 + nh) (batch ik3) for their
     // query rows qb (nh*g x D), added into acc (nh*g x D), M and S (nh*g);
-    // sc (nh*g x kTile) is scratch. The kernels fetch their rows ahead, past
+    // sc (nh*g x kTile) is scratch. The x86 kernels fetch their rows ahead, past
     // the tile: the next tile's first K and V rows are on their way when it
     // starts.
     void tile(int64_t h0, int64_t nh, int64_t ik3, const char * mrow, int64_t j0, int64_t nt, const float * qb,
