@@ -1,5 +1,5 @@
-// AVX-512 VNNI matrix x vector (RowDot, layouts.h) for Q4_K, Q6_K and
-// IQ4_XS weights.
+// AVX-512 VNNI matrix x vector (RowDot, layouts.h) for Q2_K, Q3_K, Q4_K,
+// Q6_K and IQ4_XS weights (Q2_K / Q3_K: see row_k23).
 //
 // Q4_K:
 // A super-block's 128 qs bytes are two 64-byte loads; their low and high
@@ -31,7 +31,7 @@
 // scales come out as 8 int32 lanes by per-lane shifts of the header, times
 // d and the activation's per-sub-block d in float, spread over the lanes by
 // vpermps into one F32 fma per half.
-// Twins: ref::rowdot_q4_K, ref::rowdot_q6_K, ref::rowdot_iq4_xs.
+// Twins: ref::rowdot_q2_K, _q3_K, _q4_K, _q6_K, ref::rowdot_iq4_xs.
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "rowdot_impl.h"
@@ -45,6 +45,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 
 namespace lmggml::cpu::arch::x86 {
 namespace {
@@ -183,6 +184,118 @@ __m512 row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
     return acc;
 }
 
+// Q2_K and Q3_K on Q6_K's activation rows and scale spreading: vector t of
+// a super-block (t = 2n + h) holds values 64t..64t+63 in order, so lane i
+// belongs to 16-value group 4t + i / 4 as in row_q6_K. Quarters 2h and
+// 2h + 1 of half n sit at bits 4h and 4h + 2 of qs[32n + l]: the half's 32
+// qs bytes repeated in both 256-bit halves, one vpsrlvw by 4h (lower) and
+// 4h + 2 (upper) and a mask by 3 give the 64 levels 0..3. Q3_K: the third
+// bit (bit 4n + 2h or 4n + 2h + 1 of hmask[l], the 32 hmask bytes repeated
+// likewise) by vptestmb into a byte mask that adds 4 (levels 0..7; the -4
+// comes out once per super-block as 4 * scale * bsums). Q2_K: the unsigned
+// scales, and the mins times bsums into a second accumulator (times dmin).
+struct K23Bits {
+    __m512i shift[2]; // per 16-bit word: 4h in the lower 256 bits, 4h + 2 in the upper
+    __m512i hbit[4];  // Q3_K: per byte, the hmask bit of vector t's quarter
+    K23Bits() {
+        for (int h = 0; h < 2; ++h) {
+            shift[h] =
+                _mm512_inserti64x4(_mm512_set1_epi16((short) (4 * h)), _mm256_set1_epi16((short) (4 * h + 2)), 1);
+        }
+        for (int t = 0; t < 4; ++t) {
+            const int b = 4 * (t / 2) + 2 * (t % 2);
+            hbit[t] = _mm512_inserti64x4(_mm512_set1_epi8((char) (1 << b)), _mm256_set1_epi8((char) (1 << (b + 1))), 1);
+        }
+    }
+};
+
+// Q3_K's 16 signed scales as int8 (scale - 32) by two vpmultishiftqb: the
+// low 4 bits of scale g at bit 8 (g % 8) + 4 (g / 8) of the first 8 bytes,
+// the high 2 at bit 8 (g % 4) + 2 (g / 4) of bytes 8-11, taken 4 bits lower
+// (the rotation wraps) so they land at bits 4-5. 7 instructions for the 22
+// of the shared SSE unpacking (scales_q3_K), in a loop bound by its vector
+// uops.
+struct Q3KScaleSel {
+    __m128i lo, hi;
+    Q3KScaleSel() {
+        alignas(16) uint8_t l[16], h[16];
+        for (int g = 0; g < 16; ++g) {
+            l[g] = (uint8_t) (8 * (g % 8) + 4 * (g / 8));
+            h[g] = (uint8_t) ((8 * (g % 4) + 2 * (g / 4) + 60) % 64);
+        }
+        lo = _mm_load_si128((const __m128i *) l);
+        hi = _mm_load_si128((const __m128i *) h);
+    }
+};
+
+static inline __m128i scales_q3_K_vbmi(const uint8_t * p, const Q3KScaleSel & sel) {
+    int64_t q;
+    std::memcpy(&q, p, sizeof(q));
+    const __m128i lo = _mm_multishift_epi64_epi8(sel.lo, _mm_set1_epi64x(q));
+    const __m128i hi = _mm_multishift_epi64_epi8(sel.hi, _mm_set1_epi32(load32(p + 8)));
+    // bits 0-3 from lo, 4-5 from hi
+    const __m128i s = _mm_ternarylogic_epi32(lo, hi, _mm_set1_epi8(0x0F), 0xE4);
+    return _mm_sub_epi8(_mm_and_si128(s, _mm_set1_epi8(0x3F)), _mm_set1_epi8(32));
+}
+
+template <bool kQ3> __m512 row_k23(const uint8_t * x, int64_t nb, const uint8_t * act) {
+    using Block = std::conditional_t<kQ3, lm_block_q3_K, lm_block_q2_K>;
+    static const K23Bits bits;
+    static const Q3KScaleSel sel;
+    const __m512i s_idx[2] = {_mm512_load_si512(kQ6KScaleIdx.w[0]), _mm512_load_si512(kQ6KScaleIdx.w[1])};
+    const __m512i three = _mm512_set1_epi8(3);
+    const __m512i four = _mm512_set1_epi8(4);
+    const __m512i z = _mm512_setzero_si512();
+    __m512 acc = _mm512_setzero_ps(), accm = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b, x += sizeof(Block), act += kK6GroupBytes) {
+        prefetch_stream((const char *) x + kPrefetchBytes);
+        prefetch_stream((const char *) x + kPrefetchBytes + 64);
+        prefetch_stream((const char *) x + kPrefetchBytes + sizeof(Block) - 1);
+        const auto * blk = reinterpret_cast<const Block *>(x);
+        // bsums are int32 below 2^15 in magnitude: as int16 words, each value then its
+        // sign, so vpdpwssd against a zero-extended word multiplies by the value
+        const __m512i bsums = _mm512_load_si512(act + 256);
+        float dy;
+        std::memcpy(&dy, act + 320, sizeof(dy));
+        __m512i t, hm = z;
+        __m256i sc16;
+        __m512 dd; // lane 0: d * dy (Q2_K lane 1: dmin * dy)
+        if constexpr (kQ3) {
+            sc16 = _mm256_cvtepi8_epi16(scales_q3_K_vbmi(blk->scales, sel));
+            hm = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) blk->hmask));
+            // the levels' -4, once per super-block: t starts at -4 * scale * bsums
+            t = _mm512_dpwssd_epi32(z, _mm512_cvtepu16_epi32(_mm256_mullo_epi16(sc16, _mm256_set1_epi16(-4))), bsums);
+            dd = _mm512_set1_ps(from_f16_scalar(blk->d) * dy);
+        } else {
+            const __m128i s = _mm_loadu_si128((const __m128i *) blk->scales);
+            sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(s, _mm_set1_epi8(0x0F)));
+            const __m512i mins = _mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(s, 4), _mm_set1_epi8(0x0F)));
+            int32_t dm16;
+            std::memcpy(&dm16, &blk->d, sizeof(dm16)); // d, dmin (F16)
+            dd = _mm512_castps128_ps512(_mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(dm16)), _mm_set1_ps(dy)));
+            accm = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpwssd_epi32(z, mins, bsums)),
+                                   _mm512_permutexvar_ps(_mm512_set1_epi32(1), dd), accm);
+            t = z;
+        }
+        for (int n = 0; n < 2; ++n) {
+            // a broadcast load: no shuffle uop in a loop bound by vector uops
+            const __m512i qn = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (blk->qs + 32 * n)));
+            __m512i p[2];
+            for (int h = 0; h < 2; ++h) {
+                __m512i w = _mm512_and_si512(_mm512_srlv_epi16(qn, bits.shift[h]), three);
+                if constexpr (kQ3)
+                    w = _mm512_mask_add_epi8(w, _mm512_test_epi8_mask(hm, bits.hbit[2 * n + h]), w, four);
+                p[h] = _mm512_dpbusd_epi32(z, w, _mm512_load_si512(act + 128 * n + 64 * h));
+            }
+            // each lane at most 4 * 7 * 128: int16 words, times their scales by vpdpwssd
+            t = _mm512_dpwssd_epi32(t, _mm512_packs_epi32(p[0], p[1]),
+                                    _mm512_permutexvar_epi16(s_idx[n], _mm512_castsi256_si512(sc16)));
+        }
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_broadcastss_ps(_mm512_castps512_ps128(dd)), acc);
+    }
+    return _mm512_sub_ps(acc, accm);
+}
+
 __m512 row_iq4_xs(const uint8_t * x, int64_t nb, const uint8_t * act) {
     // the 16 levels + 128 (unsigned) 4 times: a vpermb table for a nibble with any 2 bits above it
     const __m512i lut =
@@ -229,6 +342,8 @@ __m512 row_iq4_xs(const uint8_t * x, int64_t nb, const uint8_t * act) {
 const RowDot kQ4_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_by4_zmm<kQKK, row_q4_K>};
 const RowDot kQ6_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_by4_zmm<kQKK, row_q6_K>};
 const RowDot kIQ4_XS = {rowdot_iq4_xs_size, rowdot_pack_iq4_xs_avx2, dot_rows_by4_zmm<kQKK, row_iq4_xs>};
+const RowDot kQ2_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_by4_zmm<kQKK, row_k23<false>>};
+const RowDot kQ3_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_by4_zmm<kQKK, row_k23<true>>};
 
 } // namespace
 
@@ -236,6 +351,8 @@ void fill_vnni_rowdot_k(KernelSet & k) {
     k.rowdot[LM_GGML_TYPE_Q4_K] = &kQ4_K;
     k.rowdot[LM_GGML_TYPE_Q6_K] = &kQ6_K;
     k.rowdot[LM_GGML_TYPE_IQ4_XS] = &kIQ4_XS;
+    k.rowdot[LM_GGML_TYPE_Q2_K] = &kQ2_K;
+    k.rowdot[LM_GGML_TYPE_Q3_K] = &kQ3_K;
 }
 
 } // namespace lmggml::cpu::arch::x86
