@@ -84,13 +84,47 @@ constexpr Q4KScaleIdx make_q4_K_scale_idx() {
 }
 constexpr Q4KScaleIdx kQ4KScaleIdx = make_q4_K_scale_idx();
 
+// Q4_K's scales and mins (the 12-byte 6-bit layout) as scales_mins lays them
+// out (bytes 0-7 the scales, 8-15 the mins) by two vpmultishiftqb: from the
+// first 8 bytes (a), scale / min j < 4 at bit 8j / 32 + 8j, and the top 2
+// bits of j >= 4 at 8 (j - 4) + 6 / 32 + 8 (j - 4) + 6, taken 4 bits lower
+// so they land at bits 4-5; from bytes 8-11 (b), the low 4 bits of j >= 4
+// at 8 (j - 4) / + 4. A select by a per-byte bit mask and an and by 0x3F
+// join them: 4 vector instructions for the ~17 of scales_mins' scalar
+// words, in a loop bound by its vector uops.
+struct Q4KScaleSel {
+    __m128i a, b, pick_a; // pick_a: bits taken from a
+    Q4KScaleSel() {
+        alignas(16) uint8_t ca[16], cb[16], pa[16];
+        for (int i = 0; i < 16; ++i) {
+            const int j = i % 8, base = i < 8 ? 0 : 32; // scale or min j
+            ca[i] = (uint8_t) (j < 4 ? base + 8 * j : base + 8 * (j - 4) + 2);
+            cb[i] = (uint8_t) (j < 4 ? 0 : 8 * (j - 4) + (i < 8 ? 0 : 4));
+            pa[i] = (uint8_t) (j < 4 ? 0xFF : 0x30);
+        }
+        a = _mm_load_si128((const __m128i *) ca);
+        b = _mm_load_si128((const __m128i *) cb);
+        pick_a = _mm_load_si128((const __m128i *) pa);
+    }
+};
+
+static inline __m128i scales_mins_vbmi(const uint8_t * p, const Q4KScaleSel & sel) {
+    int64_t q;
+    std::memcpy(&q, p, sizeof(q));
+    const __m128i a = _mm_multishift_epi64_epi8(sel.a, _mm_set1_epi64x(q));
+    const __m128i b = _mm_multishift_epi64_epi8(sel.b, _mm_set1_epi32(load32(p + 8)));
+    return _mm_and_si128(_mm_ternarylogic_epi32(sel.pick_a, a, b, 0xCA), _mm_set1_epi8(0x3F)); // pick_a ? a : b
+}
+
 __m512 row_q4_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
     // lanes 0-7 / 8-15 of vector t's sums are sub-blocks t % 2 + 4 (t / 2) and that + 2; each
-    // is at most 4 * 15 * 127 in magnitude, so the four are packed to int16 and vpmaddwd
-    // multiplies them by their scales (two packs and two madds for four vpmulld)
+    // is at most 4 * 15 * 128 in magnitude, so the four are packed to int16 and vpdpwssd
+    // multiplies them by their scales (two packs and two vpdpwssd for four vpmulld)
+    static const Q4KScaleSel sel;
     const __m512i s01_idx = _mm512_load_si512(kQ4KScaleIdx.b[0]);
     const __m512i s23_idx = _mm512_load_si512(kQ4KScaleIdx.b[1]);
     const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i z = _mm512_setzero_si512();
     __m512 acc = _mm512_setzero_ps();
     __m256 accm = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_q4_K), act += kKGroupBytes) {
@@ -100,27 +134,28 @@ __m512 row_q4_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
         const auto * blk = reinterpret_cast<const lm_block_q4_K *>(x);
         const __m512i v0 = _mm512_loadu_si512(blk->qs);
         const __m512i v1 = _mm512_loadu_si512(blk->qs + 64);
-        const __m512i z = _mm512_setzero_si512();
         const __m512i p0 = _mm512_dpbusd_epi32(z, _mm512_and_si512(v0, low4), _mm512_load_si512(act));
         const __m512i p1 =
             _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(v0, 4), low4), _mm512_load_si512(act + 64));
         const __m512i p2 = _mm512_dpbusd_epi32(z, _mm512_and_si512(v1, low4), _mm512_load_si512(act + 128));
         const __m512i p3 =
             _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(v1, 4), low4), _mm512_load_si512(act + 192));
-        const __m128i smb = scales_mins(blk->scales);
+        const __m128i smb = scales_mins_vbmi(blk->scales, sel);
         const __m512i sm = _mm512_zextsi128_si512(smb);
         const __m512i t =
-            _mm512_add_epi32(_mm512_madd_epi16(_mm512_packs_epi32(p0, p1), _mm512_permutexvar_epi8(s01_idx, sm)),
-                             _mm512_madd_epi16(_mm512_packs_epi32(p2, p3), _mm512_permutexvar_epi8(s23_idx, sm)));
+            _mm512_dpwssd_epi32(_mm512_madd_epi16(_mm512_packs_epi32(p0, p1), _mm512_permutexvar_epi8(s01_idx, sm)),
+                                _mm512_packs_epi32(p2, p3), _mm512_permutexvar_epi8(s23_idx, sm));
         float dy;
         std::memcpy(&dy, act + 288, sizeof(dy));
         int32_t dm16;
         std::memcpy(&dm16, x, sizeof(dm16)); // d, dmin (F16)
         const __m128 dd = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(dm16)), _mm_set1_ps(dy));
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(_mm_cvtss_f32(dd)), acc);
-        const __m256i m = _mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(smb, 8)),
-                                             _mm256_load_si256((const __m256i *) (act + 256)));
-        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(m), _mm256_set1_ps(_mm_cvtss_f32(_mm_movehdup_ps(dd))), accm);
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_broadcastss_ps(dd), acc);
+        // the sub-block sums are int32 below 2^15 in magnitude: as int16 words, each
+        // value then its sign, so vpdpwssd against a zero-extended min multiplies them
+        const __m256i m = _mm256_dpwssd_epi32(_mm256_setzero_si256(), _mm256_cvtepu8_epi32(_mm_srli_si128(smb, 8)),
+                                              _mm256_load_si256((const __m256i *) (act + 256)));
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(m), _mm256_permutexvar_ps(_mm256_set1_epi32(1), _mm256_castps128_ps256(dd)), accm);
     }
     return _mm512_sub_ps(acc, _mm512_zextps256_ps512(accm));
 }
@@ -144,11 +179,13 @@ constexpr Q6KScaleIdx kQ6KScaleIdx = make_q6_K_scale_idx();
 
 __m512 row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
     const __m512i s_idx[2] = {_mm512_load_si512(kQ6KScaleIdx.w[0]), _mm512_load_si512(kQ6KScaleIdx.w[1])};
-    // per 16-bit lane: the qh shift of the lower / upper 256 bits (quarters 0, 1 and 2, 3 of a half)
-    const __m512i sh01 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
-    const __m512i sh23 = _mm512_add_epi16(sh01, _mm512_set1_epi16(4));
+    // per 16-bit word of the lower / upper 256 bits (quarters 0, 1 and 2, 3 of a half): the
+    // shifts that move the qh bits of the low nibbles (left) and high ones (right) to bits 4-5
+    const __m512i shl = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+    const __m512i shr = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
     const __m512i low4 = _mm512_set1_epi8(0x0F);
-    const __m512i low2 = _mm512_set1_epi8(0x03);
+    const __m512i low6 = _mm512_set1_epi8(0x3F);
+    const __m512i z = _mm512_setzero_si512();
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_q6_K), act += kK6GroupBytes) {
         prefetch_stream((const char *) x + kPrefetchBytes);
@@ -156,27 +193,25 @@ __m512 row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
         prefetch_stream((const char *) x + kPrefetchBytes + 128);
         prefetch_stream((const char *) x + kPrefetchBytes + 192);
         const auto * blk = reinterpret_cast<const lm_block_q6_K *>(x);
-        const __m128i sc8 = _mm_loadu_si128((const __m128i *) blk->scales);
-        const __m512i sc16 = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(sc8));
-        const __m512i h = _mm512_loadu_si512(blk->qh);
-        __m512i t = _mm512_setzero_si512();
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) blk->scales));
+        // the -32 offset once per super-block: t starts at -32 * scale * bsums (int32
+        // below 2^15: as int16 words, each value then its sign)
+        __m512i t = _mm512_dpwssd_epi32(z, _mm512_cvtepu16_epi32(_mm256_slli_epi16(_mm256_sub_epi16(_mm256_setzero_si256(), sc16), 5)),
+                                        _mm512_load_si512(act + 256));
         for (int n = 0; n < 2; ++n) {
             const __m512i l = _mm512_loadu_si512(blk->ql + 64 * n);
-            const __m512i hn = n == 0 ? _mm512_broadcast_i64x4(_mm512_castsi512_si256(h))
-                                      : _mm512_broadcast_i64x4(_mm512_extracti64x4_epi64(h, 1));
-            const __m512i w0 = _mm512_or_si512(
-                _mm512_and_si512(l, low4), _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(hn, sh01), low2), 4));
-            const __m512i w1 =
-                _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), low4),
-                                _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(hn, sh23), low2), 4));
-            const __m512i p0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w0, _mm512_load_si512(act + 128 * n));
-            const __m512i p1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w1, _mm512_load_si512(act + 128 * n + 64));
-            // each lane at most 4 * 63 * 127: int16 words, times their scales by vpmaddwd
-            t = _mm512_add_epi32(
-                t, _mm512_madd_epi16(_mm512_packs_epi32(p0, p1), _mm512_permutexvar_epi16(s_idx[n], sc16)));
+            // a broadcast load: no shuffle uop in a loop bound by vector uops
+            const __m512i hn = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (blk->qh + 32 * n)));
+            // levels: bits 0-3 from the nibble, 4-5 from qh (low4 ? nibble : qh), then 6-7 cleared
+            const __m512i w0 = _mm512_and_si512(_mm512_ternarylogic_epi32(low4, l, _mm512_sllv_epi16(hn, shl), 0xCA), low6);
+            const __m512i w1 = _mm512_and_si512(
+                _mm512_ternarylogic_epi32(low4, _mm512_srli_epi16(l, 4), _mm512_srlv_epi16(hn, shr), 0xCA), low6);
+            const __m512i p0 = _mm512_dpbusd_epi32(z, w0, _mm512_load_si512(act + 128 * n));
+            const __m512i p1 = _mm512_dpbusd_epi32(z, w1, _mm512_load_si512(act + 128 * n + 64));
+            // each lane at most 4 * 63 * 128: int16 words, times their scales by vpdpwssd
+            t = _mm512_dpwssd_epi32(t, _mm512_packs_epi32(p0, p1),
+                                    _mm512_permutexvar_epi16(s_idx[n], _mm512_castsi256_si512(sc16)));
         }
-        const __m512i sc = _mm512_cvtepi8_epi32(sc8);
-        t = _mm512_sub_epi32(t, _mm512_slli_epi32(_mm512_mullo_epi32(sc, _mm512_load_si512(act + 256)), 5));
         float dy;
         std::memcpy(&dy, act + 320, sizeof(dy));
         acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(from_f16_scalar(blk->d) * dy), acc);
