@@ -1,26 +1,37 @@
-// AVX-512 VNNI matrix x vector (RowDot, layouts.h) for Q2_K, Q3_K, Q4_K,
-// Q6_K and IQ4_XS weights (Q2_K / Q3_K: see row_k23).
+// AVX-512 VNNI matrix x vector (RowDot, layouts.h) for Q2_K .. Q6_K and
+// IQ4_XS weights.
 //
-// Q4_K:
-// A super-block's 128 qs bytes are two 64-byte loads; their low and high
-// nibbles are four vectors that the packed activation row (reordered Q8_K,
-// ref::rowdot_pack_q4_K, shared by every level) lines up with, so one
-// vpdpbusd each gives per-lane sums of two sub-blocks (lanes 0-7 and 8-15).
-// The 6-bit scales and mins are unpacked with three 32-bit words; the four
-// sum vectors (at most 4 * 15 * 127 a lane) are packed to int16 and vpmaddwd
-// multiplies them by the scales, spread over their words by vpermb (before:
-// widened to int32, vpermd and four vpmulld, 71-75 against 85 GFLOP/s hot
-// at K 1536). The products go to one F32 accumulator (times d * dy), the mins
-// times the sub-block sums of the activation to another (times dmin * dy).
+// With 512-bit instructions in flight only ports 0 and 5 take vector uops,
+// so at 1 thread (weights in cache, or one core against DRAM) these loops
+// run at their vector uop count / 2 cycles per super-block: each step
+// below is what cut that count (session 27, hot rows at K 1536: Q2_K 11.4
+// -> 16.2, Q3_K 10.5 -> 17.6, Q4_K 24.8 -> 29.2, Q5_K 17.6 -> 29.6, Q6_K
+// 29.7 -> 32-35 GB/s; the first two and Q5_K were AVX2 kernels before).
+// Common to all: scale-weighted sums by vpdpwssd (a multiply and an add in
+// one), the activation's int32 bsums used as int16 word pairs (each below
+// 2^15: the value, then its sign) against zero-extended scales, broadcast
+// loads instead of shuffles, vpternlogd to join bit fields.
+//
+// Q4_K / Q5_K (row_k45): a super-block's 128 qs bytes are two 64-byte
+// loads; their low and high nibbles are four vectors that the packed
+// activation row (reordered Q8_K, ref::rowdot_pack_q4_K, shared by every
+// level) lines up with, so one vpdpbusd each gives per-lane sums of two
+// sub-blocks (lanes 0-7 and 8-15). Q5_K's fifth bits: the 32 qh bytes in
+// both 256-bit halves, one 16-bit shift per vector to bit 4. The 6-bit
+// scales and mins come out by two vpmultishiftqb; the four sum vectors (at
+// most 4 * 31 * 128 a lane) are packed to int16 and vpdpwssd multiplies
+// them by the scales, spread over their words by vpermb. The products go
+// to one F32 accumulator (times d * dy), the mins times the sub-block sums
+// of the activation to another (times dmin * dy).
 //
 // Q6_K: the 64 bytes of each half's low nibbles and the 32 qh bytes
-// (repeated in both 256-bit halves, shifted by vpsrlvw per half) give four
-// vectors of unsigned levels 0..63 in value order, one vpdpbusd each
-// against the Q8_K levels; lane i of vector t belongs to 16-value group
-// 4t + i / 4; the vectors are packed to int16 (at most 4 * 63 * 127) and
-// vpmaddwd multiplies them by their signed scales, spread by vpermw (before:
-// vpermd and four vpmulld); the -32 offset comes out once per super-block as
-// 32 * scale * Q8_K's bsums.
+// (repeated in both 256-bit halves, shifted per half) give four vectors of
+// unsigned levels 0..63 in value order, one vpdpbusd each against the Q8_K
+// levels; lane i of vector t belongs to 16-value group 4t + i / 4; the
+// vectors are packed to int16 (at most 4 * 63 * 128) and vpdpwssd
+// multiplies them by their signed scales, spread by vpermw; the -32 offset
+// comes out once per super-block as 32 * scale * Q8_K's bsums. Q2_K / Q3_K:
+// the same shape, see row_k23.
 //
 // IQ4_XS: each 64-byte half of qs (sub-blocks 4h..4h+3) is two vectors,
 // the low nibbles and the high ones (shifted down by 4); vpermb on a
@@ -31,7 +42,7 @@
 // scales come out as 8 int32 lanes by per-lane shifts of the header, times
 // d and the activation's per-sub-block d in float, spread over the lanes by
 // vpermps into one F32 fma per half.
-// Twins: ref::rowdot_q2_K, _q3_K, _q4_K, _q6_K, ref::rowdot_iq4_xs.
+// Twins: ref::rowdot_q2_K .. ref::rowdot_q6_K, ref::rowdot_iq4_xs.
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "rowdot_impl.h"
@@ -116,30 +127,60 @@ static inline __m128i scales_mins_vbmi(const uint8_t * p, const Q4KScaleSel & se
     return _mm_and_si128(_mm_ternarylogic_epi32(sel.pick_a, a, b, 0xCA), _mm_set1_epi8(0x3F)); // pick_a ? a : b
 }
 
-__m512 row_q4_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
+// Q5_K's fifth bits: vector t (qs bytes 64 (t / 2) .., low nibbles for even t) takes bit
+// 2 (2 (t / 2)) + t % 2 of qh[l] in its lower 256 bits, that + 2 in the upper; 16-bit
+// shifts by these counts (left for t < 2, right after) move it to bit 4 of its byte.
+struct Q5KShifts {
+    __m512i s[4];
+    Q5KShifts() {
+        const auto half = [](int lo, int hi) {
+            return _mm512_inserti64x4(_mm512_set1_epi16((short) lo), _mm256_set1_epi16((short) hi), 1);
+        };
+        s[0] = half(4, 2); // bits 0, 2: left
+        s[1] = half(3, 1); // bits 1, 3: left
+        s[2] = half(0, 2); // bits 4, 6: right
+        s[3] = half(1, 3); // bits 5, 7: right
+    }
+};
+
+// Q4_K (kQ5 false) and Q5_K: the levels of vector t, 0..15 (0..31)
+template <bool kQ5> static inline __m512i k45_levels(__m512i v, __m512i qh, const Q5KShifts & sh, int t) {
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i nib = t % 2 == 0 ? v : _mm512_srli_epi16(v, 4);
+    if constexpr (!kQ5) {
+        return _mm512_and_si512(nib, low4);
+    } else {
+        const __m512i h = t < 2 ? _mm512_sllv_epi16(qh, sh.s[t]) : _mm512_srlv_epi16(qh, sh.s[t]);
+        // bits 0-3 from the nibble, 4 from qh (low4 ? nibble : h), 5-7 cleared
+        return _mm512_and_si512(_mm512_ternarylogic_epi32(low4, nib, h, 0xCA), _mm512_set1_epi8(0x1F));
+    }
+}
+
+template <bool kQ5> __m512 row_k45(const uint8_t * x, int64_t nb, const uint8_t * act) {
+    using Block = std::conditional_t<kQ5, lm_block_q5_K, lm_block_q4_K>;
     // lanes 0-7 / 8-15 of vector t's sums are sub-blocks t % 2 + 4 (t / 2) and that + 2; each
-    // is at most 4 * 15 * 128 in magnitude, so the four are packed to int16 and vpdpwssd
+    // is at most 4 * 31 * 128 in magnitude, so the four are packed to int16 and vpdpwssd
     // multiplies them by their scales (two packs and two vpdpwssd for four vpmulld)
     static const Q4KScaleSel sel;
+    static const Q5KShifts sh;
     const __m512i s01_idx = _mm512_load_si512(kQ4KScaleIdx.b[0]);
     const __m512i s23_idx = _mm512_load_si512(kQ4KScaleIdx.b[1]);
-    const __m512i low4 = _mm512_set1_epi8(0x0F);
     const __m512i z = _mm512_setzero_si512();
     __m512 acc = _mm512_setzero_ps();
     __m256 accm = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b, x += sizeof(lm_block_q4_K), act += kKGroupBytes) {
+    for (int64_t b = 0; b < nb; ++b, x += sizeof(Block), act += kKGroupBytes) {
         prefetch_stream((const char *) x + kPrefetchBytes);
         prefetch_stream((const char *) x + kPrefetchBytes + 64);
-        prefetch_stream((const char *) x + kPrefetchBytes + 128);
-        const auto * blk = reinterpret_cast<const lm_block_q4_K *>(x);
+        prefetch_stream((const char *) x + kPrefetchBytes + sizeof(Block) - 1);
+        const auto * blk = reinterpret_cast<const Block *>(x);
         const __m512i v0 = _mm512_loadu_si512(blk->qs);
         const __m512i v1 = _mm512_loadu_si512(blk->qs + 64);
-        const __m512i p0 = _mm512_dpbusd_epi32(z, _mm512_and_si512(v0, low4), _mm512_load_si512(act));
-        const __m512i p1 =
-            _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(v0, 4), low4), _mm512_load_si512(act + 64));
-        const __m512i p2 = _mm512_dpbusd_epi32(z, _mm512_and_si512(v1, low4), _mm512_load_si512(act + 128));
-        const __m512i p3 =
-            _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(v1, 4), low4), _mm512_load_si512(act + 192));
+        __m512i qh = z;
+        if constexpr (kQ5) qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) blk->qh));
+        const __m512i p0 = _mm512_dpbusd_epi32(z, k45_levels<kQ5>(v0, qh, sh, 0), _mm512_load_si512(act));
+        const __m512i p1 = _mm512_dpbusd_epi32(z, k45_levels<kQ5>(v0, qh, sh, 1), _mm512_load_si512(act + 64));
+        const __m512i p2 = _mm512_dpbusd_epi32(z, k45_levels<kQ5>(v1, qh, sh, 2), _mm512_load_si512(act + 128));
+        const __m512i p3 = _mm512_dpbusd_epi32(z, k45_levels<kQ5>(v1, qh, sh, 3), _mm512_load_si512(act + 192));
         const __m128i smb = scales_mins_vbmi(blk->scales, sel);
         const __m512i sm = _mm512_zextsi128_si512(smb);
         const __m512i t =
@@ -155,7 +196,8 @@ __m512 row_q4_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
         // value then its sign, so vpdpwssd against a zero-extended min multiplies them
         const __m256i m = _mm256_dpwssd_epi32(_mm256_setzero_si256(), _mm256_cvtepu8_epi32(_mm_srli_si128(smb, 8)),
                                               _mm256_load_si256((const __m256i *) (act + 256)));
-        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(m), _mm256_permutexvar_ps(_mm256_set1_epi32(1), _mm256_castps128_ps256(dd)), accm);
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(m),
+                               _mm256_permutexvar_ps(_mm256_set1_epi32(1), _mm256_castps128_ps256(dd)), accm);
     }
     return _mm512_sub_ps(acc, _mm512_zextps256_ps512(accm));
 }
@@ -196,14 +238,16 @@ __m512 row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) blk->scales));
         // the -32 offset once per super-block: t starts at -32 * scale * bsums (int32
         // below 2^15: as int16 words, each value then its sign)
-        __m512i t = _mm512_dpwssd_epi32(z, _mm512_cvtepu16_epi32(_mm256_slli_epi16(_mm256_sub_epi16(_mm256_setzero_si256(), sc16), 5)),
-                                        _mm512_load_si512(act + 256));
+        __m512i t = _mm512_dpwssd_epi32(
+            z, _mm512_cvtepu16_epi32(_mm256_slli_epi16(_mm256_sub_epi16(_mm256_setzero_si256(), sc16), 5)),
+            _mm512_load_si512(act + 256));
         for (int n = 0; n < 2; ++n) {
             const __m512i l = _mm512_loadu_si512(blk->ql + 64 * n);
             // a broadcast load: no shuffle uop in a loop bound by vector uops
             const __m512i hn = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (blk->qh + 32 * n)));
             // levels: bits 0-3 from the nibble, 4-5 from qh (low4 ? nibble : qh), then 6-7 cleared
-            const __m512i w0 = _mm512_and_si512(_mm512_ternarylogic_epi32(low4, l, _mm512_sllv_epi16(hn, shl), 0xCA), low6);
+            const __m512i w0 =
+                _mm512_and_si512(_mm512_ternarylogic_epi32(low4, l, _mm512_sllv_epi16(hn, shl), 0xCA), low6);
             const __m512i w1 = _mm512_and_si512(
                 _mm512_ternarylogic_epi32(low4, _mm512_srli_epi16(l, 4), _mm512_srlv_epi16(hn, shr), 0xCA), low6);
             const __m512i p0 = _mm512_dpbusd_epi32(z, w0, _mm512_load_si512(act + 128 * n));
@@ -374,7 +418,8 @@ __m512 row_iq4_xs(const uint8_t * x, int64_t nb, const uint8_t * act) {
     return _mm512_add_ps(acc0, acc1);
 }
 
-const RowDot kQ4_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_by4_zmm<kQKK, row_q4_K>};
+const RowDot kQ4_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_by4_zmm<kQKK, row_k45<false>>};
+const RowDot kQ5_K = {rowdot_k_size, rowdot_pack_q4_K_avx2, dot_rows_by4_zmm<kQKK, row_k45<true>>};
 const RowDot kQ6_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_by4_zmm<kQKK, row_q6_K>};
 const RowDot kIQ4_XS = {rowdot_iq4_xs_size, rowdot_pack_iq4_xs_avx2, dot_rows_by4_zmm<kQKK, row_iq4_xs>};
 const RowDot kQ2_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_by4_zmm<kQKK, row_k23<false>>};
@@ -384,6 +429,7 @@ const RowDot kQ3_K = {rowdot_k6_size, rowdot_pack_q6_K_avx2, dot_rows_by4_zmm<kQ
 
 void fill_vnni_rowdot_k(KernelSet & k) {
     k.rowdot[LM_GGML_TYPE_Q4_K] = &kQ4_K;
+    k.rowdot[LM_GGML_TYPE_Q5_K] = &kQ5_K;
     k.rowdot[LM_GGML_TYPE_Q6_K] = &kQ6_K;
     k.rowdot[LM_GGML_TYPE_IQ4_XS] = &kIQ4_XS;
     k.rowdot[LM_GGML_TYPE_Q2_K] = &kQ2_K;
