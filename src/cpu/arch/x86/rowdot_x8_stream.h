@@ -18,13 +18,22 @@ namespace lmggml::cpu::arch::x86 {
 namespace {
 
 // Weights stream once per token: keep loads in flight ahead of the math,
-// 4 KiB ahead, each cache line exactly once. A running line pointer does
+// kX8PrefetchBytes ahead, each cache line exactly once. A running line pointer does
 // that; prefetching every line of each unit (144 or 160 bytes, so a fifth
 // of the lines twice) read 5-10 % slower from DRAM, and one prefetch per
 // unit (skipping lines) or every other line was slower than none (-8 %,
 // -40 %: the hardware prefetcher loses the stream). None at all: -20 %.
-// 8 KiB ahead was no faster than 4 on the Intel AMX host.
+// The AVX-512 kernels fetch 8 KiB ahead: on the Intel AMX host (session
+// 27, three alternated rounds of `lmggml bench`) SmolLM2 Q4_1 generation at
+// 1 thread went 222-246 -> 258-267 t/s, the Q8_0-heavy Q6_K file 131-153
+// -> 132-162, Gemma 3 (its 178 MB head from DRAM) 65-72 -> 62-66, within
+// its noise; 16 KiB was no better than 8. The AVX2 kernels keep the 4 KiB
+// measured on the AVX2-only host.
+#if defined(__AVX512F__)
+constexpr size_t kX8PrefetchBytes = 2 * kWeightPrefetchBytes;
+#else
 constexpr size_t kX8PrefetchBytes = kWeightPrefetchBytes;
+#endif
 
 // Prefetches every line up to end + kX8PrefetchBytes not yet asked for;
 // *next is the next line to ask for.
@@ -42,7 +51,8 @@ template <__m256 (*Group)(const uint8_t *, int64_t, const uint8_t *, const uint8
 void x8_dot_groups(int64_t k, int64_t groups, const void * w, const void * act, float * dst) {
     const int64_t nb = k / layout::kQK;
     const auto * x = static_cast<const uint8_t *>(w);
-    // the first 4 KiB are left to the demand loads
+    // the first kWeightPrefetchBytes are asked for by MUL_MAT (prefetch_start), the
+    // rest up to kX8PrefetchBytes left to the hardware prefetcher
     const uint8_t * pf =
         reinterpret_cast<const uint8_t *>(reinterpret_cast<uintptr_t>(x + kX8PrefetchBytes) & ~(uintptr_t) 63);
     for (int64_t g = 0; g < groups; ++g) {
