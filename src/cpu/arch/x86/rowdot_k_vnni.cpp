@@ -95,36 +95,55 @@ constexpr Q4KScaleIdx make_q4_K_scale_idx() {
 }
 constexpr Q4KScaleIdx kQ4KScaleIdx = make_q4_K_scale_idx();
 
-// Q4_K's scales and mins (the 12-byte 6-bit layout) as scales_mins lays them
-// out (bytes 0-7 the scales, 8-15 the mins) by two vpmultishiftqb: from the
-// first 8 bytes (a), scale / min j < 4 at bit 8j / 32 + 8j, and the top 2
-// bits of j >= 4 at 8 (j - 4) + 6 / 32 + 8 (j - 4) + 6, taken 4 bits lower
-// so they land at bits 4-5; from bytes 8-11 (b), the low 4 bits of j >= 4
-// at 8 (j - 4) / + 4. A select by a per-byte bit mask and an and by 0x3F
-// join them: 4 vector instructions for the ~17 of scales_mins' scalar
-// words, in a loop bound by its vector uops.
-struct Q4KScaleSel {
-    __m128i a, b, pick_a; // pick_a: bits taken from a
-    Q4KScaleSel() {
-        alignas(16) uint8_t ca[16], cb[16], pa[16];
-        for (int i = 0; i < 16; ++i) {
-            const int j = i % 8, base = i < 8 ? 0 : 32; // scale or min j
-            ca[i] = (uint8_t) (j < 4 ? base + 8 * j : base + 8 * (j - 4) + 2);
-            cb[i] = (uint8_t) (j < 4 ? 0 : 8 * (j - 4) + (i < 8 ? 0 : 4));
-            pa[i] = (uint8_t) (j < 4 ? 0xFF : 0x30);
-        }
-        a = _mm_load_si128((const __m128i *) ca);
-        b = _mm_load_si128((const __m128i *) cb);
-        pick_a = _mm_load_si128((const __m128i *) pa);
-    }
+// The 16 six-bit fields of the K-quants' 12-byte scale layouts as bytes,
+// by two vpmultishiftqb: one picks 8 bits at a bit offset of the first 8
+// bytes for each output byte, the other of bytes 8-11 (repeated, so an
+// offset 4 below a field wraps round and puts it at bits 4-5); a per-byte
+// bit mask selects between them and an and by 0x3F clears the rest. 4
+// vector instructions where the SSE unpacking took 17-22, in loops bound
+// by their vector uops.
+struct SixBitFields {
+    __m128i from_q, from_d, pick_q; // offsets into bytes 0-7 / 8-11; the bits taken from the first
 };
 
-static inline __m128i scales_mins_vbmi(const uint8_t * p, const Q4KScaleSel & sel) {
+static inline __m128i six_bit_fields(const uint8_t * p, const SixBitFields & f) {
     int64_t q;
     std::memcpy(&q, p, sizeof(q));
-    const __m128i a = _mm_multishift_epi64_epi8(sel.a, _mm_set1_epi64x(q));
-    const __m128i b = _mm_multishift_epi64_epi8(sel.b, _mm_set1_epi32(load32(p + 8)));
-    return _mm_and_si128(_mm_ternarylogic_epi32(sel.pick_a, a, b, 0xCA), _mm_set1_epi8(0x3F)); // pick_a ? a : b
+    const __m128i a = _mm_multishift_epi64_epi8(f.from_q, _mm_set1_epi64x(q));
+    const __m128i b = _mm_multishift_epi64_epi8(f.from_d, _mm_set1_epi32(load32(p + 8)));
+    return _mm_and_si128(_mm_ternarylogic_epi32(f.pick_q, a, b, 0xCA), _mm_set1_epi8(0x3F)); // pick_q ? a : b
+}
+
+static SixBitFields six_bit_fields_from(const uint8_t (&q)[16], const uint8_t (&d)[16], const uint8_t (&pick)[16]) {
+    return {_mm_loadu_si128((const __m128i *) q), _mm_loadu_si128((const __m128i *) d),
+            _mm_loadu_si128((const __m128i *) pick)};
+}
+
+// Q4_K / Q5_K: bytes 0-7 the scales, 8-15 the mins (scales_mins' order). Field
+// j < 4 is bits 8j (mins: 32 + 8j) of the first 8 bytes; j >= 4 has its low 4
+// bits at 8 (j - 4) of bytes 8-11 (mins: + 4) and its top 2 at 8 (j - 4) + 6
+// of the first 8 (mins: 32 + that).
+static SixBitFields q4_K_fields() {
+    uint8_t q[16], d[16], pick[16];
+    for (int i = 0; i < 16; ++i) {
+        const int j = i % 8, base = i < 8 ? 0 : 32;
+        q[i] = (uint8_t) (j < 4 ? base + 8 * j : base + 8 * (j - 4) + 2);
+        d[i] = (uint8_t) (j < 4 ? 0 : 8 * (j - 4) + (i < 8 ? 0 : 4));
+        pick[i] = (uint8_t) (j < 4 ? 0xFF : 0x30); // j >= 4: its top 2 bits from the first 8 bytes
+    }
+    return six_bit_fields_from(q, d, pick);
+}
+
+// Q3_K (unsigned, 32 above the scale): scale g's low 4 bits at 8 (g % 8) + 4
+// (g / 8) of the first 8 bytes, its high 2 at 8 (g % 4) + 2 (g / 4) of bytes 8-11.
+static SixBitFields q3_K_fields() {
+    uint8_t q[16], d[16], pick[16];
+    for (int g = 0; g < 16; ++g) {
+        q[g] = (uint8_t) (8 * (g % 8) + 4 * (g / 8));
+        d[g] = (uint8_t) ((8 * (g % 4) + 2 * (g / 4) + 60) % 64);
+        pick[g] = 0x0F;
+    }
+    return six_bit_fields_from(q, d, pick);
 }
 
 // Q5_K's fifth bits: vector t (qs bytes 64 (t / 2) .., low nibbles for even t) takes bit
@@ -161,7 +180,7 @@ template <bool kQ5> __m512 row_k45(const uint8_t * x, int64_t nb, const uint8_t 
     // lanes 0-7 / 8-15 of vector t's sums are sub-blocks t % 2 + 4 (t / 2) and that + 2; each
     // is at most 4 * 31 * 128 in magnitude, so the four are packed to int16 and vpdpwssd
     // multiplies them by their scales (two packs and two vpdpwssd for four vpmulld)
-    static const Q4KScaleSel sel;
+    static const SixBitFields sel = q4_K_fields();
     static const Q5KShifts sh;
     const __m512i s01_idx = _mm512_load_si512(kQ4KScaleIdx.b[0]);
     const __m512i s23_idx = _mm512_load_si512(kQ4KScaleIdx.b[1]);
@@ -181,7 +200,7 @@ template <bool kQ5> __m512 row_k45(const uint8_t * x, int64_t nb, const uint8_t 
         const __m512i p1 = _mm512_dpbusd_epi32(z, k45_levels<kQ5>(v0, qh, sh, 1), _mm512_load_si512(act + 64));
         const __m512i p2 = _mm512_dpbusd_epi32(z, k45_levels<kQ5>(v1, qh, sh, 2), _mm512_load_si512(act + 128));
         const __m512i p3 = _mm512_dpbusd_epi32(z, k45_levels<kQ5>(v1, qh, sh, 3), _mm512_load_si512(act + 192));
-        const __m128i smb = scales_mins_vbmi(blk->scales, sel);
+        const __m128i smb = six_bit_fields(blk->scales, sel);
         const __m512i sm = _mm512_zextsi128_si512(smb);
         const __m512i t =
             _mm512_dpwssd_epi32(_mm512_madd_epi16(_mm512_packs_epi32(p0, p1), _mm512_permutexvar_epi8(s01_idx, sm)),
@@ -288,39 +307,10 @@ struct K23Bits {
     }
 };
 
-// Q3_K's 16 signed scales as int8 (scale - 32) by two vpmultishiftqb: the
-// low 4 bits of scale g at bit 8 (g % 8) + 4 (g / 8) of the first 8 bytes,
-// the high 2 at bit 8 (g % 4) + 2 (g / 4) of bytes 8-11, taken 4 bits lower
-// (the rotation wraps) so they land at bits 4-5. 7 instructions for the 22
-// of the shared SSE unpacking (scales_q3_K), in a loop bound by its vector
-// uops.
-struct Q3KScaleSel {
-    __m128i lo, hi;
-    Q3KScaleSel() {
-        alignas(16) uint8_t l[16], h[16];
-        for (int g = 0; g < 16; ++g) {
-            l[g] = (uint8_t) (8 * (g % 8) + 4 * (g / 8));
-            h[g] = (uint8_t) ((8 * (g % 4) + 2 * (g / 4) + 60) % 64);
-        }
-        lo = _mm_load_si128((const __m128i *) l);
-        hi = _mm_load_si128((const __m128i *) h);
-    }
-};
-
-static inline __m128i scales_q3_K_vbmi(const uint8_t * p, const Q3KScaleSel & sel) {
-    int64_t q;
-    std::memcpy(&q, p, sizeof(q));
-    const __m128i lo = _mm_multishift_epi64_epi8(sel.lo, _mm_set1_epi64x(q));
-    const __m128i hi = _mm_multishift_epi64_epi8(sel.hi, _mm_set1_epi32(load32(p + 8)));
-    // bits 0-3 from lo, 4-5 from hi
-    const __m128i s = _mm_ternarylogic_epi32(lo, hi, _mm_set1_epi8(0x0F), 0xE4);
-    return _mm_sub_epi8(_mm_and_si128(s, _mm_set1_epi8(0x3F)), _mm_set1_epi8(32));
-}
-
 template <bool kQ3> __m512 row_k23(const uint8_t * x, int64_t nb, const uint8_t * act) {
     using Block = std::conditional_t<kQ3, lm_block_q3_K, lm_block_q2_K>;
     static const K23Bits bits;
-    static const Q3KScaleSel sel;
+    static const SixBitFields sel = q3_K_fields();
     const __m512i s_idx[2] = {_mm512_load_si512(kQ6KScaleIdx.w[0]), _mm512_load_si512(kQ6KScaleIdx.w[1])};
     const __m512i three = _mm512_set1_epi8(3);
     const __m512i four = _mm512_set1_epi8(4);
@@ -340,7 +330,7 @@ template <bool kQ3> __m512 row_k23(const uint8_t * x, int64_t nb, const uint8_t 
         __m256i sc16;
         __m512 dd; // lane 0: d * dy (Q2_K lane 1: dmin * dy)
         if constexpr (kQ3) {
-            sc16 = _mm256_cvtepi8_epi16(scales_q3_K_vbmi(blk->scales, sel));
+            sc16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(six_bit_fields(blk->scales, sel), _mm_set1_epi8(32)));
             hm = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) blk->hmask));
             // the levels' -4, once per super-block: t starts at -4 * scale * bsums
             t = _mm512_dpwssd_epi32(z, _mm512_cvtepu16_epi32(_mm256_mullo_epi16(sc16, _mm256_set1_epi16(-4))), bsums);
