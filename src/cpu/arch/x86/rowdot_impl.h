@@ -54,22 +54,6 @@ static inline __m128i scales_mins(const uint8_t * s) {
     return _mm_set_epi32((int) mn47, (int) mn03, (int) sc47, (int) sc03);
 }
 
-// the 16 signed 6-bit scales of a q3_K super-block, as int8: 4 low bits
-// (bytes 0-7 low nibbles, then high nibbles), 2 high bits at 2 (g / 4) of
-// byte 8 + g % 4
-static inline __m128i scales_q3_K(const uint8_t * p) {
-    // two loads, not a copy to the stack: a 16-byte load of 12 stored bytes stalls
-    const __m128i a = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *) p), _mm_cvtsi32_si128(load32(p + 8)));
-    const __m128i m4 = _mm_set1_epi8(0x0F), m3 = _mm_set1_epi8(3);
-    const __m128i lo = _mm_unpacklo_epi64(_mm_and_si128(a, m4), _mm_and_si128(_mm_srli_epi16(a, 4), m4));
-    const __m128i rep = _mm_shuffle_epi8(a, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11));
-    __m128i hi = _mm_and_si128(rep, m3);
-    hi = _mm_blend_epi32(hi, _mm_and_si128(_mm_srli_epi16(rep, 2), m3), 0x2);
-    hi = _mm_blend_epi32(hi, _mm_and_si128(_mm_srli_epi16(rep, 4), m3), 0x4);
-    hi = _mm_blend_epi32(hi, _mm_and_si128(_mm_srli_epi16(rep, 6), m3), 0x8);
-    return _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
-}
-
 // AVX2 rows one after another (Row: 8 lanes to add up, from nb blocks of
 // kValues values); their sums are reduced 4 at a time.
 template <int64_t kValues, __m256 (*Row)(const uint8_t *, int64_t, const uint8_t *)>

@@ -186,6 +186,22 @@ __m256 dot_row_q6_K(const uint8_t * x, int64_t nb, const uint8_t * act) {
 // through the bsums) go through maddubs and vpmaddwd by the 16-value
 // groups' scales as Q6_K's.
 
+// the 16 signed 6-bit scales of a q3_K super-block, as int8: 4 low bits
+// (bytes 0-7 low nibbles, then high nibbles), 2 high bits at 2 (g / 4) of
+// byte 8 + g % 4
+static inline __m128i scales_q3_K(const uint8_t * p) {
+    // two loads, not a copy to the stack: a 16-byte load of 12 stored bytes stalls
+    const __m128i a = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *) p), _mm_cvtsi32_si128(load32(p + 8)));
+    const __m128i m4 = _mm_set1_epi8(0x0F), m3 = _mm_set1_epi8(3);
+    const __m128i lo = _mm_unpacklo_epi64(_mm_and_si128(a, m4), _mm_and_si128(_mm_srli_epi16(a, 4), m4));
+    const __m128i rep = _mm_shuffle_epi8(a, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11));
+    __m128i hi = _mm_and_si128(rep, m3);
+    hi = _mm_blend_epi32(hi, _mm_and_si128(_mm_srli_epi16(rep, 2), m3), 0x2);
+    hi = _mm_blend_epi32(hi, _mm_and_si128(_mm_srli_epi16(rep, 4), m3), 0x4);
+    hi = _mm_blend_epi32(hi, _mm_and_si128(_mm_srli_epi16(rep, 6), m3), 0x8);
+    return _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+}
+
 // quarters 0..3 of half n against the packed row; sc: the half's 8 scales
 // as int16 per lane; hm: the hmask bytes (Q3_K)
 template <bool kQ3, int n> static inline __m256i half_k23(__m256i q, __m256i hm, const uint8_t * act, __m256i sc) {
